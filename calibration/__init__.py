@@ -1,0 +1,25 @@
+"""Calibration: per-model profiles that give a guard score its meaning, and jobs to fit them."""
+
+from calibration._profile import (
+    AUDIT_FEATURES,
+    CalibrationProfile,
+    DataRef,
+    LogisticModel,
+    ProfileMode,
+    audit_features,
+    feature_version,
+    make_profile_id,
+)
+from calibration._store import ProfileStore
+
+__all__ = [
+    "AUDIT_FEATURES",
+    "CalibrationProfile",
+    "DataRef",
+    "LogisticModel",
+    "ProfileMode",
+    "ProfileStore",
+    "audit_features",
+    "feature_version",
+    "make_profile_id",
+]

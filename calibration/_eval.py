@@ -1,0 +1,99 @@
+"""Evaluation of the guard on labelled claims (what `mirage guard eval` prints)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from pydantic import BaseModel
+from sklearn.metrics import cohen_kappa_score, precision_recall_fscore_support, roc_auc_score
+
+from calibration._data import Example, group_by_conversation
+from calibration._fit import cluster_bootstrap
+from guard._domain import AuditVerdict, Decision, Label, Provenance
+
+PROVENANCES = (Provenance.STATED, Provenance.INFERRED, Provenance.GENERATED)
+
+
+class ClassScore(BaseModel):
+    precision: float
+    recall: float
+    f1: float
+    support: int
+
+
+class EvalReport(BaseModel):
+    data: str
+    profile_id: str
+    n: int
+    oi_share: float
+    auroc: float
+    auroc_ci: list[float]
+    kappa_binary: float
+    provenance_accuracy: float
+    per_class: dict[str, ClassScore]
+    source_turn_accuracy: float
+    source_turn_n: int
+    calibrated_share: float
+
+
+async def decide_all(
+    guard: object,
+    examples: Sequence[Example],
+    verdicts: Mapping[str, AuditVerdict] | None = None,
+) -> dict[str, Decision]:
+    """Run the real guard over each conversation's claims (one write per conversation)."""
+    from guard._pipeline import Guard
+
+    assert isinstance(guard, Guard)
+    out: dict[str, Decision] = {}
+    for group in group_by_conversation(examples).values():
+        audit = [verdicts[e.claim.claim_id] for e in group] if verdicts is not None else None
+        decisions = await guard.atag(group[0].turns, [e.candidate for e in group], audit=audit)
+        for ex, d in zip(group, decisions, strict=True):
+            out[ex.claim.claim_id] = d
+    return out
+
+
+def evaluate(
+    examples: Sequence[Example], decisions: Mapping[str, Decision], *, data: str, n_boot: int = 1000
+) -> EvalReport:
+    decs = [decisions[e.claim.claim_id] for e in examples]
+    y = np.asarray([int(e.is_oi) for e in examples], dtype=np.int64)
+    scores = np.asarray([d.score if d.score is not None else 1.0 for d in decs], dtype=np.float64)
+    pred_oi = np.asarray([int(d.provenance is Provenance.GENERATED) for d in decs])
+    gold_prov = [e.claim.label.provenance.value for e in examples]
+    pred_prov = [d.provenance.value for d in decs]
+    p, r, f, s = precision_recall_fscore_support(
+        gold_prov, pred_prov, labels=[v.value for v in PROVENANCES], zero_division=0
+    )
+    linked = [
+        (e, d) for e, d in zip(examples, decs, strict=True)
+        if e.claim.label in (Label.GROUNDED, Label.INFERRED_REASONABLE)
+    ]  # fmt: skip
+    turn_hits = sum(1 for e, d in linked if d.source_turn_id == e.claim.source_turn_id)
+    threshold = decs[0].threshold if decs and decs[0].threshold is not None else 0.5
+    ci = cluster_bootstrap(
+        scores, y, [e.conversation_id for e in examples], threshold, n_boot=n_boot
+    )
+    return EvalReport(
+        data=data,
+        profile_id=str(decs[0].profile_id) if decs else "",
+        n=len(examples),
+        oi_share=float(y.mean()),
+        auroc=float(roc_auc_score(y, scores)) if len(set(y.tolist())) == 2 else float("nan"),
+        auroc_ci=ci["auroc"],
+        kappa_binary=float(cohen_kappa_score(y, pred_oi)),
+        provenance_accuracy=float(
+            np.mean([a == b for a, b in zip(gold_prov, pred_prov, strict=True)])
+        ),
+        per_class={
+            v.value: ClassScore(
+                precision=float(p[i]), recall=float(r[i]), f1=float(f[i]), support=int(s[i])
+            )
+            for i, v in enumerate(PROVENANCES)
+        },
+        source_turn_accuracy=turn_hits / len(linked) if linked else float("nan"),
+        source_turn_n=len(linked),
+        calibrated_share=float(np.mean([d.calibrated for d in decs])),
+    )

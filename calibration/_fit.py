@@ -1,0 +1,122 @@
+"""Fitting: features -> logistic models -> thresholds for a declared objective, with CIs."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import precision_recall_curve, roc_auc_score
+from sklearn.preprocessing import StandardScaler
+
+from calibration._profile import LogisticModel
+from guard.errors import InputError
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+_OBJECTIVE = re.compile(r"^(recall|precision)>=(0(?:\.\d+)?|1(?:\.0+)?)$")
+
+
+@dataclass(frozen=True)
+class Objective:
+    """``recall>=0.9``: catch at least 90 % of positives, at the best precision (and vice versa)."""
+
+    metric: str
+    target: float
+
+    @classmethod
+    def parse(cls, text: str) -> Objective:
+        m = _OBJECTIVE.match(text.replace(" ", ""))
+        if not m:
+            raise InputError(
+                f"objective must look like 'recall>=0.9' or 'precision>=0.8', not {text!r}"
+            )
+        return cls(m.group(1), float(m.group(2)))
+
+    def __str__(self) -> str:
+        return f"{self.metric}>={self.target:g}"
+
+
+def fit_logistic(
+    rows: Sequence[Mapping[str, float]],
+    y: Sequence[int],
+    features: Sequence[str],
+    *,
+    c: float = 1.0,
+) -> LogisticModel:
+    if len(set(y)) < 2:
+        raise InputError("fitting needs both classes in the data")
+    x = np.asarray([[r[f] for f in features] for r in rows], dtype=np.float64)
+    scaler = StandardScaler().fit(x)
+    scale = np.where(scaler.scale_ == 0, 1.0, scaler.scale_)
+    z = (x - scaler.mean_) / scale
+    clf = LogisticRegression(C=c, max_iter=5000, class_weight="balanced").fit(z, np.asarray(y))
+    return LogisticModel(
+        features=list(features),
+        mean=[float(v) for v in scaler.mean_],
+        scale=[float(v) for v in scale],
+        coef=[float(v) for v in clf.coef_[0]],
+        intercept=float(clf.intercept_[0]),
+    )
+
+
+def choose_threshold(p: FloatArray, y: IntArray, objective: Objective) -> float:
+    """The threshold that meets the objective with the best value of the other metric."""
+    precision, recall, thresholds = precision_recall_curve(y, p)
+    # precision/recall have one more entry than thresholds (the end point); drop it
+    precision, recall = precision[:-1], recall[:-1]
+    if objective.metric == "recall":
+        ok = recall >= objective.target
+        if not ok.any():
+            return float(thresholds.min())
+        best = np.argmax(np.where(ok, precision, -1.0))
+    else:
+        ok = precision >= objective.target
+        if not ok.any():
+            return float(thresholds.max())
+        best = np.argmax(np.where(ok, recall, -1.0))
+    return float(thresholds[best])
+
+
+def precision_recall_at(p: FloatArray, y: IntArray, threshold: float) -> tuple[float, float]:
+    pred = p >= threshold
+    tp = float(np.sum(pred & (y == 1)))
+    precision = tp / max(float(pred.sum()), 1.0)
+    recall = tp / max(float((y == 1).sum()), 1.0)
+    return precision, recall
+
+
+def cluster_bootstrap(
+    p: FloatArray,
+    y: IntArray,
+    clusters: Sequence[str],
+    threshold: float,
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> dict[str, list[float]]:
+    """95 % percentile CIs for AUROC, precision and recall, resampling whole conversations."""
+    rng = np.random.default_rng(seed)
+    ids = sorted(set(clusters))
+    index = {c: np.flatnonzero(np.asarray(clusters) == c) for c in ids}
+    stats: dict[str, list[float]] = {"auroc": [], "precision": [], "recall": []}
+    for _ in range(n_boot):
+        pick = rng.choice(len(ids), size=len(ids), replace=True)
+        rows = np.concatenate([index[ids[i]] for i in pick])
+        yb, pb = y[rows], p[rows]
+        if len(set(yb.tolist())) < 2:
+            continue
+        stats["auroc"].append(float(roc_auc_score(yb, pb)))
+        prec, rec = precision_recall_at(pb, yb, threshold)
+        stats["precision"].append(prec)
+        stats["recall"].append(rec)
+    return {
+        k: [float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))]
+        if v
+        else [float("nan")] * 2
+        for k, v in stats.items()
+    }

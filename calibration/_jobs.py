@@ -1,0 +1,143 @@
+"""Calibration jobs: featurise labelled claims, fit a profile, evaluate, compare profiles."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from sklearn.metrics import roc_auc_score
+
+from calibration._data import Example, file_sha256, group_by_conversation
+from calibration._fit import (
+    FloatArray,
+    IntArray,
+    Objective,
+    choose_threshold,
+    cluster_bootstrap,
+    fit_logistic,
+    precision_recall_at,
+)
+from calibration._profile import (
+    AUDIT_FEATURES,
+    CalibrationProfile,
+    DataRef,
+    ProfileMode,
+    audit_features,
+    feature_version,
+    make_profile_id,
+)
+from guard._domain import AuditVerdict, Label
+from guard.evidence import FEATURE_NAMES, EvidenceLinker
+
+
+@dataclass
+class FeatureTable:
+    examples: list[Example]
+    rows: list[dict[str, float]] = field(default_factory=list)
+    linked_turn: list[str | None] = field(default_factory=list)
+
+    @property
+    def y_oi(self) -> IntArray:
+        return np.asarray([int(e.is_oi) for e in self.examples], dtype=np.int64)
+
+    @property
+    def clusters(self) -> list[str]:
+        return [e.conversation_id for e in self.examples]
+
+
+def featurize(
+    examples: Sequence[Example],
+    linker: EvidenceLinker,
+    verdicts: Mapping[str, AuditVerdict] | None = None,
+) -> FeatureTable:
+    """One linker call per conversation (all its claims in one batch)."""
+    table = FeatureTable(examples=[])
+    for group in group_by_conversation(examples).values():
+        links = linker.link(group[0].turns, [e.candidate for e in group])
+        for ex, link in zip(group, links, strict=True):
+            row = dict(link.features)
+            if verdicts is not None:
+                row.update(audit_features(verdicts[ex.claim.claim_id]))
+            table.examples.append(ex)
+            table.rows.append(row)
+            table.linked_turn.append(link.turn_id)
+    return table
+
+
+def fit_profile(
+    table: FeatureTable,
+    *,
+    mode: ProfileMode,
+    data_path: Path,
+    split: str,
+    embedder: str,
+    writer_model: str | None = None,
+    prompt_version: str | None = None,
+    oi_objective: str = "recall>=0.8",
+    stated_objective: str = "precision>=0.85",
+    c: float = 0.3,
+) -> CalibrationProfile:
+    features = list(FEATURE_NAMES) + (list(AUDIT_FEATURES) if mode.uses_audit else [])
+    y = table.y_oi
+    oi_model = fit_logistic(table.rows, y.tolist(), features, c=c)
+    p_oi = oi_model.predict_proba(oi_model.matrix(table.rows))
+    oi_obj = Objective.parse(oi_objective)
+    oi_threshold = choose_threshold(p_oi, y, oi_obj)
+    # stated vs inferred, among candidates that are not over-inference
+    keep = [i for i, e in enumerate(table.examples) if not e.is_oi]
+    rows_ok = [table.rows[i] for i in keep]
+    y_stated = np.asarray(
+        [int(table.examples[i].claim.label is Label.GROUNDED) for i in keep], dtype=np.int64
+    )
+    stated_model = fit_logistic(rows_ok, y_stated.tolist(), features, c=c)
+    p_stated = stated_model.predict_proba(stated_model.matrix(rows_ok))
+    st_obj = Objective.parse(stated_objective)
+    stated_threshold = choose_threshold(p_stated, y_stated, st_obj)
+    precision, recall = precision_recall_at(p_oi, y, oi_threshold)
+    return CalibrationProfile(
+        profile_id=make_profile_id(mode, writer_model, prompt_version),
+        mode=mode,
+        writer_model=writer_model,
+        prompt_version=prompt_version,
+        embedder=embedder,
+        feature_version=feature_version(features),
+        oi_model=oi_model,
+        oi_threshold=round(oi_threshold, 6),
+        stated_model=stated_model,
+        stated_threshold=round(stated_threshold, 6),
+        objective=f"oi:{oi_obj}; stated:{st_obj}",
+        metrics={
+            "train_auroc": float(roc_auc_score(y, p_oi)),
+            "train_precision": precision,
+            "train_recall": recall,
+        },
+        fitted_on=DataRef(
+            path=data_path.name, sha256=file_sha256(data_path), n_examples=len(y), split=split
+        ),
+    )
+
+
+def oi_scores(profile: CalibrationProfile, table: FeatureTable) -> FloatArray:
+    return profile.oi_model.predict_proba(profile.oi_model.matrix(table.rows))
+
+
+def summarize_scores(
+    profile: CalibrationProfile, table: FeatureTable, *, n_boot: int = 1000
+) -> dict[str, float | list[float]]:
+    """AUROC, precision and recall at the profile's threshold, with cluster-bootstrap CIs."""
+    p = oi_scores(profile, table)
+    y = table.y_oi
+    precision, recall = precision_recall_at(p, y, profile.oi_threshold)
+    ci = cluster_bootstrap(p, y, table.clusters, profile.oi_threshold, n_boot=n_boot)
+    return {
+        "n": float(len(y)),
+        "auroc": float(roc_auc_score(y, p)),
+        "auroc_ci": ci["auroc"],
+        "precision": precision,
+        "precision_ci": ci["precision"],
+        "recall": recall,
+        "recall_ci": ci["recall"],
+        "threshold": profile.oi_threshold,
+    }

@@ -1,0 +1,141 @@
+"""Calibration profiles: what a score means, for which writer model, prompt and mode."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from enum import StrEnum
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from guard._domain import AuditVerdict, Label
+from guard.errors import ProfileMismatchError
+
+FloatArray = npt.NDArray[np.float64]
+
+
+class ProfileMode(StrEnum):
+    EVIDENCE = "evidence"  # evidence features only; valid for any writer model
+    SELF_AUDIT_SEPARATE = "self_audit_separate"  # + the writer's own labels (second call)
+    SELF_AUDIT_INLINE = "self_audit_inline"  # + labels returned by the extraction call
+
+    @property
+    def uses_audit(self) -> bool:
+        return self is not ProfileMode.EVIDENCE
+
+
+AUDIT_FEATURES: tuple[str, ...] = (
+    "audit_oi",
+    "audit_conf_oi",
+    "audit_grounded",
+    "audit_reasonable",
+)
+
+
+def audit_features(verdict: AuditVerdict) -> dict[str, float]:
+    oi = verdict.label.is_over_inference
+    return {
+        "audit_oi": float(oi),
+        # confidence the claim is OI, on one axis: 1.0 = surely OI, 0.0 = surely not
+        "audit_conf_oi": verdict.confidence if oi else 1.0 - verdict.confidence,
+        "audit_grounded": float(verdict.label is Label.GROUNDED),
+        "audit_reasonable": float(verdict.label is Label.INFERRED_REASONABLE),
+    }
+
+
+class LogisticModel(BaseModel):
+    """A standardised logistic regression stored as plain numbers (JSON, no pickles)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    features: list[str]
+    mean: list[float]
+    scale: list[float]
+    coef: list[float]
+    intercept: float
+
+    @model_validator(mode="after")
+    def _shapes(self) -> LogisticModel:
+        n = len(self.features)
+        if not (len(self.mean) == len(self.scale) == len(self.coef) == n):
+            raise ValueError("features, mean, scale and coef must have the same length")
+        return self
+
+    def matrix(self, rows: Sequence[Mapping[str, float]]) -> FloatArray:
+        missing = [f for f in self.features if rows and f not in rows[0]]
+        if missing:
+            raise KeyError(f"feature(s) missing for this model: {missing[:5]}")
+        return np.asarray([[r[f] for f in self.features] for r in rows], dtype=np.float64)
+
+    def predict_proba(self, x: FloatArray) -> FloatArray:
+        z = (x - np.asarray(self.mean)) / np.asarray(self.scale)
+        logits = z @ np.asarray(self.coef) + self.intercept
+        out: FloatArray = 1.0 / (1.0 + np.exp(-np.clip(logits, -50, 50)))
+        return out
+
+
+class DataRef(BaseModel):
+    path: str
+    sha256: str
+    n_examples: int
+    split: str
+
+
+class CalibrationProfile(BaseModel):
+    """Keyed by (writer model, prompt version, mode). Never reused for another key."""
+
+    model_config = ConfigDict(frozen=True)
+
+    profile_id: str
+    mode: ProfileMode
+    writer_model: str | None = Field(description="None only for evidence-only profiles")
+    prompt_version: str | None = Field(description="self-audit prompt ref (name@hash)")
+    embedder: str
+    feature_version: str
+    oi_model: LogisticModel
+    oi_threshold: float = Field(ge=0.0, le=1.0)
+    stated_model: LogisticModel
+    stated_threshold: float = Field(ge=0.0, le=1.0)
+    objective: str
+    metrics: dict[str, float | list[float]] = Field(default_factory=dict)
+    fitted_on: DataRef
+    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+    @model_validator(mode="after")
+    def _keyed(self) -> CalibrationProfile:
+        if self.mode.uses_audit and not (self.writer_model and self.prompt_version):
+            raise ValueError("a self-audit profile must name its writer model and prompt version")
+        if not self.mode.uses_audit and self.writer_model is not None:
+            raise ValueError("an evidence-only profile is not tied to a writer model")
+        return self
+
+    def check_applicable(
+        self, *, mode: ProfileMode, writer_model: str | None, prompt_version: str | None
+    ) -> None:
+        """Raise ProfileMismatchError unless this profile was fitted for exactly this key."""
+        if self.mode is not mode:
+            raise ProfileMismatchError(self.profile_id, "mode", mode.value, self.mode.value)
+        if not mode.uses_audit:
+            return
+        if self.writer_model != writer_model:
+            raise ProfileMismatchError(
+                self.profile_id, "writer_model", str(writer_model), str(self.writer_model)
+            )
+        if self.prompt_version != prompt_version:
+            raise ProfileMismatchError(
+                self.profile_id, "prompt_version", str(prompt_version), str(self.prompt_version)
+            )
+
+
+def feature_version(names: Sequence[str]) -> str:
+    return hashlib.sha256("\n".join(names).encode()).hexdigest()[:12]
+
+
+def make_profile_id(mode: ProfileMode, writer_model: str | None, prompt_version: str | None) -> str:
+    if not mode.uses_audit:
+        return "evidence-only"
+    safe = (writer_model or "").replace("/", "__").replace(":", "_")
+    return f"{safe}--{mode.value}--{(prompt_version or '').split('@')[-1]}"

@@ -1,0 +1,65 @@
+"""Where profiles live: the shipped ones (package data) plus a user directory."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from calibration._profile import CalibrationProfile, ProfileMode
+from guard.errors import ProfileError, ProfileNotFoundError
+
+
+class ProfileStore:
+    def __init__(self, extra_dir: Path | None = None) -> None:
+        self.extra_dir = extra_dir
+        self._profiles: dict[str, CalibrationProfile] = {}
+        shipped = resources.files("calibration").joinpath("profiles")
+        for entry in sorted(shipped.iterdir(), key=lambda p: p.name):
+            if entry.name.endswith(".json"):
+                self._add(CalibrationProfile.model_validate_json(entry.read_text("utf-8")))
+        if extra_dir is not None and extra_dir.is_dir():
+            for path in sorted(extra_dir.glob("*.json")):
+                try:
+                    self._add(CalibrationProfile.model_validate_json(path.read_text("utf-8")))
+                except ValueError as exc:
+                    raise ProfileError(f"invalid profile file {path}: {exc}") from exc
+
+    def _add(self, profile: CalibrationProfile) -> None:
+        self._profiles[profile.profile_id] = profile
+
+    def all(self) -> list[CalibrationProfile]:
+        return list(self._profiles.values())
+
+    def get(self, profile_id: str) -> CalibrationProfile:
+        try:
+            return self._profiles[profile_id]
+        except KeyError:
+            raise ProfileNotFoundError(f"no calibration profile {profile_id!r}") from None
+
+    def evidence_only(self) -> CalibrationProfile:
+        for p in self._profiles.values():
+            if p.mode is ProfileMode.EVIDENCE:
+                return p
+        raise ProfileNotFoundError("no evidence-only profile is installed")
+
+    def for_writer(
+        self, writer_model: str, mode: ProfileMode, prompt_version: str
+    ) -> CalibrationProfile:
+        """The profile fitted for exactly this key; never another model's."""
+        for p in self._profiles.values():
+            if (p.mode, p.writer_model, p.prompt_version) == (mode, writer_model, prompt_version):
+                return p
+        raise ProfileNotFoundError(
+            f"no {mode.value} profile for writer model {writer_model!r} and prompt "
+            f"{prompt_version}; fit one with `mirage calibrate fit --writer-model {writer_model}`"
+        )
+
+    def save(self, profile: CalibrationProfile, directory: Path | None = None) -> Path:
+        target = directory or self.extra_dir
+        if target is None:
+            raise ProfileError("no profile directory configured (set MIRAGE_PROFILE_DIR)")
+        target.mkdir(parents=True, exist_ok=True)
+        path = target / f"{profile.profile_id}.json"
+        path.write_text(profile.model_dump_json(indent=2), encoding="utf-8")
+        self._add(profile)
+        return path

@@ -1,0 +1,125 @@
+"""Self-audit: the writer model labels all candidates of one write in one call."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import anyio
+from pydantic import BaseModel, ConfigDict, Field
+
+from guard._domain import AuditVerdict, Candidate, Label, Role, Turn
+from guard.errors import LLMOutputError, LLMTimeoutError
+from guard.llm import LLMClient, Message, SamplingParams, parse_json_output
+from prompts import Prompt, load_prompt
+
+
+class _WireVerdict(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    id: str
+    label: Label
+    confidence: float = Field(ge=0.0, le=1.0)
+    source_turn_id: str | None = None
+
+
+class AuditResponse(BaseModel):
+    """The strict JSON schema the auditor asks for."""
+
+    verdicts: list[_WireVerdict]
+
+
+def render_conversation(turns: Sequence[Turn]) -> str:
+    return "\n".join(
+        json.dumps({"id": t.id, "role": t.role.value, "content": t.content}, ensure_ascii=False)
+        for t in turns
+    )
+
+
+def render_candidates(candidates: Sequence[Candidate]) -> str:
+    return "\n".join(
+        json.dumps({"id": c.id, "text": c.text}, ensure_ascii=False) for c in candidates
+    )
+
+
+def parse_audit(
+    text: str,
+    candidates: Sequence[Candidate],
+    turns: Sequence[Turn],
+    *,
+    model: str | None = None,
+) -> list[AuditVerdict]:
+    """Parse a self-audit answer. Anything but one valid verdict per candidate is an error.
+
+    A ``source_turn_id`` that does not name a *user* turn is dropped (assistant turns are never
+    evidence of what the user said). Raises only :class:`LLMOutputError`.
+    """
+    response = parse_json_output(text, AuditResponse, model=model)
+    wanted = [c.id for c in candidates]
+    by_id: dict[str, _WireVerdict] = {}
+    for v in response.verdicts:
+        if v.id not in wanted:
+            raise LLMOutputError(
+                f"verdict for unknown entry id {v.id[:40]!r}", model=model, output=text
+            )
+        if v.id in by_id:
+            raise LLMOutputError(f"two verdicts for entry {v.id[:40]!r}", model=model, output=text)
+        by_id[v.id] = v
+    missing = [cid for cid in wanted if cid not in by_id]
+    if missing:
+        raise LLMOutputError(
+            f"partial audit: {len(missing)} of {len(wanted)} entries have no verdict",
+            model=model,
+            output=text,
+        )
+    user_ids = {t.id for t in turns if t.role is Role.USER}
+    return [
+        AuditVerdict(
+            candidate_id=cid,
+            label=by_id[cid].label,
+            confidence=by_id[cid].confidence,
+            source_turn_id=by_id[cid].source_turn_id
+            if by_id[cid].source_turn_id in user_ids
+            else None,
+        )
+        for cid in wanted
+    ]
+
+
+class SelfAuditor:
+    """Asks the writer model to label every candidate of a write, in ONE call."""
+
+    def __init__(
+        self,
+        llm: LLMClient,
+        *,
+        timeout_s: float = 30.0,
+        prompt: Prompt | None = None,
+        params: SamplingParams | None = None,
+    ) -> None:
+        self.llm = llm
+        self.timeout_s = timeout_s
+        self.prompt = prompt or load_prompt("self_audit")
+        self.params = params or SamplingParams(temperature=0.0)
+
+    @property
+    def prompt_version(self) -> str:
+        return self.prompt.ref
+
+    async def audit(
+        self, turns: Sequence[Turn], candidates: Sequence[Candidate]
+    ) -> list[AuditVerdict]:
+        if not candidates:
+            return []
+        content = self.prompt.render(
+            conversation=render_conversation(turns), candidates=render_candidates(candidates)
+        )
+        with anyio.move_on_after(self.timeout_s) as scope:
+            completion = await self.llm.complete(
+                [Message(role="user", content=content)], schema=AuditResponse, params=self.params
+            )
+        if scope.cancelled_caught:
+            raise LLMTimeoutError(
+                f"self-audit took longer than {self.timeout_s}s", model=self.llm.model
+            )
+        return parse_audit(completion.text, candidates, turns, model=self.llm.model)

@@ -1,0 +1,164 @@
+"""Domain model of a guarded memory write (typed at every boundary)."""
+
+from __future__ import annotations
+
+import uuid
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+
+
+class Role(StrEnum):
+    USER = "user"
+    ASSISTANT = "assistant"
+    SYSTEM = "system"
+    TOOL = "tool"
+
+
+class Label(StrEnum):
+    """The four-way MirageBench taxonomy."""
+
+    GROUNDED = "GROUNDED"
+    INFERRED_REASONABLE = "INFERRED_REASONABLE"
+    INFERRED_STEREOTYPE = "INFERRED_STEREOTYPE"
+    FABRICATED = "FABRICATED"
+
+    @property
+    def is_over_inference(self) -> bool:
+        return self in (Label.INFERRED_STEREOTYPE, Label.FABRICATED)
+
+    @property
+    def provenance(self) -> Provenance:
+        return LABEL_TO_PROVENANCE[self]
+
+
+class Provenance(StrEnum):
+    STATED = "stated"
+    INFERRED = "inferred"
+    GENERATED = "generated"
+
+
+LABEL_TO_PROVENANCE: dict[Label, Provenance] = {
+    Label.GROUNDED: Provenance.STATED,
+    Label.INFERRED_REASONABLE: Provenance.INFERRED,
+    Label.INFERRED_STEREOTYPE: Provenance.GENERATED,
+    Label.FABRICATED: Provenance.GENERATED,
+}
+
+
+class Action(StrEnum):
+    STORE = "store"
+    STORE_AS_HYPOTHESIS = "store_as_hypothesis"
+    QUARANTINE = "quarantine"
+    BLOCK = "block"
+
+
+class MemoryStatus(StrEnum):
+    """What a stored item is, as written into the memory's metadata."""
+
+    FACT = "fact"
+    HYPOTHESIS = "hypothesis"
+    QUARANTINED = "quarantined"
+
+
+ACTION_TO_STATUS: dict[Action, MemoryStatus | None] = {
+    Action.STORE: MemoryStatus.FACT,
+    Action.STORE_AS_HYPOTHESIS: MemoryStatus.HYPOTHESIS,
+    Action.QUARANTINE: MemoryStatus.QUARANTINED,
+    Action.BLOCK: None,
+}
+
+
+def new_turn_id() -> str:
+    return f"turn-{uuid.uuid4().hex[:12]}"
+
+
+class Turn(BaseModel):
+    """One message of a conversation, with a stable id."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: NonEmpty = Field(default_factory=new_turn_id)
+    role: Role
+    content: str
+
+
+class Candidate(BaseModel):
+    """An attribute about the user that someone wants to write to memory."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: NonEmpty = Field(default_factory=lambda: f"cand-{uuid.uuid4().hex[:12]}")
+    text: NonEmpty
+    # Optional hints from an extractor; never trusted as evidence by themselves.
+    claimed_source_turn_id: str | None = None
+    claimed_label: Label | None = None
+
+
+class EvidenceLink(BaseModel):
+    """Best supporting user turn for a candidate and the features the scorer uses."""
+
+    model_config = ConfigDict(frozen=True)
+
+    turn_id: str | None
+    similarity: float
+    span: str | None = None
+    features: dict[str, float] = Field(default_factory=dict)
+
+
+class AuditVerdict(BaseModel):
+    """The writer model's own label for one candidate."""
+
+    model_config = ConfigDict(frozen=True)
+
+    candidate_id: str
+    label: Label
+    confidence: float = Field(ge=0.0, le=1.0)
+    source_turn_id: str | None = None
+
+
+class Decision(BaseModel):
+    """What the guard decided about one candidate, and why."""
+
+    model_config = ConfigDict(frozen=True)
+
+    candidate: Candidate
+    provenance: Provenance
+    action: Action
+    source_turn_id: str | None
+    similarity: float
+    evidence_span: str | None
+    score: float | None = Field(description="calibrated P(over-inference); None if undecidable")
+    threshold: float | None
+    profile_id: str | None
+    calibrated: bool
+    audit: AuditVerdict | None = None
+    reasons: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _linked_when_not_generated(self) -> Decision:
+        if self.provenance is not Provenance.GENERATED and not self.source_turn_id:
+            raise ValueError(f"{self.provenance} decisions must carry a source_turn_id")
+        if self.provenance is Provenance.STATED and self.action is not Action.STORE:
+            # stated facts are stored; anything else would be a policy bug
+            raise ValueError("a stated decision must have action=store")
+        if self.action is Action.STORE and self.provenance is not Provenance.STATED:
+            raise ValueError("only stated candidates may be stored as facts")
+        return self
+
+    @property
+    def status(self) -> MemoryStatus | None:
+        return ACTION_TO_STATUS[self.action]
+
+    def memory_metadata(self) -> dict[str, str | float | None]:
+        """Per-fact metadata written next to the memory text."""
+        return {
+            "provenance": self.provenance.value,
+            "source_turn_id": self.source_turn_id,
+            "guard_score": None if self.score is None else round(self.score, 4),
+            "profile_id": self.profile_id,
+            "status": self.status.value if self.status else None,
+        }

@@ -1,0 +1,352 @@
+"""The guard: candidates -> evidence -> (self-audit) -> score -> policy -> decisions."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import numpy as np
+
+from calibration import CalibrationProfile, ProfileMode, ProfileStore, audit_features
+from guard._audit import SelfAuditor
+from guard._domain import (
+    Action,
+    AuditVerdict,
+    Candidate,
+    Decision,
+    EvidenceLink,
+    Provenance,
+    Role,
+    Turn,
+)
+from guard._policy import Policy
+from guard.errors import InputError, LLMError, ProfileError
+from guard.evidence import Embedder, EvidenceLinker, shared_minilm
+from guard.llm import LLMClient, create_llm
+from guard.metrics import GuardMetrics
+from guard.settings import AuditFailure, AuditMode, GuardSettings
+
+_MODE_FOR_AUDIT = {
+    AuditMode.SEPARATE: ProfileMode.SELF_AUDIT_SEPARATE,
+    AuditMode.INLINE: ProfileMode.SELF_AUDIT_INLINE,
+}
+EVIDENCE_ONLY = "evidence-only"
+
+
+def validate_write(turns: Sequence[Turn], candidates: Sequence[Candidate]) -> None:
+    """Typed errors for bad input, before anything is computed or written."""
+    seen: set[str] = set()
+    for t in turns:
+        if t.id in seen:
+            raise InputError(f"duplicate turn id {t.id!r}")
+        seen.add(t.id)
+    cids: set[str] = set()
+    for c in candidates:
+        if c.id in cids:
+            raise InputError(f"duplicate candidate id {c.id!r}")
+        cids.add(c.id)
+    if candidates and not any(t.role is Role.USER for t in turns):
+        # Not an error: every candidate will be generated. Callers are told in the reasons.
+        return
+
+
+class Guard:
+    """Tags every candidate attribute stated / inferred / generated and picks an action.
+
+    Thread-safe; one instance serves many writes (turn embeddings are cached across them).
+    """
+
+    def __init__(
+        self,
+        *,
+        linker: EvidenceLinker,
+        evidence_profile: CalibrationProfile,
+        policy: Policy | None = None,
+        auditor: SelfAuditor | None = None,
+        audit_mode: AuditMode = AuditMode.OFF,
+        audit_profile: CalibrationProfile | None = None,
+        on_audit_failure: AuditFailure = AuditFailure.QUARANTINE,
+        writer_model: str | None = None,
+        metrics: GuardMetrics | None = None,
+    ) -> None:
+        evidence_profile.check_applicable(
+            mode=ProfileMode.EVIDENCE, writer_model=None, prompt_version=None
+        )
+        if audit_mode is AuditMode.SEPARATE and auditor is None:
+            raise ProfileError("audit_mode=separate needs a writer model to run the self-audit")
+        if audit_profile is not None:
+            # refuse another model's (or another prompt's) profile, loudly
+            audit_profile.check_applicable(
+                mode=_MODE_FOR_AUDIT.get(audit_mode, ProfileMode.SELF_AUDIT_SEPARATE),
+                writer_model=writer_model,
+                prompt_version=auditor.prompt_version if auditor else audit_profile.prompt_version,
+            )
+        self.linker = linker
+        self.evidence_profile = evidence_profile
+        self.audit_profile = audit_profile
+        self.policy = policy or Policy()
+        self.auditor = auditor
+        self.audit_mode = audit_mode
+        self.on_audit_failure = on_audit_failure
+        self.writer_model = writer_model
+        self.metrics = metrics
+        self._closed = False
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_settings(
+        cls,
+        settings: GuardSettings | None = None,
+        *,
+        writer_llm: LLMClient | None = None,
+        embedder: Embedder | None = None,
+        metrics: GuardMetrics | None = None,
+        profiles: ProfileStore | None = None,
+    ) -> Guard:
+        s = settings or GuardSettings()
+        store = profiles or ProfileStore(s.profile_dir)
+        writer_model = writer_llm.model if writer_llm else s.writer_model
+        if writer_llm is None and s.writer_model and s.audit_mode is AuditMode.SEPARATE:
+            writer_llm = create_llm(s.writer_model, api_base=s.writer_api_base)
+        auditor = (
+            SelfAuditor(writer_llm, timeout_s=s.audit_timeout_s)
+            if writer_llm is not None and s.audit_mode is AuditMode.SEPARATE
+            else None
+        )
+        audit_profile = None
+        if s.audit_mode is not AuditMode.OFF and writer_model:
+            prompt_version = auditor.prompt_version if auditor else _inline_prompt_version()
+            try:
+                audit_profile = store.for_writer(
+                    writer_model, _MODE_FOR_AUDIT[s.audit_mode], prompt_version
+                )
+            except ProfileError:
+                audit_profile = None  # explicit in every decision: calibrated=False
+        return cls(
+            linker=EvidenceLinker(embedder or shared_minilm()),
+            evidence_profile=store.evidence_only(),
+            policy=Policy(inferred_action=s.inferred_action, generated_action=s.generated_action),
+            auditor=auditor,
+            audit_mode=s.audit_mode,
+            audit_profile=audit_profile,
+            on_audit_failure=s.on_audit_failure,
+            writer_model=writer_model,
+            metrics=metrics,
+        )
+
+    # ------------------------------------------------------------------ tagging
+    @contextmanager
+    def _stage(self, stage: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        except Exception as exc:
+            if self.metrics:
+                self.metrics.errors.labels(stage=stage, kind=type(exc).__name__).inc()
+            raise
+        finally:
+            if self.metrics:
+                self.metrics.stage_seconds.labels(stage=stage).observe(time.perf_counter() - start)
+
+    async def atag(
+        self,
+        turns: Sequence[Turn],
+        candidates: Sequence[Candidate],
+        *,
+        writer_model: str | None = None,
+        audit: Sequence[AuditVerdict] | None = None,
+    ) -> list[Decision]:
+        """Decide every candidate of one write. ``audit`` passes inline self-audit verdicts."""
+        if self._closed:
+            raise InputError("this Guard is closed")
+        validate_write(turns, candidates)
+        if not candidates:
+            return []
+        with self._stage("linker"):
+            links = await anyio.to_thread.run_sync(self.linker.link, turns, candidates)
+        verdicts, audit_error = await self._verdicts(turns, candidates, audit)
+        with self._stage("score"):
+            decisions = self._decide(candidates, links, verdicts, audit_error, writer_model)
+        self._observe(decisions, writer_model)
+        return decisions
+
+    def tag(
+        self,
+        turns: Sequence[Turn],
+        candidates: Sequence[Candidate],
+        *,
+        writer_model: str | None = None,
+        audit: Sequence[AuditVerdict] | None = None,
+    ) -> list[Decision]:
+        """Synchronous twin of :meth:`atag` (do not call from inside a running event loop)."""
+
+        async def _run() -> list[Decision]:
+            return await self.atag(turns, candidates, writer_model=writer_model, audit=audit)
+
+        return anyio.run(_run)
+
+    def link(self, turns: Sequence[Turn], candidates: Sequence[Candidate]) -> list[EvidenceLink]:
+        validate_write(turns, candidates)
+        return self.linker.link(turns, candidates)
+
+    async def _verdicts(
+        self,
+        turns: Sequence[Turn],
+        candidates: Sequence[Candidate],
+        audit: Sequence[AuditVerdict] | None,
+    ) -> tuple[dict[str, AuditVerdict], LLMError | None]:
+        if audit is not None:
+            by_id = {v.candidate_id: v for v in audit}
+            return by_id, None
+        if self.audit_mode is not AuditMode.SEPARATE or self.auditor is None:
+            return {}, None
+        try:
+            with self._stage("audit"):
+                verdicts = await self.auditor.audit(turns, candidates)
+        except LLMError as exc:
+            if self.on_audit_failure is AuditFailure.ERROR:
+                raise
+            return {}, exc
+        return {v.candidate_id: v for v in verdicts}, None
+
+    def _decide(
+        self,
+        candidates: Sequence[Candidate],
+        links: Sequence[EvidenceLink],
+        verdicts: dict[str, AuditVerdict],
+        audit_error: LLMError | None,
+        writer_model: str | None,
+    ) -> list[Decision]:
+        model = writer_model or self.writer_model
+        use_audit_profile = (
+            self.audit_profile is not None
+            and self.audit_mode is not AuditMode.OFF
+            and (writer_model is None or writer_model == self.audit_profile.writer_model)
+            and all(c.id in verdicts for c in candidates)
+        )
+        profile = (
+            self.audit_profile
+            if use_audit_profile and self.audit_profile
+            else self.evidence_profile
+        )
+        rows: list[dict[str, float]] = []
+        for c, link in zip(candidates, links, strict=True):
+            row = dict(link.features)
+            if profile.mode.uses_audit:
+                row.update(audit_features(verdicts[c.id]))
+            rows.append(row)
+        p_oi = profile.oi_model.predict_proba(profile.oi_model.matrix(rows))
+        p_stated = profile.stated_model.predict_proba(profile.stated_model.matrix(rows))
+        wants_calibration = self.audit_mode is not AuditMode.OFF and model is not None
+        calibrated = (not wants_calibration) or profile.mode.uses_audit
+        out: list[Decision] = []
+        for i, (c, link) in enumerate(zip(candidates, links, strict=True)):
+            out.append(
+                self._one(
+                    c, link, float(p_oi[i]), float(p_stated[i]), profile,
+                    verdicts.get(c.id), audit_error, calibrated, model,
+                )
+            )  # fmt: skip
+        return out
+
+    def _one(
+        self,
+        cand: Candidate,
+        link: EvidenceLink,
+        p_oi: float,
+        p_stated: float,
+        profile: CalibrationProfile,
+        verdict: AuditVerdict | None,
+        audit_error: LLMError | None,
+        calibrated: bool,
+        model: str | None,
+    ) -> Decision:
+        reasons: list[str] = [f"scored with profile {profile.profile_id}"]
+        if not calibrated:
+            reasons.append(
+                f"no self-audit profile for writer model {model!r}: evidence-only scoring "
+                "(uncalibrated for this model)"
+            )
+        if not np.isfinite(p_oi) or not np.isfinite(p_stated):
+            provenance = Provenance.GENERATED
+            reasons.append("score undecidable: failing closed")
+        elif link.turn_id is None:
+            provenance = Provenance.GENERATED
+            reasons.append("no user turn to link: generated")
+        elif p_oi >= profile.oi_threshold:
+            provenance = Provenance.GENERATED
+            reasons.append(f"P(over-inference)={p_oi:.3f} >= {profile.oi_threshold:.3f}")
+        elif p_stated >= profile.stated_threshold:
+            provenance = Provenance.STATED
+            reasons.append(f"P(stated)={p_stated:.3f} >= {profile.stated_threshold:.3f}")
+        else:
+            provenance = Provenance.INFERRED
+            reasons.append(f"linked to {link.turn_id} but not a restatement")
+        if verdict is not None and not calibrated and verdict.label.is_over_inference:
+            # an uncalibrated self-report may only make a decision more cautious
+            if provenance is not Provenance.GENERATED:
+                reasons.append(f"writer's own audit says {verdict.label.value}: downgraded")
+            provenance = Provenance.GENERATED
+        action = self.policy.action_for(provenance)
+        if audit_error is not None:
+            reasons.append(f"self-audit failed ({type(audit_error).__name__}): failing closed")
+            if provenance is Provenance.STATED:
+                provenance = Provenance.INFERRED
+            action = Action.QUARANTINE if action is not Action.BLOCK else action
+            calibrated = False
+        return Decision(
+            candidate=cand,
+            provenance=provenance,
+            action=action,
+            source_turn_id=link.turn_id if provenance is not Provenance.GENERATED else None,
+            similarity=round(link.similarity, 4),
+            evidence_span=link.span,
+            score=p_oi if np.isfinite(p_oi) else None,
+            threshold=profile.oi_threshold,
+            profile_id=profile.profile_id,
+            calibrated=calibrated,
+            audit=verdict,
+            reasons=reasons,
+        )
+
+    def _observe(self, decisions: Sequence[Decision], writer_model: str | None) -> None:
+        if not self.metrics:
+            return
+        model = writer_model or self.writer_model or "none"
+        for d in decisions:
+            self.metrics.decisions.labels(
+                model=model, provenance=d.provenance.value, action=d.action.value
+            ).inc()
+            if d.score is not None:
+                self.metrics.score.labels(model=model, provenance=d.provenance.value).observe(
+                    d.score
+                )
+            if not d.calibrated:
+                self.metrics.uncalibrated.labels(model=model).inc()
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "evidence_profile": self.evidence_profile.profile_id,
+            "audit_mode": self.audit_mode.value,
+            "audit_profile": self.audit_profile.profile_id if self.audit_profile else None,
+            "writer_model": self.writer_model,
+            "policy": self.policy.model_dump(mode="json"),
+        }
+
+    def close(self) -> None:
+        self._closed = True
+
+
+def _inline_prompt_version() -> str:
+    from prompts import load_prompt
+
+    try:
+        return load_prompt("extract_candidates").ref
+    except LookupError:
+        return "extract_candidates@missing"

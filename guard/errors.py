@@ -1,0 +1,134 @@
+"""Errors raised by mirage-guard.
+
+One root, subclasses carry context and say whether a retry can help::
+
+    MirageError                      root of everything raised on purpose
+    ├── InputError                   the caller's data is invalid (bad turn ids, empty text...)
+    │   └── IdempotencyConflictError an idempotency key was reused for a different request
+    ├── MemoryNotFoundError          no memory with that id (for this tenant)
+    ├── ConfigError                  settings or an extra are missing/invalid
+    │   └── MissingExtraError        an optional dependency is not installed (prints the pip line)
+    ├── ProfileError                 calibration profiles
+    │   ├── ProfileNotFoundError     no profile for (model, prompt version, mode)
+    │   └── ProfileMismatchError     a profile fitted for another model/prompt/mode was offered
+    ├── LLMError                     a call to a language model failed (.model, .retryable)
+    │   ├── LLMTimeoutError          retryable
+    │   ├── LLMRateLimitError        retryable, honour .retry_after
+    │   ├── LLMUnavailableError      connection / 5xx, retryable
+    │   ├── LLMAuthError             not retryable
+    │   ├── LLMRefusalError          the model refused or a content filter fired
+    │   └── LLMOutputError           output is not valid JSON for the schema (malformed, partial)
+    └── BackendError                 the memory backend failed (.retryable)
+        └── BackendUnavailableError  upstream store cannot be reached
+"""
+
+from __future__ import annotations
+
+
+class MirageError(Exception):
+    """Root of all errors raised on purpose by mirage-guard."""
+
+    retryable: bool = False
+
+
+class InputError(MirageError, ValueError):
+    """The caller's input is invalid; nothing was written."""
+
+
+class IdempotencyConflictError(InputError):
+    """An idempotency key was already used for a different request body."""
+
+
+class MemoryNotFoundError(MirageError, LookupError):
+    """No memory with that id is visible to the caller (unknown, deleted or another tenant's)."""
+
+    def __init__(self, memory_id: str) -> None:
+        self.memory_id = memory_id
+        super().__init__(f"memory {memory_id!r} not found")
+
+
+class ConfigError(MirageError):
+    """Configuration is missing or invalid."""
+
+
+class MissingExtraError(ConfigError, ImportError):
+    """An optional dependency is not installed."""
+
+    def __init__(self, package: str, extra: str) -> None:
+        self.package = package
+        self.extra = extra
+        super().__init__(
+            f"{package} is required for this feature: pip install 'mirage-guard[{extra}]'"
+        )
+
+
+class ProfileError(MirageError):
+    """Calibration profile problem."""
+
+
+class ProfileNotFoundError(ProfileError, LookupError):
+    """No profile matches the requested key."""
+
+
+class ProfileMismatchError(ProfileError):
+    """A profile fitted for one (model, prompt version, mode) was offered for another."""
+
+    def __init__(self, profile_id: str, field: str, expected: str, actual: str) -> None:
+        self.profile_id = profile_id
+        self.field = field
+        self.expected = expected
+        self.actual = actual
+        super().__init__(
+            f"calibration profile {profile_id!r} was fitted for {field}={actual!r}, "
+            f"not {expected!r}; refusing to reuse it (fit one with `mirage calibrate fit`)"
+        )
+
+
+class LLMError(MirageError):
+    """A language-model call failed."""
+
+    def __init__(self, message: str, *, model: str | None = None) -> None:
+        self.model = model
+        super().__init__(f"[{model}] {message}" if model else message)
+
+
+class LLMTimeoutError(LLMError):
+    retryable = True
+
+
+class LLMRateLimitError(LLMError):
+    retryable = True
+
+    def __init__(
+        self, message: str, *, model: str | None = None, retry_after: float | None = None
+    ) -> None:
+        self.retry_after = retry_after
+        super().__init__(message, model=model)
+
+
+class LLMUnavailableError(LLMError):
+    retryable = True
+
+
+class LLMAuthError(LLMError):
+    """Credentials are missing or rejected."""
+
+
+class LLMRefusalError(LLMError):
+    """The model refused to answer or a content filter blocked it."""
+
+
+class LLMOutputError(LLMError):
+    """The model's output does not parse against the expected schema."""
+
+    def __init__(self, message: str, *, model: str | None = None, output: str = "") -> None:
+        self.output = output
+        super().__init__(message, model=model)
+
+
+class BackendError(MirageError):
+    """The memory backend failed."""
+
+
+class BackendUnavailableError(BackendError):
+    retryable = True

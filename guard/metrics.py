@@ -1,0 +1,54 @@
+"""Prometheus metrics of memory pollution. Labels are low-cardinality: never user ids or text.
+
+Names are part of the public contract (deploy/prometheus rules and the Grafana dashboard use
+them; tests hold them consistent).
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+
+DECISIONS = "mirage_guard_decisions"  # counter: model, provenance, action
+SCORE = "mirage_guard_score"  # histogram of calibrated P(OI): model, provenance
+STAGE_SECONDS = "mirage_guard_stage_seconds"  # histogram: stage
+ERRORS = "mirage_guard_errors"  # counter: stage, kind
+MEMORY_WRITES = "mirage_guard_memory_writes"  # counter: status (fact/hypothesis/quarantined)
+UNCALIBRATED = "mirage_guard_uncalibrated_decisions"  # counter: model
+
+STAGES = ("linker", "audit", "score", "policy", "write", "extract")
+
+
+class GuardMetrics:
+    """One set of collectors, registered on a registry of the caller's choosing."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry or CollectorRegistry()
+        self.decisions = Counter(
+            DECISIONS, "Guard decisions", ["model", "provenance", "action"], registry=self.registry
+        )
+        self.score = Histogram(
+            SCORE,
+            "Calibrated probability that a candidate is over-inference",
+            ["model", "provenance"],
+            buckets=(0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0),
+            registry=self.registry,
+        )
+        self.stage_seconds = Histogram(
+            STAGE_SECONDS,
+            "Time spent per pipeline stage",
+            ["stage"],
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+            registry=self.registry,
+        )
+        self.errors = Counter(
+            ERRORS, "Failures per stage, by error type", ["stage", "kind"], registry=self.registry
+        )
+        self.memory_writes = Counter(
+            MEMORY_WRITES, "Items written to memory, by status", ["status"], registry=self.registry
+        )
+        self.uncalibrated = Counter(
+            UNCALIBRATED,
+            "Decisions made without a per-model calibration profile",
+            ["model"],
+            registry=self.registry,
+        )

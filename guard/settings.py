@@ -1,0 +1,85 @@
+"""All configuration in one place. Every field is an env var ``MIRAGE_<FIELD>`` (see README)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from guard._domain import Action
+
+
+class AuditMode(StrEnum):
+    OFF = "off"  # evidence-only scoring
+    SEPARATE = "separate"  # paper-faithful: a second call labels the candidates
+    INLINE = "inline"  # the extraction prompt returns labels too (zero extra calls)
+
+
+class AuditFailure(StrEnum):
+    QUARANTINE = "quarantine"  # fail closed: the write goes on, nothing becomes a stated fact
+    ERROR = "error"  # fail closed: the write is refused with a typed error
+
+
+class GuardSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="MIRAGE_", env_file=None, extra="ignore")
+
+    data_dir: Path = Field(default=Path(".mirage"), description="where embedded stores live")
+    writer_model: str | None = Field(
+        default=None, description="litellm model string of the model that writes memories"
+    )
+    writer_api_base: str | None = Field(default=None, description="e.g. a vLLM server URL")
+    audit_mode: AuditMode = AuditMode.OFF
+    audit_timeout_s: float = Field(default=30.0, gt=0)
+    on_audit_failure: AuditFailure = AuditFailure.QUARANTINE
+    inferred_action: Action = Action.STORE_AS_HYPOTHESIS
+    generated_action: Action = Action.QUARANTINE
+    profile_dir: Path | None = Field(
+        default=None, description="extra calibration profiles (JSON) besides the shipped ones"
+    )
+    database_url: str | None = Field(
+        default=None, description="decision log; default sqlite file in data_dir"
+    )
+    # sidecar
+    host: str = "127.0.0.1"
+    port: int = Field(default=8765, ge=1, le=65535)
+    api_keys: SecretStr | None = Field(
+        default=None, description="comma list of key:tenant pairs; unset = auth disabled"
+    )
+    max_body_bytes: int = Field(default=1_048_576, gt=0)
+    upstream_url: str | None = Field(
+        default=None, description="remote Mem0 REST server; unset = embedded Mem0"
+    )
+
+    @field_validator("inferred_action")
+    @classmethod
+    def _inferred(cls, v: Action) -> Action:
+        if v not in (Action.STORE_AS_HYPOTHESIS, Action.QUARANTINE):
+            raise ValueError("inferred_action must be store_as_hypothesis or quarantine")
+        return v
+
+    @field_validator("generated_action")
+    @classmethod
+    def _generated(cls, v: Action) -> Action:
+        if v not in (Action.QUARANTINE, Action.BLOCK):
+            raise ValueError("generated_action must be quarantine or block")
+        return v
+
+    def resolved_database_url(self) -> str:
+        return self.database_url or f"sqlite:///{(self.data_dir / 'decisions.db').resolve()}"
+
+    def tenant_keys(self) -> dict[str, str]:
+        """API key -> tenant. Empty when auth is disabled."""
+        if self.api_keys is None:
+            return {}
+        pairs: dict[str, str] = {}
+        for item in self.api_keys.get_secret_value().split(","):
+            item = item.strip()
+            if not item:
+                continue
+            key, sep, tenant = item.partition(":")
+            if not sep or not key or not tenant:
+                raise ValueError("MIRAGE_API_KEYS must look like key1:tenant1,key2:tenant2")
+            pairs[key] = tenant
+        return pairs

@@ -1,0 +1,60 @@
+"""Test-wide switches: everything offline, and no real model reachable by accident."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+os.environ["MEM0_TELEMETRY"] = "False"
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+_VLLM_API_BASE = os.environ.get("MIRAGE_VLLM_API_BASE")
+for _var in list(os.environ):
+    if _var.startswith("MIRAGE_"):
+        del os.environ[_var]
+
+
+@pytest.fixture(autouse=True)
+def _block_real_llm_calls(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test reaches a real provider only when marked ``live``."""
+    if request.node.get_closest_marker("live"):
+        return
+    import litellm
+
+    async def _refuse(*args: object, **kwargs: object) -> None:
+        raise RuntimeError(
+            f"test tried a real LLM call to {kwargs.get('model')!r}; use a fake from tests/fakes"
+        )
+
+    def _refuse_sync(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("test tried a real LLM call; use a fake from tests/fakes")
+
+    monkeypatch.setattr(litellm, "acompletion", _refuse)
+    monkeypatch.setattr(litellm, "completion", _refuse_sync)
+
+
+@pytest.fixture(autouse=True)
+def _mem0_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEM0_DIR", str(tmp_path_factory.getbasetemp() / "mem0home"))
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "mirage-data"
+    d.mkdir()
+    return d
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    skip_live = pytest.mark.skip(reason="live provider test: run with `pytest -m live` and keys")
+    skip_vllm = pytest.mark.skip(reason="needs MIRAGE_VLLM_API_BASE (a served vLLM endpoint)")
+    markexpr = config.getoption("-m") or ""
+    for item in items:
+        if "live" in item.keywords and "live" not in markexpr:
+            item.add_marker(skip_live)
+        if "vllm" in item.keywords and not _VLLM_API_BASE:
+            item.add_marker(skip_vllm)

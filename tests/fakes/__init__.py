@@ -1,0 +1,1 @@
+"""All test fakes live here (one module per area)."""
