@@ -97,10 +97,25 @@ def metric_families() -> dict[str, str]:
 # --- PromQL --------------------------------------------------------------------------------
 
 _AGGREGATIONS = frozenset(
-    "sum min max avg group stddev stdvar count count_values bottomk topk quantile".split()
+    [
+        "sum",
+        "min",
+        "max",
+        "avg",
+        "group",
+        "stddev",
+        "stdvar",
+        "count",
+        "count_values",
+        "bottomk",
+        "topk",
+        "quantile",
+    ]
 )
-_GROUPING = frozenset("by without on ignoring group_left group_right".split())
-_KEYWORDS = _AGGREGATIONS | _GROUPING | frozenset("and or unless bool offset inf nan".split())
+_GROUPING = frozenset(["by", "without", "on", "ignoring", "group_left", "group_right"])
+_KEYWORDS = (
+    _AGGREGATIONS | _GROUPING | frozenset(["and", "or", "unless", "bool", "offset", "inf", "nan"])
+)
 _TOKEN = re.compile(
     r"""
     (?P<ws>\s+|\#[^\n]*)
@@ -238,7 +253,8 @@ _VALUES_REF = re.compile(r"\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
 def values_lookup(values: dict[str, Any], dotted: str) -> Any:
     node: Any = values
     for key in dotted.strip(".").split("."):
-        assert isinstance(node, dict) and key in node, f".Values{dotted} is not in values.yaml"
+        assert isinstance(node, dict), f".Values{dotted}: {key} is below a leaf"
+        assert key in node, f".Values{dotted} is not in values.yaml"
         node = node[key]
     return node
 

@@ -46,12 +46,12 @@ def test_render_lite_substitutes_values_and_drops_control_lines() -> None:
         "spec:\n"
         "  {{- if .Values.on }}\n"
         "  port: {{ .Values.service.port }}\n"
-        "  name: {{ include \"x\" . }}\n"
+        '  name: {{ include "x" . }}\n'
         "  {{- end }}\n"
     )
     rendered = contract.render_lite(template, {"on": True, "service": {"port": 8765}})
     assert rendered == {"spec": {"port": 8765, "name": "TEMPLATED"}}
-    with pytest.raises(AssertionError, match="not in values.yaml"):
+    with pytest.raises(AssertionError, match=r"not in values\.yaml"):
         contract.render_lite("port: {{ .Values.service.prot }}\n", {"service": {"port": 1}})
 
 

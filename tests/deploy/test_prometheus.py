@@ -1,4 +1,4 @@
-"""deploy/prometheus: rules and config refer only to what guard/metrics.py exposes; promtool agrees."""
+"""deploy/prometheus refers only to what guard/metrics.py exposes, and promtool agrees."""
 
 from __future__ import annotations
 
@@ -26,7 +26,9 @@ def _promtool(*args: str, cwd: Path) -> None:
 
 @needs_promtool
 def test_promtool_check_config() -> None:
-    _promtool("check", "config", contract.PROMETHEUS_CONFIG.name, cwd=contract.PROMETHEUS_CONFIG.parent)
+    _promtool(
+        "check", "config", contract.PROMETHEUS_CONFIG.name, cwd=contract.PROMETHEUS_CONFIG.parent
+    )
 
 
 @needs_promtool
@@ -43,8 +45,9 @@ def test_promtool_test_rules() -> None:
 def test_recording_rule_refers_to_real_metrics_and_labels(record: str) -> None:
     expr = contract.recording_rules()[record]
     refs = contract.check_expr(expr, record)
-    level, metric, operation = record.split(":")
-    assert metric.startswith("mirage_guard_") and operation, record
+    _level, metric, operation = record.split(":")
+    assert metric.startswith("mirage_guard_"), record
+    assert operation, record
     # the level names exactly the labels the result keeps
     inherited = set().union(
         *(contract.level_labels(s.metric) for s in refs.selectors if ":" in s.metric)
@@ -62,11 +65,15 @@ def test_alert_refers_to_real_metrics_and_labels(alert: str) -> None:
 
 
 def test_every_guard_metric_feeds_a_rule() -> None:
-    used = set().union(*(contract.promql_refs(e).metrics for e in contract.recording_rules().values()))
+    used = set().union(
+        *(contract.promql_refs(e).metrics for e in contract.recording_rules().values())
+    )
     for family, kind in contract.metric_families().items():
-        names = {family + "_total"} if kind == "counter" else {
-            family + "_bucket", family + "_sum", family + "_count"
-        }
+        names = (
+            {family + "_total"}
+            if kind == "counter"
+            else {family + "_bucket", family + "_sum", family + "_count"}
+        )
         assert used & names, f"{family} ({kind}) is used by no recording rule"
 
 
