@@ -1,0 +1,81 @@
+"""The configuration of one benchmark run (what ``mirage bench run`` flags become)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from benchmark._records import RetentionPolicy
+from benchmark._tasks import Task
+
+
+class GuardArm(StrEnum):
+    OFF = "off"
+    ON = "on"
+    BOTH = "both"
+
+    @property
+    def arms(self) -> tuple[bool, ...]:
+        """The ``guarded`` values this setting runs."""
+        return {"off": (False,), "on": (True,), "both": (False, True)}[self.value]
+
+
+class Stage(StrEnum):
+    PROBE = "probe"
+    TASK = "task"
+    SELF_AUDIT = "self_audit"
+    JUDGE = "judge"
+    ACCUM = "accum"
+
+
+class RunConfig(BaseModel):
+    """Everything that decides which calls a run makes. Its hash pins a run directory."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    models: list[str] = Field(min_length=1, description="subject models (litellm strings)")
+    judge: str = Field(description="independent judge model (litellm string)")
+    personas: list[str] = Field(default_factory=list, description="ids or groups; empty = all")
+    personas_file: str | None = None
+    tasks: list[Task] = Field(default_factory=lambda: list(Task))
+    limit: int | None = Field(default=None, ge=1, description="at most this many personas")
+    seed: int = 0
+    guard: GuardArm = GuardArm.OFF
+    stages: list[Stage] = Field(default_factory=lambda: list(Stage))
+    task_temperature: float = 0.7
+    judge_temperature: float = 0.0
+    max_tokens: int | None = 2048
+    accum_rounds: int = Field(default=8, ge=2)
+    accum_personas: int = Field(default=2, ge=0, description="personas in the Accum stage")
+    accum_policies: list[RetentionPolicy] = Field(
+        default_factory=lambda: [RetentionPolicy.RETAIN, RetentionPolicy.FREE]
+    )
+    families: dict[str, str] = Field(
+        default_factory=dict, description="model -> family, for the family-clustered CI"
+    )
+
+    @model_validator(mode="after")
+    def _judge_is_independent(self) -> RunConfig:
+        if self.judge in self.models:
+            raise ValueError(f"the judge {self.judge!r} must not also be a subject model")
+        return self
+
+    def config_hash(self) -> str:
+        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+class RuntimeOptions(BaseModel):
+    """How a run executes; never part of the config hash nor of any cache key."""
+
+    model_config = ConfigDict(frozen=True)
+
+    concurrency: int = Field(default=8, ge=1, description="in-flight calls per subject model")
+    judge_concurrency: int = Field(default=8, ge=1)
+    retry_attempts: int = Field(default=5, ge=1)
+    api_base: str | None = None
+    timeout_s: float = 120.0
+    progress: bool = True

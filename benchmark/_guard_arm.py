@@ -1,0 +1,110 @@
+"""The with-guard arm: the guard tags Task claims and sits in the Accum memory path."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from benchmark._records import GuardClaimDecision, JudgeClaimRecord, StoredMemoryItem
+from benchmark._schemas import MemoryItem
+from benchmark._stages import Evidence, normalise
+from guard._domain import Action, Candidate, Decision, Role, Turn
+
+
+class ClaimTagger(Protocol):
+    """What the benchmark needs of ``guard.Guard``."""
+
+    async def atag(
+        self,
+        turns: Sequence[Turn],
+        candidates: Sequence[Candidate],
+        *,
+        writer_model: str | None = None,
+    ) -> list[Decision]: ...
+
+    def close(self) -> None: ...
+
+
+GuardFactory = Callable[[], ClaimTagger]
+
+
+def default_guard_factory() -> ClaimTagger:
+    """``guard.Guard`` from the environment's settings (imported lazily)."""
+    from guard import Guard  # type: ignore[attr-defined,unused-ignore]
+
+    tagger: ClaimTagger = Guard.from_settings()
+    return tagger
+
+
+def evidence_turns(evidence: Sequence[Evidence]) -> list[Turn]:
+    return [Turn(id=e.turn_id, role=Role.USER, content=e.text) for e in evidence]
+
+
+async def tag_task_claims(
+    tagger: ClaimTagger,
+    evidence: Sequence[Evidence],
+    claims: Sequence[JudgeClaimRecord],
+    *,
+    writer_model: str,
+) -> list[GuardClaimDecision]:
+    if not claims:
+        return []
+    candidates = [Candidate(id=c.claim_id, text=c.text) for c in claims]
+    decisions = await tagger.atag(evidence_turns(evidence), candidates, writer_model=writer_model)
+    return [
+        GuardClaimDecision(
+            claim_id=claim.claim_id,
+            judge_label=claim.label,
+            provenance=d.provenance,
+            action=d.action,
+            source_turn_id=d.source_turn_id,
+            score=d.score,
+        )
+        for claim, d in zip(claims, decisions, strict=True)
+    ]
+
+
+async def guard_memory_update(
+    tagger: ClaimTagger | None,
+    evidence: Sequence[Evidence],
+    previous: Sequence[StoredMemoryItem],
+    proposed: Sequence[MemoryItem],
+    *,
+    writer_model: str,
+    round_no: int,
+) -> tuple[list[StoredMemoryItem], list[str]]:
+    """The memory kept after a round, and the texts the guard kept out.
+
+    Without a guard every proposed entry is kept as a fact. With one, entries already kept keep
+    their status; new entries pass through the guard: ``store`` -> fact, ``store_as_hypothesis``
+    -> hypothesis, ``quarantine``/``block`` -> not carried. Entries the model dropped are gone.
+    """
+    if tagger is None:
+        return [StoredMemoryItem(text=p.text, basis=p.basis) for p in proposed], []
+    kept_before = {normalise(m.text): m for m in previous}
+    carried: dict[int, StoredMemoryItem] = {}
+    new: list[tuple[int, MemoryItem]] = []
+    for i, item in enumerate(proposed):
+        before = kept_before.get(normalise(item.text))
+        if before is not None:
+            carried[i] = before
+        else:
+            new.append((i, item))
+    dropped: list[str] = []
+    if new:
+        candidates = [Candidate(id=f"r{round_no}-m{i:02d}", text=item.text) for i, item in new]
+        decisions = await tagger.atag(
+            evidence_turns(evidence), candidates, writer_model=writer_model
+        )
+        for (i, item), decision in zip(new, decisions, strict=True):
+            if decision.action in (Action.QUARANTINE, Action.BLOCK):
+                dropped.append(item.text)
+                continue
+            carried[i] = StoredMemoryItem(
+                text=item.text,
+                basis=item.basis,
+                status="fact" if decision.action is Action.STORE else "hypothesis",
+                provenance=decision.provenance,
+                source_turn_id=decision.source_turn_id,
+            )
+    return [carried[i] for i in sorted(carried)], dropped

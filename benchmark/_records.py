@@ -1,0 +1,171 @@
+"""What a run writes: one append-only JSONL file per record kind, one line per finished unit."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from benchmark._schemas import Accuracy, MemoryItem, ProbeItem, SelfAuditClaim
+from benchmark._tasks import Task
+from benchmark.personas import PersonaGroup
+from guard._domain import Action, Label, Provenance
+from guard.llm import Completion
+
+
+class RetentionPolicy(StrEnum):
+    """The Accum memory-update prompt: retain-biased (as in the paper) or free pruning."""
+
+    RETAIN = "retain"
+    FREE = "free"
+
+
+class JudgeTarget(StrEnum):
+    TASK = "task"
+    PROBE = "probe"
+    MEMORY = "memory"
+
+
+class CallInfo(BaseModel):
+    """Token and cost accounting of one LLM call (``cached`` calls cost nothing this run)."""
+
+    model: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
+    cached: bool = False
+
+    @classmethod
+    def of(cls, completion: Completion) -> CallInfo:
+        return cls(
+            model=completion.model,
+            prompt_tokens=completion.usage.prompt_tokens,
+            completion_tokens=completion.usage.completion_tokens,
+            cost_usd=completion.cost_usd,
+            cached=completion.cached,
+        )
+
+
+class StageError(BaseModel):
+    type: str
+    message: str
+    retryable: bool
+
+
+class Record(BaseModel):
+    """Base of every record: the unit it finishes, the calls it made, and its outcome."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: ClassVar[str] = "record"
+    unit: str
+    model: str
+    persona_id: str
+    group: PersonaGroup
+    calls: list[CallInfo] = Field(default_factory=list)
+    error: StageError | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def final(self) -> bool:
+        """True when a resumed run must not redo this unit."""
+        return self.error is None or not self.error.retryable
+
+
+class ProbeRecord(Record):
+    kind: ClassVar[str] = "probe"
+    items: list[ProbeItem] = Field(default_factory=list)
+
+
+class TaskRecord(Record):
+    kind: ClassVar[str] = "task"
+    task: Task
+    output: str = ""
+
+    @property
+    def output_words(self) -> int:
+        return len(self.output.split())
+
+
+class SelfAuditRecord(Record):
+    kind: ClassVar[str] = "self_audit"
+    task: Task
+    claims: list[SelfAuditClaim] = Field(default_factory=list)
+
+
+class JudgeClaimRecord(BaseModel):
+    claim_id: str
+    text: str
+    label: Label
+    source_turn_id: str | None = None
+    accuracy: Accuracy = Accuracy.UNVERIFIABLE
+    rationale: str = ""
+
+
+class JudgeRecord(Record):
+    """The judge's claims about one output; ``model`` is the subject, ``judge`` the judge."""
+
+    kind: ClassVar[str] = "judge"
+    judge: str
+    target: JudgeTarget
+    task: Task | None = None
+    policy: RetentionPolicy | None = None
+    guarded: bool | None = None
+    evidence_turn_ids: list[str] = Field(default_factory=list)
+    claims: list[JudgeClaimRecord] = Field(default_factory=list)
+
+
+class StoredMemoryItem(BaseModel):
+    """A memory entry as kept after a round (guarded: with the guard's decision)."""
+
+    text: str
+    basis: Literal["stated", "inferred"] = "inferred"
+    status: Literal["fact", "hypothesis"] = "fact"
+    provenance: Provenance | None = None
+    source_turn_id: str | None = None
+
+
+class AccumRoundRecord(Record):
+    kind: ClassVar[str] = "accum"
+    policy: RetentionPolicy
+    guarded: bool
+    round: int
+    user_turn_id: str
+    user_message: str
+    reply: str = ""
+    proposed: list[MemoryItem] = Field(default_factory=list)
+    memory: list[StoredMemoryItem] = Field(default_factory=list)
+    dropped_by_guard: list[str] = Field(default_factory=list)
+    contradicted: str | None = None
+    revealed: list[str] = Field(default_factory=list)
+
+
+class GuardClaimDecision(BaseModel):
+    claim_id: str
+    judge_label: Label
+    provenance: Provenance
+    action: Action
+    source_turn_id: str | None
+    score: float | None
+
+
+class GuardTagRecord(Record):
+    """The guard's decisions on the judge-extracted claims of one Task output."""
+
+    kind: ClassVar[str] = "guard"
+    task: Task
+    decisions: list[GuardClaimDecision] = Field(default_factory=list)
+
+
+RECORD_TYPES: tuple[type[Record], ...] = (
+    ProbeRecord,
+    TaskRecord,
+    SelfAuditRecord,
+    JudgeRecord,
+    AccumRoundRecord,
+    GuardTagRecord,
+)

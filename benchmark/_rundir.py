@@ -1,0 +1,163 @@
+"""A resumable run directory: ``manifest.json``, ``records/<kind>.jsonl`` and ``cache/``.
+
+Records are appended one line per finished unit and never rewritten. A run killed mid-way leaves
+at most one torn last line, which loading skips; resuming redoes only units without a final
+record, and the call cache answers every call that had already completed.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import sys
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import IO, Any, TypeVar
+
+from pydantic import BaseModel, Field, ValidationError
+
+from benchmark._config import RunConfig
+from benchmark._records import RECORD_TYPES, Record
+from guard.errors import ConfigError, InputError
+from prompts import available_prompts, load_prompt
+
+R = TypeVar("R", bound=Record)
+
+PACKAGES = ("mirage-guard", "litellm", "pydantic", "anyio", "numpy", "scipy", "tenacity")
+
+
+def package_versions() -> dict[str, str]:
+    versions = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def bench_prompt_refs() -> dict[str, str]:
+    return {n: load_prompt(n).version for n in available_prompts() if n.startswith("bench_")}
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class RunManifest(BaseModel):
+    config: RunConfig
+    config_hash: str
+    packages: dict[str, str]
+    prompts: dict[str, str]
+    command: list[str] = Field(default_factory=list)
+    started_at: str
+    resumed_at: list[str] = Field(default_factory=list)
+    offline_models: list[str] = Field(
+        default_factory=list, description="models answered by the offline mock provider"
+    )
+
+
+class RunDirectory:
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.records_dir = self.path / "records"
+        self._handles: dict[str, IO[str]] = {}
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.path / "manifest.json"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.path / "cache"
+
+    def exists(self) -> bool:
+        return self.manifest_path.is_file()
+
+    def read_manifest(self) -> RunManifest:
+        if not self.exists():
+            raise InputError(f"{self.path} is not a benchmark run directory (no manifest.json)")
+        return RunManifest.model_validate_json(self.manifest_path.read_text(encoding="utf-8"))
+
+    def open(self, config: RunConfig, *, offline_models: list[str] | None = None) -> RunManifest:
+        """Start a new run here, or resume the one here if its config is the same."""
+        self.records_dir.mkdir(parents=True, exist_ok=True)
+        if self.exists():
+            manifest = self.read_manifest()
+            if manifest.config_hash != config.config_hash():
+                raise ConfigError(
+                    f"{self.path} holds a run with another configuration "
+                    f"({manifest.config_hash} != {config.config_hash()}); "
+                    "use a new run directory"
+                )
+            now_prompts = bench_prompt_refs()
+            changed = sorted(k for k, v in manifest.prompts.items() if now_prompts.get(k) != v)
+            if changed:
+                raise ConfigError(
+                    f"prompts changed since this run started ({', '.join(changed)}); "
+                    "use a new run directory"
+                )
+            manifest.resumed_at.append(_now())
+        else:
+            manifest = RunManifest(
+                config=config,
+                config_hash=config.config_hash(),
+                packages=package_versions(),
+                prompts=bench_prompt_refs(),
+                command=list(sys.argv),
+                started_at=_now(),
+                offline_models=offline_models or [],
+            )
+        tmp = self.manifest_path.with_suffix(".tmp")
+        tmp.write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
+        tmp.replace(self.manifest_path)
+        return manifest
+
+    # -- records -------------------------------------------------------------------------
+
+    def append(self, record: Record) -> None:
+        handle = self._handles.get(record.kind)
+        if handle is None:
+            self.records_dir.mkdir(parents=True, exist_ok=True)
+            handle = (self.records_dir / f"{record.kind}.jsonl").open("a", encoding="utf-8")
+            self._handles[record.kind] = handle
+        handle.write(record.model_dump_json() + "\n")
+        handle.flush()
+
+    def close(self) -> None:
+        for handle in self._handles.values():
+            handle.close()
+        self._handles.clear()
+
+    def _raw_lines(self, kind: str) -> list[dict[str, Any]]:
+        path = self.records_dir / f"{kind}.jsonl"
+        if not path.is_file():
+            return []
+        rows: list[dict[str, Any]] = []
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue  # a torn line from a killed run
+        return rows
+
+    def records(self, record_type: type[R]) -> list[R]:
+        """The latest record of each unit of this type (a later line supersedes an earlier)."""
+        by_unit: dict[str, R] = {}
+        for row in self._raw_lines(record_type.kind):
+            try:
+                record = record_type.model_validate(row)
+            except ValidationError:
+                continue
+            by_unit[record.unit] = record
+        return list(by_unit.values())
+
+    def final_records(self) -> dict[str, Record]:
+        """Unit -> record, for every unit a resumed run must not redo."""
+        done: dict[str, Record] = {}
+        for record_type in RECORD_TYPES:
+            for record in self.records(record_type):
+                if record.final:
+                    done[record.unit] = record
+        return done

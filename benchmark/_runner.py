@@ -1,0 +1,527 @@
+"""Runs a benchmark: schedules every unit with anyio, resumes, records, accounts.
+
+Client stack per model (outermost first)::
+
+    CachedLLM -> LimitedLLM(name) -> RetryingLLM -> provider (LiteLLMClient or an offline fake)
+
+so cache hits take no concurrency slot and are never retried, and each retry waits inside the
+model's limit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+import anyio
+
+from benchmark._cache import CachedLLM, DiskCache
+from benchmark._config import RunConfig, RuntimeOptions, Stage
+from benchmark._guard_arm import (
+    ClaimTagger,
+    GuardFactory,
+    guard_memory_update,
+    tag_task_claims,
+)
+from benchmark._limits import ConcurrencyLimits, LimitedLLM
+from benchmark._progress import NullProgress, ProgressSink
+from benchmark._records import (
+    AccumRoundRecord,
+    CallInfo,
+    GuardTagRecord,
+    JudgeRecord,
+    JudgeTarget,
+    ProbeRecord,
+    Record,
+    RetentionPolicy,
+    SelfAuditRecord,
+    StageError,
+    StoredMemoryItem,
+    TaskRecord,
+)
+from benchmark._rundir import RunDirectory
+from benchmark._stages import (
+    MEMORY_REQUEST,
+    PROBE_REQUEST,
+    AccumRound,
+    Evidence,
+    plan_round,
+    run_judge,
+    run_memory_update,
+    run_probe,
+    run_self_audit,
+    run_task,
+)
+from benchmark._tasks import Task
+from benchmark.personas import Persona, load_personas, select_personas
+from guard.errors import LLMAuthError, MirageError
+from guard.llm import LLMClient, RetryingLLM, SamplingParams, create_llm
+
+R = TypeVar("R", bound=Record)
+ProviderFactory = Callable[[str], LLMClient]
+
+
+def litellm_provider(options: RuntimeOptions) -> ProviderFactory:
+    def factory(model: str) -> LLMClient:
+        return create_llm(model, api_base=options.api_base, timeout_s=options.timeout_s)
+
+    return factory
+
+
+@dataclass
+class RunSummary:
+    run_dir: Path
+    units_done: int = 0
+    units_resumed: int = 0
+    errors: int = 0
+    calls: int = 0
+    cached_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    cost_unknown_calls: int = 0
+    error_messages: list[str] = field(default_factory=list)
+
+    def add_calls(self, calls: Sequence[CallInfo]) -> None:
+        for call in calls:
+            self.calls += 1
+            if call.cached:
+                self.cached_calls += 1
+                continue
+            self.prompt_tokens += call.prompt_tokens
+            self.completion_tokens += call.completion_tokens
+            if call.cost_usd is None:
+                self.cost_unknown_calls += 1
+            else:
+                self.cost_usd += call.cost_usd
+
+
+def unit_count(config: RunConfig, personas: int) -> dict[Stage, int]:
+    """How many records each stage writes (the progress bars' totals)."""
+    n_models, n_tasks = len(config.models), len(config.tasks)
+    stages = set(config.stages)
+    arms = config.guard.arms
+    counts: dict[Stage, int] = {}
+    if Stage.PROBE in stages:
+        counts[Stage.PROBE] = n_models * personas
+    if Stage.TASK in stages:
+        counts[Stage.TASK] = n_models * personas * n_tasks
+    if Stage.SELF_AUDIT in stages:
+        counts[Stage.SELF_AUDIT] = n_models * personas * n_tasks
+    accum_units = (
+        n_models * min(config.accum_personas, personas) * len(config.accum_policies) * len(arms)
+    )
+    if Stage.JUDGE in stages:
+        judged = n_models * personas * n_tasks * (Stage.TASK in stages)
+        judged += n_models * personas * (Stage.PROBE in stages)
+        judged += accum_units * (Stage.ACCUM in stages)
+        judged += n_models * personas * n_tasks * (True in arms) * (Stage.TASK in stages)
+        counts[Stage.JUDGE] = judged
+    if Stage.ACCUM in stages:
+        counts[Stage.ACCUM] = accum_units * config.accum_rounds
+    return counts
+
+
+class BenchmarkRun:
+    """One run of MirageBench into a run directory (new or resumed)."""
+
+    def __init__(
+        self,
+        config: RunConfig,
+        run_dir: str | Path,
+        *,
+        provider: ProviderFactory,
+        options: RuntimeOptions | None = None,
+        guard_factory: GuardFactory | None = None,
+        cache_dir: str | Path | None = None,
+        personas: Sequence[Persona] | None = None,
+        progress: ProgressSink | None = None,
+        offline_models: Sequence[str] = (),
+    ) -> None:
+        self.config = config
+        self.options = options or RuntimeOptions()
+        self.run_dir = RunDirectory(run_dir)
+        self.cache = DiskCache(cache_dir or self.run_dir.cache_dir)
+        self.provider = provider
+        self.guard_factory = guard_factory
+        self.offline_models = list(offline_models)
+        self.progress: ProgressSink = progress or NullProgress()
+        all_personas = (
+            list(personas) if personas is not None else load_personas(config.personas_file)
+        )
+        self.personas = select_personas(all_personas, config.personas, limit=config.limit)
+        self.limits = ConcurrencyLimits(
+            {"judge": self.options.judge_concurrency}, default=self.options.concurrency
+        )
+        self.clients: dict[str, CachedLLM] = {}
+        self.summary = RunSummary(run_dir=self.run_dir.path)
+        self._done: dict[str, Record] = {}
+        self._tagger: ClaimTagger | None = None
+
+    # -- clients ---------------------------------------------------------------------------
+
+    def client(self, model: str, *, role: str) -> CachedLLM:
+        if model not in self.clients:
+            inner = RetryingLLM(self.provider(model), attempts=self.options.retry_attempts)
+            name = "judge" if role == "judge" else f"subject:{model}"
+            limited = LimitedLLM(inner, self.limits, name)
+            self.clients[model] = CachedLLM(limited, self.cache)
+        return self.clients[model]
+
+    def generation_params(self) -> SamplingParams:
+        return SamplingParams(
+            temperature=self.config.task_temperature,
+            max_tokens=self.config.max_tokens,
+            seed=self.config.seed,
+        )
+
+    def judge_params(self) -> SamplingParams:
+        return SamplingParams(
+            temperature=self.config.judge_temperature,
+            max_tokens=self.config.max_tokens,
+            seed=self.config.seed,
+        )
+
+    # -- units -----------------------------------------------------------------------------
+
+    async def unit(
+        self,
+        stage: Stage,
+        record_type: type[R],
+        key: str,
+        work: Callable[[], Awaitable[R]],
+        *,
+        fallback: Callable[[StageError], R],
+    ) -> R:
+        """Return the unit's record: from a previous run if final, else by doing ``work``."""
+        previous = self._done.get(key)
+        if isinstance(previous, record_type):
+            self.summary.units_resumed += 1
+            self.progress.advance(stage)
+            return previous
+        try:
+            record = await work()
+        except LLMAuthError:
+            raise
+        except MirageError as exc:
+            record = fallback(
+                StageError(type=type(exc).__name__, message=str(exc)[:500], retryable=exc.retryable)
+            )
+            self.summary.errors += 1
+            self.summary.error_messages.append(f"{key}: {record.error and record.error.message}")
+        self.run_dir.append(record)
+        self._done[key] = record
+        self.summary.units_done += 1
+        self.summary.add_calls(record.calls)
+        self.progress.advance(stage)
+        return record
+
+    async def probe(self, model: str, persona: Persona) -> ProbeRecord:
+        key = f"probe|{model}|{persona.persona_id}"
+        base = {
+            "unit": key,
+            "model": model,
+            "persona_id": persona.persona_id,
+            "group": persona.group,
+        }
+
+        async def work() -> ProbeRecord:
+            out, info = await run_probe(
+                self.client(model, role="subject"), persona, self.generation_params()
+            )
+            return ProbeRecord(**base, items=out.items, calls=[info])
+
+        record = await self.unit(
+            Stage.PROBE, ProbeRecord, key, work, fallback=lambda e: ProbeRecord(**base, error=e)
+        )
+        if Stage.JUDGE in self.config.stages and record.ok:
+            output = "\n".join(f"- {i.claim} ({i.basis}: {i.reason})" for i in record.items)
+            await self.judge(
+                model,
+                persona,
+                JudgeTarget.PROBE,
+                f"{model}/{persona.persona_id}/probe",
+                evidence=_facts(persona),
+                request=PROBE_REQUEST,
+                output=output,
+            )
+        return record
+
+    async def judge(
+        self,
+        model: str,
+        persona: Persona,
+        target: JudgeTarget,
+        prefix: str,
+        *,
+        evidence: list[Evidence],
+        request: str,
+        output: str,
+        task: Task | None = None,
+        policy: RetentionPolicy | None = None,
+        guarded: bool | None = None,
+    ) -> JudgeRecord:
+        key = f"judge|{prefix}"
+        base = {
+            "unit": key,
+            "model": model,
+            "persona_id": persona.persona_id,
+            "group": persona.group,
+            "judge": self.config.judge,
+            "target": target,
+            "task": task,
+            "policy": policy,
+            "guarded": guarded,
+            "evidence_turn_ids": [e.turn_id for e in evidence],
+        }
+
+        async def work() -> JudgeRecord:
+            claims, info = await run_judge(
+                self.client(self.config.judge, role="judge"),
+                persona,
+                evidence=evidence,
+                request=request,
+                output=output,
+                claim_prefix=prefix,
+                params=self.judge_params(),
+            )
+            return JudgeRecord(**base, claims=claims, calls=[info])
+
+        return await self.unit(
+            Stage.JUDGE, JudgeRecord, key, work, fallback=lambda e: JudgeRecord(**base, error=e)
+        )
+
+    async def task_chain(self, model: str, persona: Persona, task: Task) -> None:
+        """Task -> (Self-audit, Judge -> guard tagging)."""
+        stages = self.config.stages
+        if Stage.TASK not in stages:
+            return
+        key = f"task|{model}|{persona.persona_id}|{task.value}"
+        base = {
+            "unit": key,
+            "model": model,
+            "persona_id": persona.persona_id,
+            "group": persona.group,
+            "task": task,
+        }
+
+        async def work() -> TaskRecord:
+            text, info = await run_task(
+                self.client(model, role="subject"), persona, task, self.generation_params()
+            )
+            return TaskRecord(**base, output=text, calls=[info])
+
+        record = await self.unit(
+            Stage.TASK, TaskRecord, key, work, fallback=lambda e: TaskRecord(**base, error=e)
+        )
+        if not record.ok:
+            return
+        async with anyio.create_task_group() as tg:
+            if Stage.SELF_AUDIT in stages:
+                tg.start_soon(self.self_audit, model, persona, task, record.output)
+            if Stage.JUDGE in stages:
+                tg.start_soon(self.judge_and_tag, model, persona, task, record.output)
+
+    async def self_audit(self, model: str, persona: Persona, task: Task, output: str) -> None:
+        key = f"self_audit|{model}|{persona.persona_id}|{task.value}"
+        base = {
+            "unit": key,
+            "model": model,
+            "persona_id": persona.persona_id,
+            "group": persona.group,
+            "task": task,
+        }
+
+        async def work() -> SelfAuditRecord:
+            out, info = await run_self_audit(
+                self.client(model, role="subject"),
+                persona,
+                task,
+                output,
+                SamplingParams(
+                    temperature=0.0, max_tokens=self.config.max_tokens, seed=self.config.seed
+                ),
+            )
+            return SelfAuditRecord(**base, claims=out.claims, calls=[info])
+
+        await self.unit(
+            Stage.SELF_AUDIT,
+            SelfAuditRecord,
+            key,
+            work,
+            fallback=lambda e: SelfAuditRecord(**base, error=e),
+        )
+
+    async def judge_and_tag(self, model: str, persona: Persona, task: Task, output: str) -> None:
+        judged = await self.judge(
+            model,
+            persona,
+            JudgeTarget.TASK,
+            f"{model}/{persona.persona_id}/{task.value}",
+            evidence=_facts(persona),
+            request=task.display_name,
+            output=output,
+            task=task,
+        )
+        if not judged.ok or True not in self.config.guard.arms:
+            return
+        key = f"guard|{model}|{persona.persona_id}|{task.value}"
+        base = {
+            "unit": key,
+            "model": model,
+            "persona_id": persona.persona_id,
+            "group": persona.group,
+            "task": task,
+        }
+
+        async def work() -> GuardTagRecord:
+            decisions = await tag_task_claims(
+                self.tagger(), _facts(persona), judged.claims, writer_model=model
+            )
+            return GuardTagRecord(**base, decisions=decisions)
+
+        await self.unit(
+            Stage.JUDGE,
+            GuardTagRecord,
+            key,
+            work,
+            fallback=lambda e: GuardTagRecord(**base, error=e),
+        )
+
+    def tagger(self) -> ClaimTagger:
+        if self._tagger is None:
+            if self.guard_factory is None:
+                from benchmark._guard_arm import default_guard_factory
+
+                self.guard_factory = default_guard_factory
+            self._tagger = self.guard_factory()
+        return self._tagger
+
+    async def accum(
+        self, model: str, persona: Persona, policy: RetentionPolicy, guarded: bool
+    ) -> None:
+        """8 rounds of memory updates, sequential; then the judge reads the final memory."""
+        memory: list[StoredMemoryItem] = []
+        evidence: list[Evidence] = []
+        arm = "guard" if guarded else "noguard"
+        for round_no in range(1, self.config.accum_rounds + 1):
+            plan = plan_round(
+                persona, round_no, memory, rounds=self.config.accum_rounds, seed=self.config.seed
+            )
+            evidence.extend(plan.new_evidence)
+            key = f"accum|{model}|{persona.persona_id}|{policy.value}|{arm}|r{round_no}"
+            record = await self.accum_round(
+                key, model, persona, policy, guarded, round_no, plan, memory, list(evidence)
+            )
+            if not record.ok:
+                return
+            memory = record.memory
+        if Stage.JUDGE in self.config.stages:
+            facts = [m for m in memory if m.status == "fact"]
+            await self.judge(
+                model,
+                persona,
+                JudgeTarget.MEMORY,
+                f"{model}/{persona.persona_id}/memory-{policy.value}-{arm}",
+                evidence=evidence,
+                request=MEMORY_REQUEST,
+                output="\n".join(f"- {m.text}" for m in facts) or "(no entries)",
+                policy=policy,
+                guarded=guarded,
+            )
+
+    async def accum_round(
+        self,
+        key: str,
+        model: str,
+        persona: Persona,
+        policy: RetentionPolicy,
+        guarded: bool,
+        round_no: int,
+        plan: AccumRound,
+        memory: list[StoredMemoryItem],
+        evidence: list[Evidence],
+    ) -> AccumRoundRecord:
+        base = {
+            "unit": key,
+            "model": model,
+            "persona_id": persona.persona_id,
+            "group": persona.group,
+            "policy": policy,
+            "guarded": guarded,
+            "round": round_no,
+            "user_turn_id": plan.turn_id,
+            "user_message": plan.message,
+            "contradicted": plan.contradicted,
+            "revealed": [e.text for e in plan.new_evidence],
+        }
+
+        async def work() -> AccumRoundRecord:
+            out, info = await run_memory_update(
+                self.client(model, role="subject"),
+                policy,
+                round_no,
+                memory,
+                plan.message,
+                self.generation_params(),
+            )
+            kept, dropped = await guard_memory_update(
+                self.tagger() if guarded else None,
+                evidence,
+                memory,
+                out.memory,
+                writer_model=model,
+                round_no=round_no,
+            )
+            return AccumRoundRecord(
+                **base,
+                reply=out.reply,
+                proposed=out.memory,
+                memory=kept,
+                dropped_by_guard=dropped,
+                calls=[info],
+            )
+
+        return await self.unit(
+            Stage.ACCUM,
+            AccumRoundRecord,
+            key,
+            work,
+            fallback=lambda e: AccumRoundRecord(**base, error=e),
+        )
+
+    # -- the whole run ---------------------------------------------------------------------
+
+    async def run(self) -> RunSummary:
+        self.run_dir.open(self.config, offline_models=self.offline_models)
+        self._done = self.run_dir.final_records()
+        self.progress.start(unit_count(self.config, len(self.personas)))
+        accum_personas = self.personas[: self.config.accum_personas]
+        try:
+            async with anyio.create_task_group() as tg:
+                for model in self.config.models:
+                    for persona in self.personas:
+                        if Stage.PROBE in self.config.stages:
+                            tg.start_soon(self.probe, model, persona)
+                        for task in self.config.tasks:
+                            tg.start_soon(self.task_chain, model, persona, task)
+                    if Stage.ACCUM not in self.config.stages:
+                        continue
+                    for persona in accum_personas:
+                        for policy in self.config.accum_policies:
+                            for guarded in self.config.guard.arms:
+                                tg.start_soon(self.accum, model, persona, policy, guarded)
+        finally:
+            self.run_dir.close()
+            self.progress.stop()
+            if self._tagger is not None:
+                self._tagger.close()
+            for client in self.clients.values():
+                await client.aclose()
+        return self.summary
+
+
+def _facts(persona: Persona) -> list[Evidence]:
+    return [Evidence(f.turn_id, f.text) for f in persona.revealed_facts]
