@@ -6,6 +6,7 @@ The code is the source of truth: metric names and labels come from a live
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -264,7 +265,7 @@ def render_lite(template: str, values: dict[str, Any]) -> Any:
 
     Lines that hold only control actions (if/range/with/end, include|nindent, toYaml) are
     dropped, keeping every branch; a ``.Values.x`` (optionally ``| quote``) becomes its value
-    from values.yaml; any other action becomes the string ``TEMPLATED``.
+    from values.yaml (quoted with ``| quote``); any other action becomes ``TEMPLATED``.
     """
     lines = []
     for line in template.splitlines():
@@ -276,7 +277,8 @@ def render_lite(template: str, values: dict[str, Any]) -> Any:
             action = m.group(1)
             ref = re.fullmatch(r"\.Values((?:\.\w+)+)(\s*\|\s*quote)?", action)
             if ref:
-                return str(values_lookup(values, ref.group(1)))
+                value = values_lookup(values, ref.group(1))
+                return json.dumps(str(value)) if ref.group(2) else str(value)
             return "TEMPLATED"
 
         lines.append(_TEMPLATE_ACTION.sub(substitute, line))
