@@ -1,0 +1,123 @@
+"""The evidence linker with the real all-MiniLM-L6-v2 model (offline, loaded once per module)."""
+
+from __future__ import annotations
+
+import pytest
+
+from guard import Candidate, Role, Turn
+from guard.evidence import EvidenceLinker, shared_minilm
+from tests.fakes.embedder import CountingEmbedder
+from tests.guard.conftest import PAPER_TURNS, USER_TURN_IDS
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def counting() -> CountingEmbedder:
+    return CountingEmbedder(shared_minilm())
+
+
+@pytest.fixture(scope="module")
+def minilm_linker(counting: CountingEmbedder) -> EvidenceLinker:
+    return EvidenceLinker(counting)
+
+
+@pytest.mark.parametrize(
+    ("text", "turn_id"),
+    [
+        ("Works as a software engineer at a Seattle startup", "u1"),
+        ("Is a software engineer", "u1"),
+        ("Lives in Seattle", "u1"),
+        ("Went rock climbing last weekend", "u2"),
+        ("Enjoys rock climbing", "u2"),
+        ("Has a cat named Pixel", "u3"),
+        ("Their cat knocked over the coffee", "u3"),
+    ],
+)
+def test_paper_example_links_each_stated_claim_to_its_turn(
+    minilm_linker: EvidenceLinker, text: str, turn_id: str
+) -> None:
+    [link] = minilm_linker.link(PAPER_TURNS, [Candidate(id="c", text=text)])
+    assert link.turn_id == turn_id
+    assert link.span is not None
+    assert link.span in {t.content for t in PAPER_TURNS if t.id == turn_id}
+
+
+def test_all_paper_claims_in_one_write(minilm_linker: EvidenceLinker) -> None:
+    cands = [
+        Candidate(id="job", text="Software engineer at a startup in Seattle"),
+        Candidate(id="climb", text="Likes rock climbing"),
+        Candidate(id="cat", text="Owns a cat called Pixel"),
+    ]
+    links = minilm_linker.link(PAPER_TURNS, cands)
+    assert [lk.turn_id for lk in links] == ["u1", "u2", "u3"]
+    # a restatement is much closer to its evidence than to the other turns
+    assert all(lk.features["sim_margin"] > 0.1 for lk in links)
+
+
+def test_assistant_turn_repeating_the_claim_verbatim_is_never_the_source(
+    minilm_linker: EvidenceLinker,
+) -> None:
+    turns = [
+        Turn(id="u1", role=Role.USER, content="I went bouldering with friends on Saturday."),
+        Turn(id="a1", role=Role.ASSISTANT, content="You are a professional rock climber."),
+        Turn(id="u2", role=Role.USER, content="Also, I need a gift idea for my sister."),
+    ]
+    verbatim = Candidate(id="c", text="You are a professional rock climber.")
+    [link] = minilm_linker.link(turns, [verbatim])
+    assert link.turn_id in {"u1", "u2"}
+    # the assistant turn would have been a perfect match; the user turns are not
+    assert link.similarity < 0.95
+
+
+def test_every_link_names_a_user_turn(minilm_linker: EvidenceLinker) -> None:
+    cands = [Candidate(id=f"c{i}", text=t.content) for i, t in enumerate(PAPER_TURNS)]
+    links = minilm_linker.link(PAPER_TURNS, cands)
+    assert {lk.turn_id for lk in links} <= USER_TURN_IDS
+    # assistant repeats of u1 and u2 link back to the user turns they repeat
+    assert links[1].turn_id == "u1"
+    assert links[3].turn_id == "u2"
+
+
+def test_no_user_turn_means_no_link(minilm_linker: EvidenceLinker) -> None:
+    turns = [Turn(id="a1", role=Role.ASSISTANT, content="You are a nurse who loves cats.")]
+    [link] = minilm_linker.link(turns, [Candidate(id="c", text="You are a nurse who loves cats.")])
+    assert link.turn_id is None
+    assert link.span is None
+    assert link.features["no_user_turns"] == 1.0
+
+
+def test_turn_embeddings_are_cached_across_writes(counting: CountingEmbedder) -> None:
+    linker = EvidenceLinker(counting)
+    assert linker.cached_sentences == 0
+    linker.link(PAPER_TURNS, [Candidate(id="c1", text="Likes climbing")])
+    after_first = linker.cached_sentences
+    assert after_first == len(USER_TURN_IDS)  # one sentence per user turn, assistant turns never
+    counting.reset()
+    linker.link(PAPER_TURNS, [Candidate(id="c2", text="Has a cat")])
+    linker.link(PAPER_TURNS, [Candidate(id="c3", text="Drinks coffee")])
+    assert linker.cached_sentences == after_first
+    # later writes encode only their candidates, never the turns again
+    assert counting.encoded_texts == ["Has a cat", "Drinks coffee"]
+    more = [*PAPER_TURNS, Turn(id="u4", role=Role.USER, content="I also play the cello.")]
+    counting.reset()
+    linker.link(more, [Candidate(id="c4", text="Plays the cello")])
+    assert linker.cached_sentences == after_first + 1
+    assert counting.calls == [["I also play the cello.", "Plays the cello"]]
+
+
+def test_candidates_of_one_write_are_encoded_in_one_batch(counting: CountingEmbedder) -> None:
+    linker = EvidenceLinker(counting)
+    cands = [
+        Candidate(id=f"c{i}", text=t)
+        for i, t in enumerate(
+            ["Engineer", "Climbs rocks", "Has a cat", "Drinks coffee", "Lives in Seattle"]
+        )
+    ]
+    counting.reset()
+    linker.link(PAPER_TURNS, cands)
+    assert len(counting.calls) == 1
+    assert counting.calls[0][-len(cands) :] == [c.text for c in cands]
+    counting.reset()
+    linker.link(PAPER_TURNS, cands)
+    assert counting.calls == [[c.text for c in cands]]
