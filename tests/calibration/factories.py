@@ -9,9 +9,15 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from calibration import AUDIT_FEATURES, CalibrationProfile, DataRef, LogisticModel, ProfileMode
+from calibration import (
+    AUDIT_FEATURES,
+    CalibrationProfile,
+    DataRef,
+    LogisticModel,
+    ProfileMode,
+    make_profile_id,
+)
 from calibration import feature_version as _feature_version
-from calibration import make_profile_id
 from guard.evidence import FEATURE_NAMES
 
 

@@ -19,8 +19,8 @@ from guard.evidence._embedder import Vectors
 _TOKEN = re.compile(r"[a-z0-9]+")
 # function words carry no evidence; dropping them keeps "a"/"my" from linking unrelated texts
 _STOPWORDS = frozenset(
-    "a an the i i'm im my me at in on of to for and or is am are was were has have had with "
-    "this that it its be been you your they their he she his her we our".split()
+    "a an the i m my me at in on of to for and or is am are was were has have had with this "  # noqa: SIM905
+    "that it its be been you your they their he she his her we our".split()
 )
 
 

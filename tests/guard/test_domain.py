@@ -43,7 +43,9 @@ def decision(**overrides: Any) -> Decision:
 
 @pytest.mark.parametrize("provenance", [Provenance.STATED, Provenance.INFERRED])
 @pytest.mark.parametrize("missing", [None, ""])
-def test_stated_and_inferred_need_a_source_turn(provenance: Provenance, missing: str | None) -> None:
+def test_stated_and_inferred_need_a_source_turn(
+    provenance: Provenance, missing: str | None
+) -> None:
     action = Action.STORE if provenance is Provenance.STATED else Action.STORE_AS_HYPOTHESIS
     with pytest.raises(ValidationError, match="source_turn_id"):
         decision(provenance=provenance, action=action, source_turn_id=missing)
