@@ -32,11 +32,12 @@ class RetryingLLM(LLMClient):
         initial_s: float = 1.0,
         max_s: float = 30.0,
         rate_limit_floor_s: float = 2.0,
+        jitter_s: float = 1.0,
     ) -> None:
         self.inner = inner
         self.model = inner.model
         self.attempts = attempts
-        self._backoff = wait_exponential_jitter(initial=initial_s, max=max_s)
+        self._backoff = wait_exponential_jitter(multiplier=initial_s, max=max_s, jitter=jitter_s)
         self.rate_limit_floor_s = rate_limit_floor_s
 
     def _wait(self, state: RetryCallState) -> float:
