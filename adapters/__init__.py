@@ -1,0 +1,49 @@
+"""Memory stores behind the guard: Mem0 in-process or remote, and the guarded Mem0 drop-ins.
+
+>>> from adapters import GuardedMemory
+>>> memory = GuardedMemory.from_settings()          # embedded Mem0 + MiniLM under MIRAGE_DATA_DIR
+>>> memory.add([{"role": "user", "content": "I went climbing"}], user_id="alice")
+>>> memory.search("hobbies", filters={"user_id": "alice"})             # facts only
+>>> memory.get_all(filters={"user_id": "alice"}, include_hypotheses=True)
+"""
+
+from adapters._backend import (
+    PROTECTED_KEYS,
+    PROVENANCE_KEYS,
+    TENANT_KEY,
+    MemoryBackend,
+    matches,
+)
+from adapters._guarded import (
+    AsyncGuardedMemory,
+    ExtractionMode,
+    GuardedMemory,
+    make_extractor,
+    statuses_for,
+    to_turns,
+)
+from adapters._mem0 import EMBEDDING_DIMS, Mem0Backend, embedded_mem0_config, minilm_model_path
+from adapters._mem0_extraction import Mem0PromptExtractor
+from adapters._remote import RemoteMem0Backend
+from guard.decision_log import MemoryScope
+
+__all__ = [
+    "EMBEDDING_DIMS",
+    "PROTECTED_KEYS",
+    "PROVENANCE_KEYS",
+    "TENANT_KEY",
+    "AsyncGuardedMemory",
+    "ExtractionMode",
+    "GuardedMemory",
+    "Mem0Backend",
+    "Mem0PromptExtractor",
+    "MemoryBackend",
+    "MemoryScope",
+    "RemoteMem0Backend",
+    "embedded_mem0_config",
+    "make_extractor",
+    "matches",
+    "minilm_model_path",
+    "statuses_for",
+    "to_turns",
+]

@@ -1,0 +1,131 @@
+"""The memory-store seam: what the guard needs from Mem0 (or any store with Mem0's shape).
+
+Items are Mem0-shaped dicts (``id``, ``memory``, ``metadata``, ``user_id``...). A backend only
+ever writes verbatim (Mem0's ``infer=False``): what gets written, and with which provenance, is
+the guard's decision, never the store's.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from guard.decision_log import MemoryScope
+from guard.errors import InputError
+
+# Keys the guard owns inside a memory's metadata; callers may neither set nor change them.
+PROVENANCE_KEYS = ("provenance", "source_turn_id", "guard_score", "profile_id", "status")
+TENANT_KEY = "mirage_tenant"
+PROTECTED_KEYS = frozenset((*PROVENANCE_KEYS, TENANT_KEY))
+SCOPE_KEYS = ("user_id", "agent_id", "run_id")
+
+Item = dict[str, Any]
+
+
+class MemoryBackend(ABC):
+    """A Mem0-compatible store. Every method is async; failures raise ``guard.errors`` types:
+
+    - ``BackendUnavailableError`` when the store cannot be reached (retry may help),
+    - ``MemoryNotFoundError`` for an unknown id, ``InputError`` for input the store rejects,
+    - ``BackendError`` for anything else the store did wrong.
+    """
+
+    name: str = "backend"
+
+    @abstractmethod
+    async def add(
+        self,
+        messages: Sequence[Mapping[str, str]],
+        *,
+        scope: MemoryScope,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> list[Item]:
+        """Store each message verbatim (Mem0 ``infer=False``) with ``metadata``; return items."""
+
+    @abstractmethod
+    async def get(self, memory_id: str) -> Item | None:
+        """The item, or None if there is no memory with that id."""
+
+    @abstractmethod
+    async def get_all(self, *, filters: Mapping[str, Any], top_k: int) -> list[Item]:
+        """Items matching ``filters`` (scope ids, metadata equality, ``{"in": [...]}``)."""
+
+    @abstractmethod
+    async def search(
+        self, query: str, *, filters: Mapping[str, Any], top_k: int, threshold: float
+    ) -> list[Item]:
+        """Items most similar to ``query`` among those matching ``filters``, best first."""
+
+    @abstractmethod
+    async def update(
+        self, memory_id: str, *, text: str | None, metadata: Mapping[str, Any] | None
+    ) -> None:
+        """Replace the text and/or merge metadata of one memory."""
+
+    @abstractmethod
+    async def delete(self, memory_id: str) -> None:
+        """Delete one memory; MemoryNotFoundError if there is none."""
+
+    @abstractmethod
+    async def delete_all(self, scope: MemoryScope) -> None:
+        """Delete every memory of a scope (across tenants: the guard lists and deletes instead)."""
+
+    @abstractmethod
+    async def history(self, memory_id: str) -> list[Item]:
+        """Change history of one memory (ADD / UPDATE / DELETE events)."""
+
+    @abstractmethod
+    async def reset(self) -> None:
+        """Delete everything in the store."""
+
+    async def ping(self) -> None:  # noqa: B027 - optional hook with a safe default
+        """Raise BackendUnavailableError if the store cannot serve requests (readiness)."""
+
+    async def close(self) -> None:  # noqa: B027 - optional hook with a safe default
+        """Release resources."""
+
+
+def _field(item: Mapping[str, Any], key: str) -> Any:
+    if key in item:
+        return item[key]
+    meta = item.get("metadata") or {}
+    return meta.get(key) if isinstance(meta, Mapping) else None
+
+
+_OPS: dict[str, Callable[[Any, Any], bool]] = {
+    "in": lambda value, arg: value in arg,
+    "nin": lambda value, arg: value not in arg,
+    "eq": lambda value, arg: value == arg,
+    "ne": lambda value, arg: value != arg,
+}
+
+
+def matches(item: Mapping[str, Any], filters: Mapping[str, Any]) -> bool:
+    """Client-side filter check: equality, ``{"in": [...]}`` / ``{"eq": v}`` / ``{"ne": v}``.
+
+    Used where a store cannot be trusted to apply a filter (remote servers) and as a final
+    fail-closed check before returning items to a caller.
+    """
+    for key, cond in filters.items():
+        value = _field(item, key)
+        if isinstance(cond, Mapping):
+            for op, arg in cond.items():
+                if op not in _OPS:
+                    raise InputError(f"filter operator {op!r} is not supported here")
+                if not _OPS[op](value, arg):
+                    return False
+        elif value != cond:
+            return False
+    return True
+
+
+__all__ = [
+    "PROTECTED_KEYS",
+    "PROVENANCE_KEYS",
+    "SCOPE_KEYS",
+    "TENANT_KEY",
+    "Item",
+    "MemoryBackend",
+    "matches",
+]

