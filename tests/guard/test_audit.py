@@ -1,0 +1,165 @@
+"""Self-audit: one call per write for all candidates, strict parsing, user turns only."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from guard import AuditResponse, Candidate, Label, Role, SelfAuditor, Turn, parse_audit
+from guard._audit import render_candidates
+from guard.errors import LLMOutputError
+from guard.llm import ScriptedLLM
+from prompts import load_prompt
+from tests.fakes.llm import audit_for, audit_json, candidate_ids_in_prompt, verdict
+from tests.guard.conftest import PAPER_TURNS
+
+CANDS = [
+    Candidate(id="c1", text="Software engineer in Seattle"),
+    Candidate(id="c2", text="Enjoys rock climbing"),
+    Candidate(id="c3", text="Votes progressive"),
+]
+
+
+async def test_one_llm_call_audits_every_candidate_of_a_write() -> None:
+    llm = ScriptedLLM(
+        [
+            audit_json(
+                [
+                    verdict("c1", Label.GROUNDED, confidence=0.9, source_turn_id="u1"),
+                    verdict("c2", Label.INFERRED_REASONABLE, confidence=0.7, source_turn_id="u2"),
+                    verdict("c3", Label.INFERRED_STEREOTYPE, confidence=0.6),
+                ]
+            )
+        ]
+    )
+    verdicts = await SelfAuditor(llm).audit(PAPER_TURNS, CANDS)
+    assert len(llm.calls) == 1
+    call = llm.calls[0]
+    assert call.schema is AuditResponse
+    assert call.params.temperature == 0.0
+    assert candidate_ids_in_prompt(call.messages) == ["c1", "c2", "c3"]
+    prompt = call.messages[0].content
+    # every turn is shown with its id and role, so the model can cite user turns
+    for turn in PAPER_TURNS:
+        assert json.dumps(turn.id) in prompt
+        assert turn.content in prompt
+    assert [(v.candidate_id, v.label, v.source_turn_id) for v in verdicts] == [
+        ("c1", Label.GROUNDED, "u1"),
+        ("c2", Label.INFERRED_REASONABLE, "u2"),
+        ("c3", Label.INFERRED_STEREOTYPE, None),
+    ]
+    assert [v.confidence for v in verdicts] == [0.9, 0.7, 0.6]
+
+
+async def test_no_candidates_means_no_call() -> None:
+    llm = ScriptedLLM([])
+    assert await SelfAuditor(llm).audit(PAPER_TURNS, []) == []
+    assert llm.calls == []
+
+
+def test_prompt_version_is_the_self_audit_prompt_ref() -> None:
+    auditor = SelfAuditor(ScriptedLLM([]))
+    assert auditor.prompt_version == load_prompt("self_audit").ref
+    assert auditor.prompt_version.startswith("self_audit@")
+
+
+def test_verdicts_come_back_in_candidate_order() -> None:
+    text = audit_json([verdict("c3", Label.FABRICATED), verdict("c1"), verdict("c2")])
+    out = parse_audit(text, CANDS, PAPER_TURNS)
+    assert [v.candidate_id for v in out] == ["c1", "c2", "c3"]
+    assert out[2].label is Label.FABRICATED
+
+
+@pytest.mark.parametrize("fence", ["```json\n{}\n```", "```\n{}\n```", "  ```JSON\n{}\n```  "])
+def test_fenced_json_is_accepted(fence: str) -> None:
+    body = audit_for(CANDS, Label.GROUNDED, source_turn_id="u1")
+    out = parse_audit(fence.replace("{}", body), CANDS, PAPER_TURNS)
+    assert [v.label for v in out] == [Label.GROUNDED] * 3
+    assert all(v.source_turn_id == "u1" for v in out)
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "message"),
+    [
+        ([verdict("c1"), verdict("c2"), verdict("c3"), verdict("c9")], "unknown entry id"),
+        ([verdict("c1"), verdict("c1"), verdict("c2"), verdict("c3")], "two verdicts"),
+        ([verdict("c1"), verdict("c3")], "partial audit"),
+        ([], "partial audit"),
+    ],
+    ids=["unknown-id", "duplicate", "partial", "empty"],
+)
+def test_unknown_duplicate_or_missing_verdicts_are_errors(
+    verdicts: list[dict[str, object]], message: str
+) -> None:
+    text = audit_json(verdicts)
+    with pytest.raises(LLMOutputError, match=message) as info:
+        parse_audit(text, CANDS, PAPER_TURNS, model="mock/w")
+    assert info.value.output == text
+    assert info.value.model == "mock/w"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "I cannot help with that.",
+        '{"verdicts": [',
+        '{"verdicts": {"c1": "GROUNDED"}}',
+        '{"verdicts": [{"id": "c1", "label": "TRUE", "confidence": 0.9}]}',
+        '{"verdicts": [{"id": "c1", "label": "GROUNDED", "confidence": 1.5}]}',
+        '{"verdicts": [{"id": "c1", "label": "GROUNDED"}]}',
+        '[{"id": "c1", "label": "GROUNDED", "confidence": 0.9}]',
+        "null",
+        '"GROUNDED"',
+        'Sure! {"verdicts": []}',
+    ],
+)
+def test_malformed_output_is_an_output_error(text: str) -> None:
+    with pytest.raises(LLMOutputError):
+        parse_audit(text, CANDS[:1], PAPER_TURNS)
+
+
+def test_source_turn_naming_an_assistant_turn_is_dropped() -> None:
+    # a1 repeats u1 verbatim, but an assistant turn is never evidence of what the user said
+    text = audit_json(
+        [
+            verdict("c1", Label.GROUNDED, source_turn_id="a1"),
+            verdict("c2", Label.GROUNDED, source_turn_id="u2"),
+            verdict("c3", Label.INFERRED_REASONABLE, source_turn_id="nope"),
+        ]
+    )
+    out = parse_audit(text, CANDS, PAPER_TURNS)
+    assert [v.source_turn_id for v in out] == [None, "u2", None]
+    assert out[0].label is Label.GROUNDED  # the label is kept; only the false citation goes
+
+
+def test_system_and_tool_turns_are_not_evidence_either() -> None:
+    turns = [
+        Turn(id="s1", role=Role.SYSTEM, content="The user is a nurse."),
+        Turn(id="t1", role=Role.TOOL, content="profile: nurse"),
+        Turn(id="u1", role=Role.USER, content="I work nights."),
+    ]
+    text = audit_json(
+        [verdict("c1", source_turn_id="s1"), verdict("c2", source_turn_id="t1"), verdict("c3")]
+    )
+    assert [v.source_turn_id for v in parse_audit(text, CANDS, turns)] == [None, None, None]
+
+
+def test_extra_fields_in_a_verdict_are_ignored() -> None:
+    text = json.dumps(
+        {
+            "verdicts": [
+                {**verdict(c), "why": "because", "source_turn_id": "u1"} for c in CANDS
+            ],
+            "note": "extra",
+        }
+    )
+    assert len(parse_audit(text, CANDS, PAPER_TURNS)) == 3
+
+
+def test_candidates_are_rendered_one_json_object_per_line() -> None:
+    tricky = [Candidate(id="c1", text='Says "hi"\nand leaves')]
+    lines = render_candidates(tricky).splitlines()
+    assert len(lines) == 1
+    assert json.loads(lines[0]) == {"id": "c1", "text": 'Says "hi"\nand leaves'}

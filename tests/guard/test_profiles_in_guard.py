@@ -1,0 +1,179 @@
+"""The Guard refuses another model's profile and is explicit when it has none."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from calibration import ProfileMode, ProfileStore
+from guard import Action, AuditMode, Guard, GuardSettings, Label, Provenance, SelfAuditor
+from guard.errors import ProfileMismatchError
+from tests.calibration.factories import make_profile
+from tests.fakes.embedder import HashingEmbedder
+from tests.fakes.llm import labelling_llm
+from tests.guard.conftest import (
+    PAPER_TURNS,
+    SELF_AUDIT_REF,
+    STATED,
+    STEREOTYPE,
+    UNSUPPORTED,
+    WRITER_A,
+    WRITER_B,
+    audit_profile,
+)
+
+CANDS = [STATED, UNSUPPORTED, STEREOTYPE]
+
+
+def test_profile_for_model_a_is_refused_for_writer_b(make_guard: Callable[..., Guard]) -> None:
+    llm = labelling_llm(Label.GROUNDED, model=WRITER_B)
+    with pytest.raises(ProfileMismatchError) as info:
+        make_guard(
+            auditor=SelfAuditor(llm),
+            audit_mode=AuditMode.SEPARATE,
+            audit_profile=audit_profile(WRITER_A),
+            writer_model=WRITER_B,
+        )
+    err = info.value
+    assert err.field == "writer_model"
+    assert (err.expected, err.actual) == (WRITER_B, WRITER_A)
+    assert err.profile_id == audit_profile(WRITER_A).profile_id
+
+
+def test_profile_for_another_prompt_version_is_refused(make_guard: Callable[..., Guard]) -> None:
+    llm = labelling_llm(Label.GROUNDED, model=WRITER_A)
+    with pytest.raises(ProfileMismatchError) as info:
+        make_guard(
+            auditor=SelfAuditor(llm),
+            audit_mode=AuditMode.SEPARATE,
+            audit_profile=audit_profile(WRITER_A, prompt_version="self_audit@000000000000"),
+            writer_model=WRITER_A,
+        )
+    assert info.value.field == "prompt_version"
+    assert info.value.expected == SELF_AUDIT_REF
+
+
+def test_profile_for_another_mode_is_refused(make_guard: Callable[..., Guard]) -> None:
+    llm = labelling_llm(Label.GROUNDED, model=WRITER_A)
+    with pytest.raises(ProfileMismatchError) as info:
+        make_guard(
+            auditor=SelfAuditor(llm),
+            audit_mode=AuditMode.SEPARATE,
+            audit_profile=audit_profile(WRITER_A, mode=ProfileMode.SELF_AUDIT_INLINE),
+            writer_model=WRITER_A,
+        )
+    assert info.value.field == "mode"
+    assert info.value.expected == ProfileMode.SELF_AUDIT_SEPARATE.value
+
+
+def test_a_self_audit_profile_is_refused_as_the_evidence_profile(linker: object) -> None:
+    with pytest.raises(ProfileMismatchError):
+        Guard(linker=linker, evidence_profile=audit_profile(WRITER_A))  # type: ignore[arg-type]
+
+
+def test_matching_profile_is_accepted_and_used(make_guard: Callable[..., Guard]) -> None:
+    llm = labelling_llm(Label.GROUNDED, model=WRITER_A, source_turn_id="u1")
+    profile = audit_profile(WRITER_A)
+    guard = make_guard(
+        auditor=SelfAuditor(llm),
+        audit_mode=AuditMode.SEPARATE,
+        audit_profile=profile,
+        writer_model=WRITER_A,
+    )
+    decisions = guard.tag(PAPER_TURNS, CANDS)
+    assert all(d.profile_id == profile.profile_id for d in decisions)
+    assert all(d.calibrated for d in decisions)
+    assert all(d.audit is not None and d.audit.label is Label.GROUNDED for d in decisions)
+    assert len(llm.calls) == 1
+
+
+def test_per_write_writer_model_other_than_the_profile_is_uncalibrated(
+    make_guard: Callable[..., Guard],
+) -> None:
+    llm = labelling_llm(Label.GROUNDED, model=WRITER_A, source_turn_id="u1")
+    guard = make_guard(
+        auditor=SelfAuditor(llm),
+        audit_mode=AuditMode.SEPARATE,
+        audit_profile=audit_profile(WRITER_A),
+        writer_model=WRITER_A,
+    )
+    decisions = guard.tag(PAPER_TURNS, CANDS, writer_model=WRITER_B)
+    assert all(d.profile_id == "evidence-only" for d in decisions)
+    assert all(not d.calibrated for d in decisions)
+    assert all(any(WRITER_B in r and "uncalibrated" in r for r in d.reasons) for d in decisions)
+
+
+def test_missing_per_model_profile_is_explicit_and_never_trusts_the_audit(
+    make_guard: Callable[..., Guard],
+) -> None:
+    # the writer swears every candidate is GROUNDED in u1, with full confidence
+    llm = labelling_llm(Label.GROUNDED, model=WRITER_B, confidence=1.0, source_turn_id="u1")
+    guard = make_guard(
+        auditor=SelfAuditor(llm), audit_mode=AuditMode.SEPARATE, writer_model=WRITER_B
+    )
+    decisions = guard.tag(PAPER_TURNS, CANDS)
+    for d in decisions:
+        assert d.calibrated is False
+        assert d.profile_id == "evidence-only"
+        assert any("no self-audit profile" in r and WRITER_B in r for r in d.reasons), d.reasons
+    stated, unsupported, stereotype = decisions
+    assert stated.action is Action.STORE  # the evidence supports it on its own
+    # the audit's word alone does not make an unlinked candidate a fact
+    assert unsupported.provenance is Provenance.GENERATED
+    assert stereotype.provenance is Provenance.GENERATED
+    assert unsupported.action is not Action.STORE
+    assert stereotype.action is not Action.STORE
+
+
+def test_uncalibrated_audit_may_only_make_a_decision_more_cautious(
+    make_guard: Callable[..., Guard],
+) -> None:
+    llm = labelling_llm(Label.FABRICATED, model=WRITER_B)
+    guard = make_guard(
+        auditor=SelfAuditor(llm), audit_mode=AuditMode.SEPARATE, writer_model=WRITER_B
+    )
+    [d] = guard.tag(PAPER_TURNS, [STATED])
+    assert d.provenance is Provenance.GENERATED
+    assert d.action is Action.QUARANTINE
+    assert any("downgraded" in r for r in d.reasons)
+
+
+def test_evidence_only_without_writer_model_is_calibrated(make_guard: Callable[..., Guard]) -> None:
+    decisions = make_guard().tag(PAPER_TURNS, CANDS)
+    assert all(d.calibrated for d in decisions)
+    assert [d.action for d in decisions] == [Action.STORE, Action.QUARANTINE, Action.QUARANTINE]
+
+
+def _store_with(tmp_path: Path, *profiles: object) -> ProfileStore:
+    store = ProfileStore(tmp_path)
+    store.save(make_profile(), tmp_path)
+    for p in profiles:
+        store.save(p, tmp_path)  # type: ignore[arg-type]
+    return ProfileStore(tmp_path)
+
+
+def test_from_settings_picks_the_writers_own_profile(tmp_path: Path) -> None:
+    store = _store_with(tmp_path, audit_profile(WRITER_A))
+    settings = GuardSettings(audit_mode=AuditMode.SEPARATE, profile_dir=tmp_path)
+    llm = labelling_llm(Label.GROUNDED, model=WRITER_A, source_turn_id="u1")
+    guard = Guard.from_settings(
+        settings, writer_llm=llm, embedder=HashingEmbedder(), profiles=store
+    )
+    assert guard.audit_profile == audit_profile(WRITER_A)
+    assert guard.writer_model == WRITER_A
+
+
+def test_from_settings_never_borrows_another_models_profile(tmp_path: Path) -> None:
+    store = _store_with(tmp_path, audit_profile(WRITER_A))
+    settings = GuardSettings(audit_mode=AuditMode.SEPARATE, profile_dir=tmp_path)
+    llm = labelling_llm(Label.GROUNDED, model=WRITER_B, confidence=1.0, source_turn_id="u1")
+    guard = Guard.from_settings(
+        settings, writer_llm=llm, embedder=HashingEmbedder(), profiles=store
+    )
+    assert guard.audit_profile is None
+    decisions = guard.tag(PAPER_TURNS, CANDS)
+    assert all(not d.calibrated for d in decisions)
+    assert all(d.profile_id == "evidence-only" for d in decisions)
+    assert decisions[1].action is not Action.STORE
