@@ -76,6 +76,9 @@ class RuntimeOptions(BaseModel):
     concurrency: int = Field(default=8, ge=1, description="in-flight calls per subject model")
     judge_concurrency: int = Field(default=8, ge=1)
     retry_attempts: int = Field(default=5, ge=1)
+    retry_initial_s: float = Field(default=1.0, ge=0.0, description="first backoff wait")
+    rate_limit_floor_s: float = Field(default=2.0, ge=0.0, description="least wait on a 429")
+    retry_jitter_s: float = Field(default=1.0, ge=0.0)
     api_base: str | None = None
     timeout_s: float = 120.0
     progress: bool = True

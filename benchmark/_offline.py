@@ -69,10 +69,10 @@ def _between(text: str, start: str, end: str) -> str:
     return text[i + len(start) : j] if i >= 0 and j >= 0 else ""
 
 
-def _task_answer(prompt: str) -> str:
+def _task_answer(prompt: str, salt: str) -> str:
     facts = _bullets(prompt)
-    n_invented = 1 + _h(prompt) % 4
-    start = _h(prompt[::-1]) % len(_INVENTIONS)
+    n_invented = 1 + _h(salt + prompt) % 4
+    start = _h(prompt[::-1] + salt) % len(_INVENTIONS)
     sentences = [f"Since you mentioned it: {fact.rstrip('.')}." for fact in facts[:2]]
     sentences += [_INVENTIONS[(start + k) % len(_INVENTIONS)] for k in range(n_invented)]
     return " ".join(sentences)
@@ -152,8 +152,13 @@ def _memory_answer(prompt: str) -> str:
     return json.dumps({"reply": "Noted.", "memory": memory})
 
 
-def offline_answer(messages: Sequence[Message], schema: type[BaseModel] | None) -> str:
-    """The rule: one deterministic answer per stage, recognised by its output schema."""
+def offline_answer(
+    messages: Sequence[Message], schema: type[BaseModel] | None, *, salt: str = ""
+) -> str:
+    """The rule: one deterministic answer per stage, recognised by its output schema.
+
+    ``salt`` (the model name) makes different mock models answer differently.
+    """
     prompt = messages[-1].content
     if schema is JudgeOutput:
         return _judge_answer(prompt)
@@ -163,12 +168,16 @@ def offline_answer(messages: Sequence[Message], schema: type[BaseModel] | None) 
         return _probe_answer(prompt)
     if schema is MemoryUpdateOutput:
         return _memory_answer(prompt)
-    return _task_answer(prompt)
+    return _task_answer(prompt, salt)
 
 
 def offline_llm(model: str, *, latency_s: float = 0.0) -> FunctionLLM:
     """A ``mock/...`` model answering every stage by :func:`offline_answer`."""
-    return FunctionLLM(offline_answer, model=model, latency_s=latency_s)
+
+    def rule(messages: Sequence[Message], schema: type[BaseModel] | None) -> str:
+        return offline_answer(messages, schema, salt=model)
+
+    return FunctionLLM(rule, model=model, latency_s=latency_s)
 
 
 def is_offline(model: str) -> bool:

@@ -45,6 +45,12 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+def _ends_with_newline(path: Path) -> bool:
+    with path.open("rb") as f:
+        f.seek(-1, 2)
+        return f.read(1) == b"\n"
+
+
 class RunManifest(BaseModel):
     config: RunConfig
     config_hash: str
@@ -120,7 +126,11 @@ class RunDirectory:
         handle = self._handles.get(record.kind)
         if handle is None:
             self.records_dir.mkdir(parents=True, exist_ok=True)
-            handle = (self.records_dir / f"{record.kind}.jsonl").open("a", encoding="utf-8")
+            path = self.records_dir / f"{record.kind}.jsonl"
+            torn = path.is_file() and path.stat().st_size > 0 and not _ends_with_newline(path)
+            handle = path.open("a", encoding="utf-8")
+            if torn:
+                handle.write("\n")  # end the line a killed run left half-written
             self._handles[record.kind] = handle
         handle.write(record.model_dump_json() + "\n")
         handle.flush()

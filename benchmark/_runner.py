@@ -164,7 +164,13 @@ class BenchmarkRun:
 
     def client(self, model: str, *, role: str) -> CachedLLM:
         if model not in self.clients:
-            inner = RetryingLLM(self.provider(model), attempts=self.options.retry_attempts)
+            inner = RetryingLLM(
+                self.provider(model),
+                attempts=self.options.retry_attempts,
+                initial_s=self.options.retry_initial_s,
+                rate_limit_floor_s=self.options.rate_limit_floor_s,
+                jitter_s=self.options.retry_jitter_s,
+            )
             name = "judge" if role == "judge" else f"subject:{model}"
             limited = LimitedLLM(inner, self.limits, name)
             self.clients[model] = CachedLLM(limited, self.cache)
