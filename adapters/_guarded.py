@@ -358,9 +358,14 @@ class AsyncGuardedMemory:
                 created.append(str(items[0]["id"]))
                 written.append(WrittenDecision(decision=d, memory_id=created[-1]))
             if self.decision_log is not None:
-                await anyio.to_thread.run_sync(
-                    lambda: self._record(scope, turns, written, writer_model)
-                )
+                try:
+                    await anyio.to_thread.run_sync(
+                        lambda: self._record(scope, turns, written, writer_model)
+                    )
+                except InputError:
+                    raise
+                except Exception as exc:  # database down or full: nothing may stay unexplained
+                    raise BackendError(f"decision log write failed: {type(exc).__name__}") from exc
         except BaseException as exc:
             with anyio.CancelScope(shield=True):
                 await self._undo(created)

@@ -1,0 +1,93 @@
+"""DecisionLog: decisions + turns in one transaction, queries, idempotency records."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from guard import Action, Candidate, Decision, Provenance
+from guard._domain import Role, Turn
+from guard.decision_log import DecisionLog, DecisionQuery, MemoryScope, WrittenDecision
+from guard.errors import IdempotencyConflictError, InputError
+
+
+def _decision(text: str, provenance: Provenance, action: Action, turn: str | None) -> Decision:
+    return Decision(
+        candidate=Candidate(text=text),
+        provenance=provenance,
+        action=action,
+        source_turn_id=turn,
+        similarity=0.5,
+        evidence_span=None,
+        score=0.3,
+        threshold=0.5,
+        profile_id="evidence-only",
+        calibrated=True,
+        reasons=["because"],
+    )
+
+
+@pytest.fixture
+def log(tmp_path: Path) -> DecisionLog:
+    return DecisionLog(f"sqlite:///{tmp_path / 'nested' / 'log.db'}")
+
+
+def _record(log: DecisionLog, tenant: str, user: str) -> None:
+    log.record(
+        tenant=tenant,
+        scope=MemoryScope(user_id=user),
+        turns=[Turn(id=f"t-{user}", role=Role.USER, content=f"{user} likes tea")],
+        written=[
+            WrittenDecision(
+                decision=_decision("likes tea", Provenance.STATED, Action.STORE, f"t-{user}"),
+                memory_id=f"m-{tenant}-{user}",
+            ),
+            WrittenDecision(
+                decision=_decision("is British", Provenance.GENERATED, Action.BLOCK, None)
+            ),
+        ],
+        request_id="r1",
+        writer_model="mock/w",
+    )
+
+
+def test_query_filters_by_user_provenance_action_and_time(log: DecisionLog) -> None:
+    _record(log, "acme", "alice")
+    _record(log, "acme", "bob")
+    _record(log, "other", "alice")
+
+    rows = log.query("acme", DecisionQuery(user_id="alice"))
+    assert {r.candidate_text for r in rows} == {"likes tea", "is British"}
+    (stated,) = log.query("acme", DecisionQuery(user_id="alice", provenance=Provenance.STATED))
+    assert stated.source_turn_text == "alice likes tea"
+    assert stated.memory_id == "m-acme-alice"
+    assert len(log.query("acme", DecisionQuery(action=Action.BLOCK))) == 2
+    future = datetime.now(UTC) + timedelta(minutes=1)
+    assert log.query("acme", DecisionQuery(since=future)) == []
+    assert len(log.query("acme", DecisionQuery(until=future))) == 4
+    assert sorted(log.memory_ids("acme")) == ["m-acme-alice", "m-acme-bob"]
+    assert log.memory_ids("nobody") == []
+
+
+def test_turn_ids_are_stable_per_tenant(log: DecisionLog) -> None:
+    _record(log, "acme", "alice")
+    turn = log.turn("acme", "t-alice")
+    assert turn is not None
+    assert turn.content == "alice likes tea"
+    other = Turn(id="t-alice", role=Role.USER, content="something else")
+    with pytest.raises(InputError, match="t-alice"):
+        log.check_turns("acme", [other])
+    log.check_turns("other-tenant", [other])
+
+
+def test_idempotency_replays_and_refuses_a_different_body(log: DecisionLog) -> None:
+    assert log.replay("acme", "k1", "hash-a") is None
+    log.remember("acme", "k1", "hash-a", {"results": [1]})
+    assert log.replay("acme", "k1", "hash-a") == {"results": [1]}
+    assert log.replay("other", "k1", "hash-b") is None
+    with pytest.raises(IdempotencyConflictError):
+        log.replay("acme", "k1", "hash-b")
+    with pytest.raises(IdempotencyConflictError):
+        log.remember("acme", "k1", "hash-a", {"results": [2]})
