@@ -34,6 +34,8 @@ class EvalReport(BaseModel):
     per_class: dict[str, ClassScore]
     source_turn_accuracy: float
     source_turn_n: int
+    source_turn_accuracy_when_linked: float
+    source_turn_linked_n: int
     calibrated_share: float
 
 
@@ -72,6 +74,8 @@ def evaluate(
         if e.claim.label in (Label.GROUNDED, Label.INFERRED_REASONABLE)
     ]  # fmt: skip
     turn_hits = sum(1 for e, d in linked if d.source_turn_id == e.claim.source_turn_id)
+    guard_linked = [(e, d) for e, d in linked if d.source_turn_id is not None]
+    linked_hits = sum(1 for e, d in guard_linked if d.source_turn_id == e.claim.source_turn_id)
     threshold = decs[0].threshold if decs and decs[0].threshold is not None else 0.5
     ci = cluster_bootstrap(
         scores, y, [e.conversation_id for e in examples], threshold, n_boot=n_boot
@@ -95,5 +99,9 @@ def evaluate(
         },
         source_turn_accuracy=turn_hits / len(linked) if linked else float("nan"),
         source_turn_n=len(linked),
+        source_turn_accuracy_when_linked=linked_hits / len(guard_linked)
+        if guard_linked
+        else float("nan"),
+        source_turn_linked_n=len(guard_linked),
         calibrated_share=float(np.mean([d.calibrated for d in decs])),
     )

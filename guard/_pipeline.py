@@ -77,8 +77,6 @@ class Guard:
         evidence_profile.check_applicable(
             mode=ProfileMode.EVIDENCE, writer_model=None, prompt_version=None
         )
-        if audit_mode is AuditMode.SEPARATE and auditor is None:
-            raise ProfileError("audit_mode=separate needs a writer model to run the self-audit")
         if audit_profile is not None:
             # refuse another model's (or another prompt's) profile, loudly
             audit_profile.check_applicable(

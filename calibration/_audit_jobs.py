@@ -1,0 +1,82 @@
+"""Collecting a writer model's self-audit of labelled claims (the input of a per-model fit)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import anyio
+
+from calibration._data import Example, group_by_conversation
+from guard._audit import SelfAuditor
+from guard._domain import AuditVerdict
+from guard.errors import InputError, LLMError
+
+
+class AuditRecord(AuditVerdict):
+    """One verdict as stored on disk, with the model and prompt that produced it."""
+
+    writer_model: str
+    prompt_version: str
+
+
+async def collect_verdicts(
+    examples: Sequence[Example], auditor: SelfAuditor, *, concurrency: int = 4
+) -> tuple[dict[str, AuditVerdict], list[str]]:
+    """One self-audit call per conversation. Returns verdicts and the failed conversation ids."""
+    groups = list(group_by_conversation(examples).items())
+    verdicts: dict[str, AuditVerdict] = {}
+    failed: list[str] = []
+    limiter = anyio.CapacityLimiter(concurrency)
+
+    async def one(conv_id: str, group: list[Example]) -> None:
+        async with limiter:
+            try:
+                result = await auditor.audit(group[0].turns, [e.candidate for e in group])
+            except LLMError:
+                failed.append(conv_id)
+                return
+        for v in result:
+            verdicts[v.candidate_id] = v
+
+    async with anyio.create_task_group() as tg:
+        for conv_id, group in groups:
+            tg.start_soon(one, conv_id, group)
+    return verdicts, sorted(failed)
+
+
+def save_verdicts(
+    path: Path, verdicts: dict[str, AuditVerdict], *, writer_model: str, prompt_version: str
+) -> None:
+    with path.open("w", encoding="utf-8") as f:
+        for v in verdicts.values():
+            rec = AuditRecord(
+                **v.model_dump(), writer_model=writer_model, prompt_version=prompt_version
+            )
+            f.write(rec.model_dump_json() + "\n")
+
+
+def load_verdicts(path: Path) -> tuple[dict[str, AuditVerdict], str, str]:
+    """Verdicts of ONE writer model and prompt version; mixing models is refused."""
+    records = [
+        AuditRecord.model_validate_json(line)
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
+    if not records:
+        raise InputError(f"{path}: no verdicts")
+    keys = {(r.writer_model, r.prompt_version) for r in records}
+    if len(keys) != 1:
+        raise InputError(f"{path}: verdicts from several models/prompts: {sorted(keys)[:3]}")
+    model, prompt = keys.pop()
+    return (
+        {
+            r.candidate_id: AuditVerdict(
+                **json.loads(r.model_dump_json(include=set(AuditVerdict.model_fields)))
+            )
+            for r in records
+        },
+        model,
+        prompt,
+    )

@@ -1,0 +1,203 @@
+"""`mirage calibrate ...`: fit, audit, compare and list calibration profiles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import anyio
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from calibration._audit_jobs import collect_verdicts, load_verdicts, save_verdicts
+from calibration._data import load_examples, packaged
+from calibration._fit import Objective, choose_threshold, precision_recall_at
+from calibration._jobs import featurize, fit_profile, oi_scores, summarize_scores
+from calibration._profile import CalibrationProfile, ProfileMode
+from calibration._store import ProfileStore
+from guard.errors import InputError
+
+app = typer.Typer(help="Fit per-model calibration profiles; refuse cross-model reuse.")
+console = Console()
+
+DataOpt = Annotated[
+    Path | None, typer.Option("--data", help="labelled claims JSONL (default: packaged)")
+]
+PersonasOpt = Annotated[
+    Path | None, typer.Option("--personas", help="personas JSONL for persona_id claims")
+]
+
+
+def _linker() -> object:
+    from guard.evidence import EvidenceLinker, shared_minilm
+
+    return EvidenceLinker(shared_minilm())
+
+
+def _show_metrics(title: str, metrics: dict[str, float | list[float]]) -> None:
+    table = Table(title=title)
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for k, v in metrics.items():
+        shown = f"[{v[0]:.3f}, {v[1]:.3f}]" if isinstance(v, list) else f"{v:.3f}"
+        table.add_row(k, shown)
+    console.print(table)
+
+
+@app.command("fit-evidence")
+def fit_evidence(
+    data: DataOpt = None,
+    personas: PersonasOpt = None,
+    out: Annotated[Path, typer.Option(help="where to write the profile")] = Path(
+        "calibration/profiles/evidence-only.json"
+    ),
+    split: Annotated[str, typer.Option(help="split to fit on")] = "train",
+    eval_split: Annotated[str, typer.Option(help="split to report on")] = "dev",
+    oi_objective: Annotated[str, typer.Option(help="e.g. recall>=0.8")] = "recall>=0.8",
+) -> None:
+    """Fit the evidence-only profile (no LLM) on labelled claims. This made the shipped one."""
+    from guard.evidence import EvidenceLinker
+
+    path = data or packaged("claims.jsonl")
+    linker = _linker()
+    assert isinstance(linker, EvidenceLinker)
+    table = featurize(load_examples(path, personas=personas, split=split), linker)
+    profile = fit_profile(
+        table,
+        mode=ProfileMode.EVIDENCE,
+        data_path=path,
+        split=split,
+        embedder=linker.embedder.name,
+        oi_objective=oi_objective,
+    )
+    held_out = featurize(load_examples(path, personas=personas, split=eval_split), linker)
+    scored = summarize_scores(profile, held_out)
+    profile = profile.model_copy(
+        update={
+            "metrics": {**profile.metrics, **{f"{eval_split}_{k}": v for k, v in scored.items()}}
+        }
+    )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(profile.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    _show_metrics(f"evidence-only profile -> {out}", dict(profile.metrics))
+
+
+@app.command("audit")
+def audit(
+    writer_model: Annotated[str, typer.Option(help="litellm model string of the writer")],
+    out: Annotated[Path, typer.Option(help="verdicts JSONL to write")],
+    data: DataOpt = None,
+    personas: PersonasOpt = None,
+    api_base: Annotated[str | None, typer.Option(help="e.g. a vLLM server URL")] = None,
+    concurrency: int = 4,
+) -> None:
+    """Ask WRITER_MODEL to self-audit every labelled claim (one call per conversation)."""
+    from guard._audit import SelfAuditor
+    from guard.llm import RetryingLLM, create_llm
+
+    examples = load_examples(data, personas=personas)
+    auditor = SelfAuditor(RetryingLLM(create_llm(writer_model, api_base=api_base)))
+    verdicts, failed = anyio.run(
+        lambda: collect_verdicts(examples, auditor, concurrency=concurrency)
+    )
+    save_verdicts(out, verdicts, writer_model=writer_model, prompt_version=auditor.prompt_version)
+    console.print(
+        f"{len(verdicts)} verdicts from {writer_model} -> {out}; "
+        f"{len(failed)} conversation(s) failed (not retried into the file)"
+    )
+
+
+@app.command("fit")
+def fit(
+    verdicts: Annotated[Path, typer.Option(help="verdicts JSONL from `mirage calibrate audit`")],
+    profile_dir: Annotated[Path, typer.Option(help="where profiles are kept")],
+    data: DataOpt = None,
+    personas: PersonasOpt = None,
+    mode: Annotated[ProfileMode, typer.Option()] = ProfileMode.SELF_AUDIT_SEPARATE,
+    oi_objective: str = "recall>=0.9",
+) -> None:
+    """Fit a per-model self-audit profile (evidence + the model's own labels)."""
+    from guard.evidence import EvidenceLinker
+
+    if not mode.uses_audit:
+        raise typer.BadParameter("use `fit-evidence` for the evidence-only profile")
+    by_claim, writer_model, prompt_version = load_verdicts(verdicts)
+    path = data or packaged("claims.jsonl")
+    examples = [e for e in load_examples(path, personas=personas) if e.claim.claim_id in by_claim]
+    if not examples:
+        raise InputError("no labelled claim has a verdict in that file")
+    train = [e for e in examples if e.claim.split != "dev"]
+    dev = [e for e in examples if e.claim.split == "dev"] or train
+    linker = _linker()
+    assert isinstance(linker, EvidenceLinker)
+    table = featurize(train, linker, by_claim)
+    profile = fit_profile(
+        table,
+        mode=mode,
+        data_path=path,
+        split="train",
+        embedder=linker.embedder.name,
+        writer_model=writer_model,
+        prompt_version=prompt_version,
+        oi_objective=oi_objective,
+    )
+    scored = summarize_scores(profile, featurize(dev, linker, by_claim))
+    profile = profile.model_copy(
+        update={"metrics": {**profile.metrics, **{f"dev_{k}": v for k, v in scored.items()}}}
+    )
+    saved = ProfileStore(profile_dir).save(profile)
+    _show_metrics(f"{profile.profile_id} -> {saved}", dict(profile.metrics))
+
+
+@app.command("compare")
+def compare(
+    profile: Annotated[Path, typer.Option(help="profile JSON fitted for model A")],
+    verdicts: Annotated[Path, typer.Option(help="verdicts JSONL of model B")],
+    data: DataOpt = None,
+    personas: PersonasOpt = None,
+) -> None:
+    """What happens when model A's threshold is applied to model B (analysis only).
+
+    The guard itself refuses such reuse; this shows why.
+    """
+    from guard.evidence import EvidenceLinker
+
+    prof = CalibrationProfile.model_validate_json(profile.read_text(encoding="utf-8"))
+    by_claim, model_b, _ = load_verdicts(verdicts)
+    examples = [e for e in load_examples(data, personas=personas) if e.claim.claim_id in by_claim]
+    linker = _linker()
+    assert isinstance(linker, EvidenceLinker)
+    table = featurize(examples, linker, by_claim)
+    p = oi_scores(prof, table)
+    y = table.y_oi
+    objective = Objective.parse(prof.objective.split(";")[0].removeprefix("oi:"))
+    fitted_here = choose_threshold(p, y, objective)
+    result = Table(title=f"{prof.writer_model}'s profile applied to {model_b}'s self-audit")
+    for col in ("threshold", "from", "precision", "recall", "objective"):
+        result.add_column(col)
+    for label, thr in ((f"{prof.writer_model}'s", prof.oi_threshold), ("refit here", fitted_here)):
+        prec, rec = precision_recall_at(p, y, thr)
+        result.add_row(f"{thr:.3f}", label, f"{prec:.3f}", f"{rec:.3f}", str(objective))
+    console.print(result)
+
+
+@app.command("list")
+def list_profiles(
+    profile_dir: Annotated[Path | None, typer.Option(help="extra profile directory")] = None,
+) -> None:
+    """Profiles the guard can use (shipped + PROFILE_DIR)."""
+    table = Table(title="calibration profiles")
+    for col in ("profile_id", "mode", "writer_model", "prompt", "AUROC (dev)", "threshold"):
+        table.add_column(col)
+    for p in ProfileStore(profile_dir).all():
+        auroc = p.metrics.get("dev_auroc")
+        table.add_row(
+            p.profile_id,
+            p.mode.value,
+            p.writer_model or "any",
+            p.prompt_version or "-",
+            f"{auroc:.3f}" if isinstance(auroc, float) else "-",
+            f"{p.oi_threshold:.3f}",
+        )
+    console.print(table)

@@ -1,0 +1,75 @@
+"""`mirage guard eval`: the guard's real decisions scored against labelled claims."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+
+from calibration import ProfileMode, ProfileStore
+from calibration._audit_jobs import load_verdicts
+from calibration._data import load_examples, packaged
+from calibration._eval import EvalReport, decide_all, evaluate
+from guard._domain import AuditVerdict
+from guard._pipeline import Guard
+from guard.evidence import EvidenceLinker, shared_minilm
+from guard.settings import AuditMode, GuardSettings
+
+
+def build_eval_guard(
+    *,
+    profile_dir: Path | None,
+    writer_model: str | None,
+    verdicts: dict[str, AuditVerdict] | None,
+    verdict_model: str | None,
+    verdict_prompt: str | None,
+) -> Guard:
+    store = ProfileStore(profile_dir)
+    if verdicts is not None and verdict_model and verdict_prompt:
+        # per-model profile for the model that produced the verdicts; refused if absent
+        profile = store.for_writer(verdict_model, ProfileMode.SELF_AUDIT_SEPARATE, verdict_prompt)
+        return Guard(
+            linker=EvidenceLinker(shared_minilm()),
+            evidence_profile=store.evidence_only(),
+            audit_mode=AuditMode.SEPARATE,
+            audit_profile=profile,
+            writer_model=verdict_model,
+        )
+    if writer_model:
+        settings = GuardSettings(
+            writer_model=writer_model, audit_mode=AuditMode.SEPARATE, profile_dir=profile_dir
+        )
+        return Guard.from_settings(settings, profiles=store)
+    return Guard.from_settings(GuardSettings(profile_dir=profile_dir), profiles=store)
+
+
+def run_eval(
+    *,
+    data: Path | None,
+    personas: Path | None,
+    split: str | None,
+    profile_dir: Path | None = None,
+    writer_model: str | None = None,
+    verdicts: Path | None = None,
+    n_boot: int = 1000,
+) -> EvalReport:
+    path = data or packaged("claims.jsonl")
+    examples = load_examples(path, personas=personas, split=split)
+    by_claim: dict[str, AuditVerdict] | None = None
+    model = prompt = None
+    if verdicts is not None:
+        by_claim, model, prompt = load_verdicts(verdicts)
+        examples = [e for e in examples if e.claim.claim_id in by_claim]
+    guard = build_eval_guard(
+        profile_dir=profile_dir,
+        writer_model=writer_model,
+        verdicts=by_claim,
+        verdict_model=model,
+        verdict_prompt=prompt,
+    )
+    try:
+        decisions = anyio.run(lambda: decide_all(guard, examples, by_claim))
+    finally:
+        guard.close()
+    name = path.name + (f" [{split}]" if split else "")
+    return evaluate(examples, decisions, data=name, n_boot=n_boot)
