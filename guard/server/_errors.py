@@ -1,0 +1,188 @@
+"""Typed JSON errors and the request body limit.
+
+Handlers raise ``guard.errors`` types; these handlers turn them into
+``{"detail": ..., "error": {"type", "message", "retryable"}}`` (``detail`` is what Mem0 clients
+read). Nothing here logs request bodies or memory text.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from guard.errors import (
+    BackendError,
+    BackendUnavailableError,
+    ConfigError,
+    IdempotencyConflictError,
+    InputError,
+    LLMError,
+    LLMOutputError,
+    MemoryNotFoundError,
+    MirageError,
+    ProfileError,
+)
+
+log = logging.getLogger("mirage.server")
+
+
+class UnauthorizedError(MirageError):
+    """Missing or unknown API key (HTTP 401; never reveals which)."""
+
+
+def error_response(
+    status: int,
+    kind: str,
+    message: str,
+    *,
+    retryable: bool = False,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    return JSONResponse(
+        status_code=status,
+        content={
+            "detail": message,
+            "error": {"type": kind, "message": message, "retryable": retryable},
+        },
+        headers=headers,
+    )
+
+
+# (exception type, HTTP status, error type); the first match wins, so subclasses come first.
+_MAPPING: list[tuple[type[MirageError], int, str]] = [
+    (UnauthorizedError, 401, "unauthorized"),
+    (IdempotencyConflictError, 409, "idempotency_conflict"),
+    (InputError, 400, "invalid_input"),
+    (MemoryNotFoundError, 404, "memory_not_found"),
+    (ProfileError, 409, "profile_error"),
+    (ConfigError, 501, "not_configured"),
+    (LLMOutputError, 502, "extraction_failed"),
+    (LLMError, 502, "writer_model_failed"),
+    (BackendUnavailableError, 503, "upstream_unavailable"),
+    (BackendError, 502, "backend_error"),
+]
+
+
+def _mirage_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, MirageError)
+    status, kind = 500, "internal_error"
+    for cls, code, name in _MAPPING:
+        if isinstance(exc, cls):
+            status, kind = code, name
+            break
+    headers: dict[str, str] = {}
+    if exc.retryable and status >= 500:
+        status = 503
+        headers["Retry-After"] = "1"
+    if status == 401:
+        headers["WWW-Authenticate"] = "Token"
+    log.info("%s %s -> %d %s", request.method, request.url.path, status, kind)
+    return error_response(status, kind, str(exc), retryable=exc.retryable, headers=headers)
+
+
+def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    errors: list[dict[str, Any]] = [
+        {"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")}
+        for e in exc.errors()
+    ]
+    first = errors[0] if errors else {"loc": [], "msg": "invalid request"}
+    message = f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
+    body: dict[str, Any] = {
+        "detail": message,
+        "error": {
+            "type": "validation_error",
+            "message": message,
+            "retryable": False,
+            "fields": errors,
+        },
+    }
+    return JSONResponse(status_code=422, content=body)
+
+
+def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    kind = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+    return error_response(exc.status_code, kind, str(exc.detail), headers=dict(exc.headers or {}))
+
+
+def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    # type only at ERROR: an exception message may quote memory text
+    log.error("%s %s failed: %s", request.method, request.url.path, type(exc).__name__)
+    log.debug("traceback", exc_info=exc)
+    return error_response(500, "internal_error", "internal error")
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(MirageError, _mirage_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(Exception, _unexpected)
+
+
+class BodyLimitMiddleware:
+    """Refuse request bodies larger than ``max_bytes`` with a typed 413, before any handler runs.
+
+    Checks ``Content-Length`` and also counts streamed (chunked) bodies.
+    """
+
+    def __init__(self, app: ASGIApp, *, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for name, value in scope.get("headers", []):
+            if name == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    await self._reject(scope, receive, send, 400, "invalid Content-Length")
+                    return
+                if declared > self.max_bytes:
+                    await self._too_large(scope, receive, send)
+                    return
+        chunks: list[bytes] = []
+        size = 0
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_bytes:
+                await self._too_large(scope, receive, send)
+                return
+            chunks.append(chunk)
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._reject(
+            scope, receive, send, 413, f"request body larger than {self.max_bytes} bytes"
+        )
+
+    @staticmethod
+    async def _reject(scope: Scope, receive: Receive, send: Send, status: int, msg: str) -> None:
+        kind = "payload_too_large" if status == 413 else "invalid_request"
+        response = error_response(status, kind, msg)
+        await response(scope, receive, send)

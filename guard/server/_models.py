@@ -1,0 +1,256 @@
+"""Request and response models of the sidecar. Write routes reject unknown fields."""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+from guard._domain import AuditVerdict, Candidate, Decision, Turn
+from guard.decision_log import LoggedDecision, MemoryScope
+
+Id = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200, pattern=r"^\S+$")
+]
+MetaKey = Annotated[
+    str, StringConstraints(min_length=1, max_length=100, pattern=r"^[A-Za-z_][\w.-]*$")
+]
+MetaValue = (
+    Annotated[str, StringConstraints(max_length=2000)]
+    | bool
+    | Annotated[int, Field(ge=-(2**53), le=2**53)]
+    | Annotated[float, Field(allow_inf_nan=False)]
+    | None
+)
+Metadata = Annotated[dict[MetaKey, MetaValue], Field(max_length=50)]
+Text = Annotated[str, StringConstraints(max_length=20_000)]
+Query = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4000)]
+RESERVED_FILTER_KEYS = frozenset({"AND", "OR", "NOT"})
+
+
+class _Write(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class MessageIn(_Write):
+    role: Literal["user", "assistant", "system", "tool"]
+    content: Text
+    id: Id | None = Field(default=None, description="stable turn id; assigned when absent")
+
+
+class ScopeFilters(_Write):
+    user_id: Id | None = None
+    agent_id: Id | None = None
+    run_id: Id | None = None
+
+
+class AddRequest(_Write):
+    """``POST /memories`` (Mem0 OSS)."""
+
+    messages: list[MessageIn] = Field(min_length=1, max_length=200)
+    user_id: Id | None = None
+    agent_id: Id | None = None
+    run_id: Id | None = None
+    metadata: Metadata | None = None
+    infer: bool = True
+
+    def scope(self) -> MemoryScope:
+        return MemoryScope(user_id=self.user_id, agent_id=self.agent_id, run_id=self.run_id)
+
+
+class V3AddRequest(AddRequest):
+    """``POST /v3/memories/add/`` (what ``mem0.MemoryClient.add`` sends)."""
+
+    filters: ScopeFilters | None = None
+    infer: bool | None = None  # type: ignore[assignment]
+
+    def scope(self) -> MemoryScope:
+        f = self.filters or ScopeFilters()
+        return MemoryScope(
+            user_id=self.user_id or f.user_id,
+            agent_id=self.agent_id or f.agent_id,
+            run_id=self.run_id or f.run_id,
+        )
+
+
+class SearchFilters(BaseModel):
+    """Scope ids plus equality filters on metadata keys."""
+
+    model_config = ConfigDict(extra="allow")
+
+    user_id: Id | None = None
+    agent_id: Id | None = None
+    run_id: Id | None = None
+
+    @model_validator(mode="after")
+    def _equality_only(self) -> SearchFilters:
+        for key, value in (self.model_extra or {}).items():
+            if key in RESERVED_FILTER_KEYS or not key.isidentifier():
+                raise ValueError(f"filter key {key!r} is not supported")
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(f"filter {key!r} must be a finite number")
+            if not isinstance(value, str | bool | int | float):
+                raise ValueError(f"filter {key!r} must be an equality on a scalar value")
+        return self
+
+    def as_filters(self) -> dict[str, Any]:
+        out: dict[str, Any] = {k: v for k, v in self.model_dump().items() if v is not None}
+        return out
+
+
+class SearchRequest(_Write):
+    """``POST /search`` (Mem0 OSS)."""
+
+    query: Query
+    user_id: Id | None = None
+    agent_id: Id | None = None
+    run_id: Id | None = None
+    filters: SearchFilters | None = None
+    top_k: int = Field(default=20, ge=1, le=100)
+    threshold: float = Field(default=0.1, ge=0.0, le=1.0)
+    include_hypotheses: bool = False
+    include_quarantined: bool = False
+
+    def merged_filters(self) -> dict[str, Any]:
+        f = self.filters.as_filters() if self.filters else {}
+        for key in ("user_id", "agent_id", "run_id"):
+            value = getattr(self, key)
+            if value is not None:
+                f[key] = value
+        return f
+
+
+class V3SearchRequest(SearchRequest):
+    """``POST /v3/memories/search/``; ``rerank`` is accepted and, as in Mem0 OSS without a
+    configured reranker, has no effect."""
+
+    rerank: bool | None = None
+
+
+class V3ListRequest(_Write):
+    """``POST /v3/memories/`` (``MemoryClient.get_all``)."""
+
+    filters: SearchFilters | None = None
+    include_hypotheses: bool = False
+    include_quarantined: bool = False
+
+
+class UpdateRequest(_Write):
+    """``PUT /memories/{id}`` and ``PUT /v1/memories/{id}/``."""
+
+    text: Annotated[str, StringConstraints(min_length=1, max_length=20_000)] | None = None
+    metadata: Metadata | None = None
+
+
+class TagRequest(_Write):
+    """``POST /v1/guard/tag``: stateless tagging, nothing is written."""
+
+    turns: list[Turn] = Field(min_length=1, max_length=200)
+    candidates: list[Candidate] = Field(max_length=100)
+    writer_model: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
+    audit: list[AuditVerdict] | None = Field(default=None, max_length=100)
+
+
+class TagResponse(BaseModel):
+    decisions: list[Decision]
+
+
+class MemoryItem(BaseModel):
+    """A memory as the sidecar returns it: Mem0's fields plus the provenance fields."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    memory: str
+    provenance: str | None = None
+    source_turn_id: str | None = None
+    guard_score: float | None = None
+    profile_id: str | None = None
+    status: str | None = None
+
+
+class ItemList(BaseModel):
+    results: list[MemoryItem]
+
+
+class PagedItems(ItemList):
+    count: int
+    next: str | None = None
+    previous: str | None = None
+
+
+class DecisionSummary(BaseModel):
+    candidate_id: str
+    text: str
+    provenance: str
+    action: str
+    status: str | None
+    source_turn_id: str | None
+    score: float | None
+    threshold: float | None
+    profile_id: str | None
+    calibrated: bool
+    reasons: list[str]
+    memory_id: str | None
+
+
+class TurnRef(BaseModel):
+    id: str
+    role: str
+
+
+class AddResponse(BaseModel):
+    results: list[MemoryItem]
+    decisions: list[DecisionSummary]
+    turns: list[TurnRef]
+
+
+class Message(BaseModel):
+    message: str
+
+
+class DecisionList(BaseModel):
+    results: list[LoggedDecision]
+
+
+class ProfileSummary(BaseModel):
+    profile_id: str
+    mode: str
+    writer_model: str | None
+    prompt_version: str | None
+    oi_threshold: float
+    stated_threshold: float
+    objective: str
+
+
+class ProfilesResponse(BaseModel):
+    guard: dict[str, Any]
+    profiles: list[ProfileSummary]
+
+
+class ErrorBody(BaseModel):
+    type: str
+    message: str
+    retryable: bool = False
+
+
+class ErrorResponse(BaseModel):
+    detail: str
+    error: ErrorBody
+
+
+class Ping(BaseModel):
+    status: Literal["ok"] = "ok"
+    org_id: str | None = None
+    project_id: str | None = None
+    user_email: str | None = None
+
+
+class Health(BaseModel):
+    status: Literal["ok"] = "ok"
+
+
+class Readiness(BaseModel):
+    status: Literal["ready"] = "ready"
+    backend: str

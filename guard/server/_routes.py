@@ -1,0 +1,357 @@
+"""Routes: Mem0 OSS REST, the routes ``mem0.MemoryClient`` calls, guard-native, operations."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+import anyio.to_thread
+from fastapi import APIRouter, Header, Path, Query, Request, Response
+from fastapi.responses import JSONResponse
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from guard._domain import Action, Provenance
+from guard.decision_log import DecisionQuery, MemoryScope
+from guard.errors import BackendUnavailableError, InputError, MemoryNotFoundError
+from guard.server._app import SidecarDep, TenantDep, request_hash
+from guard.server._models import (
+    AddRequest,
+    AddResponse,
+    DecisionList,
+    ErrorResponse,
+    Health,
+    ItemList,
+    MemoryItem,
+    Message,
+    PagedItems,
+    Ping,
+    ProfilesResponse,
+    ProfileSummary,
+    Readiness,
+    SearchRequest,
+    TagRequest,
+    TagResponse,
+    UpdateRequest,
+    V3AddRequest,
+    V3ListRequest,
+    V3SearchRequest,
+)
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorResponse} for code in (400, 401, 404, 409, 413, 422, 502, 503)
+}
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        alias="Idempotency-Key",
+        min_length=1,
+        max_length=200,
+        description="a retry with the same key and body returns the first answer",
+    ),
+]
+MemoryId = Annotated[str, Path(min_length=1, max_length=200, pattern=r"^\S+$")]
+ScopeId = Annotated[str | None, Query(min_length=1, max_length=200, pattern=r"^\S+$")]
+
+mem0_router = APIRouter(responses=ERRORS)
+guard_router = APIRouter(responses=ERRORS, tags=["guard"])
+ops_router = APIRouter(tags=["operations"])
+
+
+# ---------------------------------------------------------------------- shared handlers
+async def _add(sidecar: SidecarDep, tenant: str, body: AddRequest, key: str | None) -> JSONResponse:
+    memory = sidecar.memory_for(tenant)
+    scope = body.scope()
+    infer = True if body.infer is None else body.infer
+
+    async def run() -> dict[str, Any]:
+        return await memory.add(
+            [m.model_dump(exclude_none=True) for m in body.messages],
+            infer=infer,
+            metadata=body.metadata,
+            **scope.as_kwargs(),
+        )
+
+    if key is None:
+        return JSONResponse(await run())
+    digest = request_hash(body)
+    log = sidecar.decision_log
+    async with sidecar.idempotency_lock(tenant, key):
+        stored = await anyio.to_thread.run_sync(log.replay, tenant, key, digest)
+        if stored is not None:
+            return JSONResponse(stored, headers={"Idempotent-Replayed": "true"})
+        result = await run()
+        await anyio.to_thread.run_sync(log.remember, tenant, key, digest, result)
+        return JSONResponse(result)
+
+
+async def _get(sidecar: SidecarDep, tenant: str, memory_id: str) -> dict[str, Any]:
+    item = await sidecar.memory_for(tenant).get(memory_id)
+    if item is None:
+        raise MemoryNotFoundError(memory_id)
+    return item
+
+
+def _scope_or_400(user_id: str | None, agent_id: str | None, run_id: str | None) -> MemoryScope:
+    scope = MemoryScope(user_id=user_id, agent_id=agent_id, run_id=run_id)
+    if scope.is_empty():
+        raise InputError("one of user_id, agent_id or run_id is required")
+    return scope
+
+
+# ---------------------------------------------------------------------- Mem0 OSS REST
+@mem0_router.post("/memories", tags=["mem0"], response_model=AddResponse)
+async def add_memories(
+    body: AddRequest, sidecar: SidecarDep, tenant: TenantDep, idempotency_key: IdempotencyKey = None
+) -> JSONResponse:
+    """Guarded add: extract (infer=true) or take messages verbatim, tag, write approved facts."""
+    return await _add(sidecar, tenant, body, idempotency_key)
+
+
+@mem0_router.get("/memories", tags=["mem0"], response_model=ItemList)
+async def list_memories(
+    sidecar: SidecarDep,
+    tenant: TenantDep,
+    user_id: ScopeId = None,
+    agent_id: ScopeId = None,
+    run_id: ScopeId = None,
+    top_k: Annotated[int, Query(ge=1, le=1000)] = 100,
+    include_hypotheses: bool = False,
+    include_quarantined: bool = False,
+) -> dict[str, Any]:
+    scope = _scope_or_400(user_id, agent_id, run_id)
+    return await sidecar.memory_for(tenant).get_all(
+        filters=scope.as_kwargs(),
+        top_k=top_k,
+        include_hypotheses=include_hypotheses,
+        include_quarantined=include_quarantined,
+    )
+
+
+@mem0_router.get("/memories/{memory_id}", tags=["mem0"], response_model=MemoryItem)
+async def get_memory(memory_id: MemoryId, sidecar: SidecarDep, tenant: TenantDep) -> dict[str, Any]:
+    return await _get(sidecar, tenant, memory_id)
+
+
+@mem0_router.post("/search", tags=["mem0"], response_model=ItemList)
+async def search_memories(body: SearchRequest, sidecar: SidecarDep, tenant: TenantDep) -> Any:
+    return await sidecar.memory_for(tenant).search(
+        body.query,
+        filters=body.merged_filters(),
+        top_k=body.top_k,
+        threshold=body.threshold,
+        include_hypotheses=body.include_hypotheses,
+        include_quarantined=body.include_quarantined,
+    )
+
+
+@mem0_router.put("/memories/{memory_id}", tags=["mem0"], response_model=Message)
+async def update_memory(
+    memory_id: MemoryId, body: UpdateRequest, sidecar: SidecarDep, tenant: TenantDep
+) -> dict[str, str]:
+    return await sidecar.memory_for(tenant).update(
+        memory_id, text=body.text, metadata=body.metadata
+    )
+
+
+@mem0_router.delete("/memories/{memory_id}", tags=["mem0"], response_model=Message)
+async def delete_memory(memory_id: MemoryId, sidecar: SidecarDep, tenant: TenantDep) -> Any:
+    return await sidecar.memory_for(tenant).delete(memory_id)
+
+
+@mem0_router.delete("/memories", tags=["mem0"], response_model=Message)
+async def delete_all_memories(
+    sidecar: SidecarDep,
+    tenant: TenantDep,
+    user_id: ScopeId = None,
+    agent_id: ScopeId = None,
+    run_id: ScopeId = None,
+) -> dict[str, str]:
+    scope = _scope_or_400(user_id, agent_id, run_id)
+    return await sidecar.memory_for(tenant).delete_all(**scope.as_kwargs())
+
+
+@mem0_router.get("/memories/{memory_id}/history", tags=["mem0"])
+async def memory_history(
+    memory_id: MemoryId, sidecar: SidecarDep, tenant: TenantDep
+) -> list[dict[str, Any]]:
+    return await sidecar.memory_for(tenant).history(memory_id)
+
+
+@mem0_router.post("/reset", tags=["mem0"], response_model=Message)
+async def reset_memories(sidecar: SidecarDep, tenant: TenantDep) -> dict[str, str]:
+    """Delete every memory of the caller's tenant (the whole store when auth is off)."""
+    await sidecar.memory_for(tenant).reset()
+    return {"message": "All memories reset"}
+
+
+# ---------------------------------------------------------------------- mem0.MemoryClient
+@mem0_router.get("/v1/ping/", tags=["mem0 client"], response_model=Ping)
+async def ping(tenant: TenantDep) -> Ping:
+    """Key check ``MemoryClient`` makes on construction."""
+    return Ping()
+
+
+@mem0_router.post("/v3/memories/add/", tags=["mem0 client"], response_model=AddResponse)
+async def client_add(
+    body: V3AddRequest,
+    sidecar: SidecarDep,
+    tenant: TenantDep,
+    idempotency_key: IdempotencyKey = None,
+) -> JSONResponse:
+    return await _add(sidecar, tenant, body, idempotency_key)
+
+
+@mem0_router.post("/v3/memories/search/", tags=["mem0 client"], response_model=ItemList)
+async def client_search(body: V3SearchRequest, sidecar: SidecarDep, tenant: TenantDep) -> Any:
+    return await search_memories(body, sidecar, tenant)
+
+
+@mem0_router.post("/v3/memories/", tags=["mem0 client"], response_model=PagedItems)
+async def client_list(
+    body: V3ListRequest,
+    request: Request,
+    sidecar: SidecarDep,
+    tenant: TenantDep,
+    page: Annotated[int, Query(ge=1, le=1000)] = 1,
+    page_size: Annotated[int, Query(ge=1, le=100)] = 100,
+) -> dict[str, Any]:
+    filters = body.filters.as_filters() if body.filters else {}
+    limit = min(page * page_size + 1, 1000)
+    result = await sidecar.memory_for(tenant).get_all(
+        filters=filters,
+        top_k=limit,
+        include_hypotheses=body.include_hypotheses,
+        include_quarantined=body.include_quarantined,
+    )
+    items: list[dict[str, Any]] = result["results"]
+    start = (page - 1) * page_size
+    window = items[start : start + page_size]
+    url = request.url
+    has_next = len(items) > start + page_size
+    return {
+        "count": len(items) if not has_next else len(items) - 1,
+        "next": str(url.include_query_params(page=page + 1)) if has_next else None,
+        "previous": str(url.include_query_params(page=page - 1)) if page > 1 else None,
+        "results": window,
+    }
+
+
+@mem0_router.get("/v1/memories/{memory_id}/", tags=["mem0 client"], response_model=MemoryItem)
+async def client_get(memory_id: MemoryId, sidecar: SidecarDep, tenant: TenantDep) -> Any:
+    return await _get(sidecar, tenant, memory_id)
+
+
+@mem0_router.put("/v1/memories/{memory_id}/", tags=["mem0 client"], response_model=Message)
+async def client_update(
+    memory_id: MemoryId, body: UpdateRequest, sidecar: SidecarDep, tenant: TenantDep
+) -> Any:
+    return await update_memory(memory_id, body, sidecar, tenant)
+
+
+@mem0_router.delete("/v1/memories/{memory_id}/", tags=["mem0 client"], response_model=Message)
+async def client_delete(
+    memory_id: MemoryId,
+    sidecar: SidecarDep,
+    tenant: TenantDep,
+    delete_linked: bool = False,
+) -> Any:
+    """``delete_linked`` is accepted: the guard never links memories, so there is nothing more."""
+    return await sidecar.memory_for(tenant).delete(memory_id)
+
+
+@mem0_router.delete("/v1/memories/", tags=["mem0 client"], response_model=Message)
+async def client_delete_all(
+    sidecar: SidecarDep,
+    tenant: TenantDep,
+    user_id: ScopeId = None,
+    agent_id: ScopeId = None,
+    run_id: ScopeId = None,
+) -> Any:
+    return await delete_all_memories(sidecar, tenant, user_id, agent_id, run_id)
+
+
+@mem0_router.get("/v1/memories/{memory_id}/history/", tags=["mem0 client"])
+async def client_history(
+    memory_id: MemoryId, sidecar: SidecarDep, tenant: TenantDep
+) -> list[dict[str, Any]]:
+    return await sidecar.memory_for(tenant).history(memory_id)
+
+
+# ---------------------------------------------------------------------- guard-native
+@guard_router.post("/v1/guard/tag", response_model=TagResponse)
+async def tag(body: TagRequest, sidecar: SidecarDep, tenant: TenantDep) -> TagResponse:
+    """Stateless: decisions for the given turns and candidates; nothing is written or logged."""
+    decisions = await sidecar.memory.guard.atag(
+        body.turns, body.candidates, writer_model=body.writer_model, audit=body.audit
+    )
+    return TagResponse(decisions=decisions)
+
+
+@guard_router.get("/v1/decisions", response_model=DecisionList)
+async def decisions(
+    sidecar: SidecarDep,
+    tenant: TenantDep,
+    user_id: ScopeId = None,
+    provenance: Provenance | None = None,
+    action: Action | None = None,
+    memory_id: ScopeId = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+) -> DecisionList:
+    """Why each memory was stored (or not): the caller's tenant only, newest first."""
+    q = DecisionQuery(
+        user_id=user_id,
+        provenance=provenance,
+        action=action,
+        memory_id=memory_id,
+        since=since,
+        until=until,
+        limit=limit,
+        offset=offset,
+    )
+    rows = await anyio.to_thread.run_sync(sidecar.decision_log.query, tenant, q)
+    return DecisionList(results=rows)
+
+
+@guard_router.get("/v1/profiles", response_model=ProfilesResponse)
+async def profiles(sidecar: SidecarDep, tenant: TenantDep) -> ProfilesResponse:
+    """The guard's active configuration and every calibration profile it can use."""
+    return ProfilesResponse(
+        guard=sidecar.memory.guard.describe(),
+        profiles=[
+            ProfileSummary(
+                profile_id=p.profile_id,
+                mode=p.mode.value,
+                writer_model=p.writer_model,
+                prompt_version=p.prompt_version,
+                oi_threshold=p.oi_threshold,
+                stated_threshold=p.stated_threshold,
+                objective=p.objective,
+            )
+            for p in sidecar.profiles.all()
+        ],
+    )
+
+
+# ---------------------------------------------------------------------- operations
+@ops_router.get("/metrics", response_class=Response)
+async def metrics(sidecar: SidecarDep) -> Response:
+    """Prometheus metrics (labels: model, provenance, action, stage, status; never user ids)."""
+    return Response(generate_latest(sidecar.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+
+@ops_router.get("/healthz", response_model=Health)
+async def healthz() -> Health:
+    return Health()
+
+
+@ops_router.get("/readyz", response_model=Readiness, responses={503: {"model": ErrorResponse}})
+async def readyz(sidecar: SidecarDep) -> Readiness:
+    await sidecar.backend.ping()
+    try:
+        await anyio.to_thread.run_sync(sidecar.decision_log.ping)
+    except Exception as exc:
+        raise BackendUnavailableError(f"decision log unavailable: {type(exc).__name__}") from exc
+    return Readiness(backend=sidecar.backend.name)

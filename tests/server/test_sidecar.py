@@ -1,0 +1,228 @@
+"""The sidecar over HTTP (in-process): auth and tenants, limits, typed errors, faults, idempotency,
+guard-native routes, metrics and logs."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from guard.llm import ScriptedLLM
+from tests.fakes.mem0 import (
+    CONVERSATION,
+    GENERATED_TEXT,
+    STATED_TEXT,
+    InMemoryStore,
+    conversation_reply,
+)
+from tests.server.conftest import KEYS, A, B
+
+Client = Callable[..., TestClient]
+SECRET = "my-secret-diagnosis-is-hypothyroidism"
+
+
+def _add(client: TestClient, headers: dict[str, str], content: str, **extra: Any) -> Any:
+    body = {"messages": [{"role": "user", "content": content}], "user_id": "u1", **extra}
+    return client.post("/memories", json=body, headers=headers)
+
+
+def test_api_keys_are_required_in_any_header_mem0_clients_send(make_client: Client) -> None:
+    client = make_client(api_keys=KEYS)
+    missing = client.get("/v1/ping/")
+    assert missing.status_code == 401
+    assert missing.json()["error"]["type"] == "unauthorized"
+    assert client.get("/v1/ping/", headers={"Authorization": "Token nope"}).status_code == 401
+    for headers in (A, {"Authorization": "Bearer key-a"}, {"X-API-Key": "key-a"}):
+        assert client.get("/v1/ping/", headers=headers).json()["status"] == "ok"
+    assert client.get("/healthz").status_code == 200
+
+
+def test_a_tenant_never_reads_or_changes_another_tenants_memories(
+    make_client: Client, store: InMemoryStore
+) -> None:
+    client = make_client(api_keys=KEYS)
+    added = _add(client, A, "I like tea", infer=False).json()
+    memory_id = added["results"][0]["id"]
+
+    assert client.get(f"/memories/{memory_id}", headers=B).status_code == 404
+    assert client.get(f"/v1/memories/{memory_id}/", headers=B).status_code == 404
+    assert client.get(f"/memories/{memory_id}/history", headers=B).status_code == 404
+    assert client.put(f"/memories/{memory_id}", json={"text": "x"}, headers=B).status_code == 404
+    assert client.delete(f"/memories/{memory_id}", headers=B).status_code == 404
+    assert client.get("/memories", params={"user_id": "u1"}, headers=B).json()["results"] == []
+    search = {"query": "tea", "filters": {"user_id": "u1"}, "threshold": 0.0}
+    assert client.post("/v3/memories/search/", json=search, headers=B).json()["results"] == []
+    assert client.delete("/memories", params={"user_id": "u1"}, headers=B).status_code == 200
+    assert client.post("/reset", headers=B).status_code == 200
+    assert client.get("/v1/decisions", headers=B).json()["results"] == []
+
+    assert memory_id in store.items
+    assert client.get(f"/memories/{memory_id}", headers=A).json()["memory"] == "I like tea"
+    assert len(client.get("/v1/decisions", headers=A).json()["results"]) == 1
+
+
+def test_bodies_over_the_limit_are_refused_before_any_work(
+    make_client: Client, store: InMemoryStore
+) -> None:
+    client = make_client(max_body_bytes=2_000)
+    big = _add(client, {}, "x" * 5_000, infer=False)
+    assert big.status_code == 413
+    assert big.json()["error"]["type"] == "payload_too_large"
+
+    def chunks() -> Iterator[bytes]:
+        yield b'{"messages": [{"role": "user", "content": "'
+        for _ in range(10):
+            yield b"y" * 500
+        yield b'"}], "user_id": "u1", "infer": false}'
+
+    streamed = client.post(
+        "/memories", content=chunks(), headers={"Content-Type": "application/json"}
+    )
+    assert streamed.status_code == 413
+    assert store.items == {}
+    assert _add(client, {}, "small", infer=False).status_code == 200
+
+
+def test_unknown_fields_on_write_routes_are_rejected_with_typed_errors(make_client: Client) -> None:
+    client = make_client()
+    r = _add(client, {}, "hi", surprise=True)
+    assert r.status_code == 422
+    body = r.json()
+    assert body["error"]["type"] == "validation_error"
+    assert body["error"]["fields"][0]["loc"] == ["body", "surprise"]
+    r = client.put("/memories/abc", json={"text": "x", "status": "fact"})
+    assert r.status_code == 422
+    r = client.get("/memories/not-there")
+    assert (r.status_code, r.json()["error"]["type"]) == (404, "memory_not_found")
+    assert client.get("/nope").json()["error"]["type"] == "not_found"
+
+
+def test_idempotency_key_makes_a_retry_return_the_first_answer(
+    make_client: Client, store: InMemoryStore
+) -> None:
+    client = make_client()
+    headers = {"Idempotency-Key": "retry-1"}
+    first = _add(client, headers, "I like tea")
+    again = _add(client, headers, "I like tea")
+    assert first.status_code == again.status_code == 200
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.json() == first.json()
+    assert len(store.items) == 1
+    conflict = _add(client, headers, "I like coffee")
+    assert (conflict.status_code, conflict.json()["error"]["type"]) == (409, "idempotency_conflict")
+    assert len(store.items) == 1
+
+
+def test_extractor_failure_fails_closed(make_client: Client, store: InMemoryStore) -> None:
+    client = make_client(writer=ScriptedLLM(["not json at all"]))
+    r = client.post("/memories", json={"messages": CONVERSATION, "user_id": "u1"})
+    assert (r.status_code, r.json()["error"]["type"]) == (502, "extraction_failed")
+    assert store.items == {}
+    assert client.get("/v1/decisions").json()["results"] == []
+
+
+def test_writer_unavailable_is_503_and_retryable(make_client: Client) -> None:
+    from guard.errors import LLMUnavailableError
+
+    client = make_client(writer=ScriptedLLM([LLMUnavailableError("down", model="w")]))
+    r = client.post("/memories", json={"messages": CONVERSATION, "user_id": "u1"})
+    assert r.status_code == 503
+    assert r.json()["error"]["retryable"] is True
+    assert r.headers["Retry-After"] == "1"
+
+
+def test_upstream_down_mid_write_is_503_with_nothing_half_written(make_client: Client) -> None:
+    flaky = InMemoryStore(fail_on_add=2)
+    client = make_client(writer=ScriptedLLM([conversation_reply()]), backend=flaky)
+    r = client.post("/memories", json={"messages": CONVERSATION, "user_id": "u1"})
+    assert (r.status_code, r.json()["error"]["type"]) == (503, "upstream_unavailable")
+    assert flaky.add_calls == 2
+    assert flaky.items == {}
+    assert client.get("/v1/decisions").json()["results"] == []
+
+
+def test_readiness_follows_the_upstream(make_client: Client, store: InMemoryStore) -> None:
+    client = make_client()
+    assert client.get("/readyz").json() == {"status": "ready", "backend": "in-memory"}
+    store.down = True
+    assert client.get("/readyz").status_code == 503
+    assert client.get("/healthz").status_code == 200
+
+
+def test_add_reports_provenance_and_decisions_explain_it(make_client: Client) -> None:
+    client = make_client(writer=ScriptedLLM([conversation_reply()]))
+    added = client.post("/memories", json={"messages": CONVERSATION, "user_id": "u1"}).json()
+    statuses = {d["text"]: d["status"] for d in added["decisions"]}
+    assert statuses[STATED_TEXT] == "fact"
+    assert statuses[GENERATED_TEXT] == "quarantined"
+
+    facts = client.get("/memories", params={"user_id": "u1"}).json()["results"]
+    assert [(i["memory"], i["provenance"]) for i in facts] == [(STATED_TEXT, "stated")]
+    everything = client.get(
+        "/memories",
+        params={"user_id": "u1", "include_hypotheses": True, "include_quarantined": True},
+    ).json()["results"]
+    assert len(everything) == 3
+
+    generated = client.get("/v1/decisions", params={"provenance": "generated"}).json()["results"]
+    assert [d["candidate_text"] for d in generated] == [GENERATED_TEXT]
+    stated = client.get("/v1/decisions", params={"action": "store", "user_id": "u1"}).json()
+    assert stated["results"][0]["source_turn_text"] == CONVERSATION[0]["content"]
+    assert client.get("/v1/decisions", params={"user_id": "other"}).json()["results"] == []
+    r = client.get("/v1/decisions", params={"since": "2999-01-01T00:00:00Z"})
+    assert r.json()["results"] == []
+
+
+def test_guard_tag_is_stateless(make_client: Client, store: InMemoryStore) -> None:
+    client = make_client()
+    body = {
+        "turns": [{"id": "t1", "role": "user", "content": "I went climbing last weekend."}],
+        "candidates": [
+            {"id": "c1", "text": "User went climbing last weekend"},
+            {"id": "c2", "text": "User is looking for an adventure partner"},
+        ],
+        "writer_model": "mock/any",
+    }
+    decisions = client.post("/v1/guard/tag", json=body).json()["decisions"]
+    assert [(d["candidate"]["id"], d["provenance"]) for d in decisions] == [
+        ("c1", "stated"),
+        ("c2", "generated"),
+    ]
+    assert store.items == {}
+    assert client.get("/v1/decisions").json()["results"] == []
+    dup = {**body, "candidates": [body["candidates"][0], body["candidates"][0]]}
+    assert client.post("/v1/guard/tag", json=dup).status_code == 400
+
+
+def test_profiles_lists_the_guard_configuration(make_client: Client) -> None:
+    body = make_client().get("/v1/profiles").json()
+    assert body["guard"]["evidence_profile"] == "evidence-only"
+    assert "evidence-only" in {p["profile_id"] for p in body["profiles"]}
+
+
+def test_metrics_have_low_cardinality_labels_and_logs_carry_no_memory_text(
+    make_client: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    client = make_client()
+    with caplog.at_level(logging.DEBUG):
+        r = client.post(
+            "/memories",
+            json={"messages": [{"role": "user", "content": SECRET}], "user_id": "user-7731"},
+        )
+        assert r.status_code == 200
+        client.post("/memories", json={"messages": [{"role": "user", "content": SECRET}]})
+    info = [rec.getMessage() for rec in caplog.records if rec.levelno >= logging.INFO]
+    assert info, "the sidecar logs its requests"
+    assert not [m for m in info if SECRET in m]
+
+    text = client.get("/metrics").text
+    assert (
+        'mirage_guard_decisions_total{action="store",model="mock/echo-writer",provenance="stated"}'
+        in text
+    )
+    assert 'mirage_guard_memory_writes_total{status="fact"} 1.0' in text
+    assert "user-7731" not in text
+    assert SECRET not in text
