@@ -308,6 +308,27 @@ class DecisionLog:
                     texts[t.id] = t.content
             return [_logged(r, texts.get(r.source_turn_id or "")) for r in rows]
 
+    def all_decisions(
+        self,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int | None = None,
+    ) -> list[LoggedDecision]:
+        """Read-only: decisions of every tenant in [since, until], oldest first (for reports).
+
+        Turn texts are not resolved (``source_turn_text`` stays None).
+        """
+        stmt = select(_DecisionRow)
+        if since is not None:
+            stmt = stmt.where(_DecisionRow.created_at >= _utc(since))
+        if until is not None:
+            stmt = stmt.where(_DecisionRow.created_at <= _utc(until))
+        stmt = stmt.order_by(_DecisionRow.id.asc())
+        if limit is not None:
+            stmt = stmt.limit(limit)
+        with self._sessions() as session:
+            return [_logged(r, None) for r in session.scalars(stmt).all()]
+
     def turn(self, tenant: str, turn_id: str) -> Turn | None:
         with self._sessions() as session:
             row = session.get(_TurnRow, (tenant, turn_id))
