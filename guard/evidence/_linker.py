@@ -163,14 +163,16 @@ class EvidenceLinker:
             return [self._unlinked(c, cand_kinds[i]) for i, c in enumerate(candidates)]
         unit_kinds = self._kind_scores(unit_vecs)
         sims = cand_vecs @ unit_vecs.T  # (n_cand, n_units)
-        turn_ids = list(dict.fromkeys(u.turn_id for u in units))
+        # units are built turn by turn, so each turn's sentences are contiguous
+        starts = [i for i, u in enumerate(units) if i == 0 or units[i - 1].turn_id != u.turn_id]
+        turn_max = np.maximum.reduceat(sims, starts, axis=1)  # (n_cand, n_turns)
         all_user_stems = frozenset().union(*(tx.content_stems(t) for t in turn_text.values()))
         all_user_numbers = set().union(*(tx.numbers(t) for t in turn_text.values()))
         all_user_names = set().union(*(tx.proper_names(t) for t in turn_text.values()))
         all_user_names |= {w for t in turn_text.values() for w in tx.words(t)}
         return [
             self._features(
-                c, sims[i], cand_kinds[i], units, unit_kinds, turn_ids, turn_text,
+                c, sims[i], cand_kinds[i], units, unit_kinds, turn_max[i], turn_text,
                 all_user_stems, all_user_numbers, all_user_names,
             )
             for i, c in enumerate(candidates)
@@ -197,7 +199,7 @@ class EvidenceLinker:
         kinds: Vectors,
         units: Sequence[_Unit],
         unit_kinds: Vectors,
-        turn_ids: Sequence[str],
+        turn_max: Vectors,
         turn_text: dict[str, str],
         user_stems: frozenset[str],
         user_numbers: set[str],
@@ -205,11 +207,7 @@ class EvidenceLinker:
     ) -> EvidenceLink:
         best = int(np.argmax(sims))
         best_unit = units[best]
-        per_turn = {
-            tid: max(float(sims[j]) for j, u in enumerate(units) if u.turn_id == tid)
-            for tid in turn_ids
-        }
-        ranked = sorted(per_turn.values(), reverse=True)
+        ranked = sorted((float(v) for v in turn_max), reverse=True)
         second = ranked[1] if len(ranked) > 1 else 0.0
         cstems = tx.content_stems(cand.text)
         best_stems = tx.content_stems(turn_text[best_unit.turn_id])
