@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
+import time
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import anyio
 from pydantic import BaseModel
@@ -69,35 +70,61 @@ def cache_key(description: dict[str, Any]) -> str:
 
 
 class DiskCache:
-    """``<dir>/<key[:2]>/<key>.json`` files, written atomically (tmp file + rename)."""
+    """Append-only JSONL segments in ``<dir>``: one ``{"key", "completion"}`` line per call.
+
+    Each cache instance appends to its own new segment file, so processes sharing a directory
+    never interleave writes; all segments are read into an in-memory index when first used. A
+    line torn by a kill is skipped (that call is simply a miss).
+    """
 
     def __init__(self, directory: str | Path) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
+        self._index: dict[str, str] | None = None
+        self._segment: IO[str] | None = None
 
-    def path(self, key: str) -> Path:
-        return self.directory / key[:2] / f"{key}.json"
+    def _load(self) -> dict[str, str]:
+        if self._index is None:
+            index: dict[str, str] = {}
+            for path in sorted(self.directory.glob("segment-*.jsonl")):
+                for line in path.read_text(encoding="utf-8").splitlines():
+                    try:
+                        row = json.loads(line)
+                        index[row["key"]] = json.dumps(row["completion"])
+                    except (json.JSONDecodeError, KeyError, TypeError):
+                        continue
+            self._index = index
+        return self._index
 
     def get(self, key: str) -> Completion | None:
-        path = self.path(key)
-        try:
-            data = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+        data = self._load().get(key)
+        if data is None:
             return None
         try:
             return Completion.model_validate_json(data)
         except ValueError:
-            return None  # a torn or foreign file is a miss, it will be rewritten
+            return None
 
     def put(self, key: str, completion: Completion) -> None:
-        path = self.path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(completion.model_dump_json(), encoding="utf-8")
-        os.replace(tmp, path)
+        index = self._load()
+        if self._segment is None:
+            name = f"segment-{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}.jsonl"
+            self._segment = (self.directory / name).open("a", encoding="utf-8")
+        body = completion.model_dump_json()
+        self._segment.write(f'{{"key":"{key}","completion":{body}}}\n')
+        self._segment.flush()
+        index[key] = body
+
+    def close(self) -> None:
+        if self._segment is not None:
+            self._segment.close()
+            self._segment = None
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._load()
 
     def __len__(self) -> int:
-        return sum(1 for _ in self.directory.glob("*/*.json"))
+        return len(self._load())
 
 
 class CachedLLM(LLMClient):
@@ -153,4 +180,5 @@ class CachedLLM(LLMClient):
             event.set()
 
     async def aclose(self) -> None:
+        self.cache.close()
         await self.inner.aclose()

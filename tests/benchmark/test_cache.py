@@ -63,14 +63,15 @@ async def test_hits_misses_and_coalescing(tmp_path: Path) -> None:
     assert len(DiskCache(tmp_path)) == 1
 
 
-async def test_torn_cache_file_is_a_miss(tmp_path: Path) -> None:
+async def test_torn_cache_line_is_a_miss(tmp_path: Path) -> None:
     inner = FunctionLLM(lambda m, s: "answer", model="mock/x")
+    first = CachedLLM(inner, DiskCache(tmp_path))
+    await first.complete(MSG)
+    await first.aclose()
+    [segment] = list(tmp_path.glob("segment-*.jsonl"))  # noqa: ASYNC240 - a test file
+    segment.write_text(segment.read_text()[:-20])  # a kill tore the only line
     cache = DiskCache(tmp_path)
-    cached = CachedLLM(inner, cache)
-    key = cached.key_for(MSG)
-    cache.path(key).parent.mkdir(parents=True)
-    cache.path(key).write_text('{"text": "ans')
-    result = await cached.complete(MSG)
+    result = await CachedLLM(inner, cache).complete(MSG)
     assert not result.cached
-    assert len(inner.calls) == 1
-    assert cache.get(key) is not None
+    assert len(inner.calls) == 2
+    assert len(DiskCache(tmp_path)) == 1

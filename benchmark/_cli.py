@@ -1,0 +1,248 @@
+"""``mirage bench``: run, report, judge-sample, judge-agreement."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated
+
+import anyio
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from benchmark._config import GuardArm, RunConfig, RuntimeOptions, Stage
+from benchmark._offline import is_offline, offline_llm
+from benchmark._progress import RichProgress
+from benchmark._records import RetentionPolicy
+from benchmark._runner import BenchmarkRun, ProviderFactory, RunSummary, litellm_provider
+from benchmark._tasks import parse_tasks
+from guard.errors import InputError, MirageError
+from guard.llm import LLMClient
+
+bench_app = typer.Typer(
+    help="MirageBench: measure over-inference of any litellm model, with and without the guard.",
+    no_args_is_help=True,
+)
+console = Console()
+
+
+def _split(values: list[str] | None) -> list[str]:
+    return [part.strip() for v in values or [] for part in v.split(",") if part.strip()]
+
+
+def _families(values: list[str] | None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in _split(values):
+        model, sep, family = item.rpartition("=")
+        if not sep or not model or not family:
+            raise InputError(f"--family takes MODEL=FAMILY, got {item!r}")
+        out[model] = family
+    return out
+
+
+def provider_for(options: RuntimeOptions) -> ProviderFactory:
+    """``mock/...`` models are answered offline; every other string goes to litellm."""
+    real = litellm_provider(options)
+
+    def factory(model: str) -> LLMClient:
+        return offline_llm(model) if is_offline(model) else real(model)
+
+    return factory
+
+
+def _print_summary(summary: RunSummary) -> None:
+    table = Table(title=f"run {summary.run_dir}")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    table.add_row("units done / resumed", f"{summary.units_done} / {summary.units_resumed}")
+    table.add_row("failed units", str(summary.errors))
+    table.add_row("LLM calls (cache hits)", f"{summary.calls} ({summary.cached_calls})")
+    table.add_row("tokens in / out", f"{summary.prompt_tokens:,} / {summary.completion_tokens:,}")
+    unknown = f" (+{summary.cost_unknown_calls} calls of unknown price)" * bool(
+        summary.cost_unknown_calls
+    )
+    table.add_row("cost USD", f"{summary.cost_usd:.4f}{unknown}")
+    console.print(table)
+    for message in summary.error_messages[:10]:
+        console.print(f"[yellow]failed:[/] {message}")
+
+
+@bench_app.command("run")
+def run(
+    models: Annotated[
+        list[str],
+        typer.Option(
+            "--models",
+            help="subject models, litellm strings, comma-separated or repeated "
+            "(hosted_vllm/... for a vLLM server; mock/... for the offline mock)",
+        ),
+    ],
+    judge: Annotated[str, typer.Option(help="independent judge model (temperature 0)")],
+    run_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--run-dir", help="run directory; an existing one with the same config is resumed"
+        ),
+    ] = None,
+    personas: Annotated[
+        list[str] | None,
+        typer.Option(help="persona ids or groups (stereotypical, counter, neutral); default all"),
+    ] = None,
+    personas_file: Annotated[
+        Path | None, typer.Option(help="personas JSONL (default: the packaged 150)")
+    ] = None,
+    tasks: Annotated[
+        list[str] | None,
+        typer.Option(help="gift, dating, itinerary, stressor, letter, apartment; default all"),
+    ] = None,
+    limit: Annotated[int | None, typer.Option(help="at most this many personas")] = None,
+    seed: Annotated[int, typer.Option(help="sampling seed (part of every cache key)")] = 0,
+    guard: Annotated[GuardArm, typer.Option(help="guard arm: off, on or both")] = GuardArm.OFF,
+    stages: Annotated[
+        list[str] | None, typer.Option(help="probe, task, self_audit, judge, accum; default all")
+    ] = None,
+    accum_personas: Annotated[int, typer.Option(help="personas in the Accum stage")] = 2,
+    accum_rounds: Annotated[int, typer.Option(help="Accum rounds")] = 8,
+    family: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="MODEL=FAMILY for the family-clustered CI (default: from the model name)"
+        ),
+    ] = None,
+    concurrency: Annotated[int, typer.Option(help="in-flight calls per subject model")] = 8,
+    judge_concurrency: Annotated[int, typer.Option(help="in-flight judge calls")] = 8,
+    api_base: Annotated[
+        str | None,
+        typer.Option(help="endpoint for every model, e.g. a vLLM server http://host:8000/v1"),
+    ] = None,
+    cache_dir: Annotated[
+        Path | None, typer.Option(help="call cache shared across runs (default: RUN_DIR/cache)")
+    ] = None,
+    progress: Annotated[bool, typer.Option(help="rich progress bars")] = True,
+) -> None:
+    """Run (or resume) MirageBench: Probe, Task, Self-audit, Judge, Accum (+ the guard arm)."""
+    try:
+        config = RunConfig(
+            models=_split(models),
+            judge=judge,
+            personas=_split(personas),
+            personas_file=str(personas_file) if personas_file else None,
+            tasks=parse_tasks(tasks),
+            limit=limit,
+            seed=seed,
+            guard=guard,
+            stages=[Stage(s) for s in _split(stages)] or list(Stage),
+            accum_personas=accum_personas,
+            accum_rounds=accum_rounds,
+            accum_policies=list(RetentionPolicy),
+            families=_families(family),
+        )
+    except (ValueError, MirageError) as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    options = RuntimeOptions(
+        concurrency=concurrency,
+        judge_concurrency=judge_concurrency,
+        api_base=api_base,
+        progress=progress,
+    )
+    target = run_dir or Path("runs") / datetime.now(UTC).strftime("bench-%Y%m%d-%H%M%S")
+    everyone = [*config.models, config.judge]
+    runner = BenchmarkRun(
+        config,
+        target,
+        provider=provider_for(options),
+        options=options,
+        cache_dir=cache_dir,
+        progress=RichProgress() if progress else None,
+        offline_models=[m for m in everyone if is_offline(m)],
+    )
+    try:
+        summary = anyio.run(runner.run)
+    except MirageError as exc:
+        console.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(1) from exc
+    _print_summary(summary)
+    console.print(f"report: mirage bench report {target}")
+
+
+@bench_app.command("report")
+def report(
+    run_dir: Annotated[Path, typer.Argument(help="a run directory")],
+    out: Annotated[
+        Path | None, typer.Option(help="output directory (default RUN_DIR/report)")
+    ] = None,
+) -> None:
+    """Markdown + one self-contained HTML page with plots + a leaderboard CSV."""
+    from benchmark._report import write_report
+
+    try:
+        files = write_report(run_dir, out)
+    except MirageError as exc:
+        console.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(1) from exc
+    console.print(f"markdown:    {files.markdown}")
+    console.print(f"html:        {files.html}")
+    console.print(f"leaderboard: {files.leaderboard}")
+
+
+@bench_app.command("judge-sample")
+def judge_sample(
+    run_dir: Annotated[Path, typer.Argument(help="a run directory with judge records")],
+    out: Annotated[Path, typer.Option(help="blind sample JSONL to write")] = Path(
+        "judge_sample.jsonl"
+    ),
+    per_class: Annotated[int, typer.Option(help="claims per judge class")] = 100,
+    seed: Annotated[int, typer.Option(help="sampling seed")] = 0,
+    personas_file: Annotated[Path | None, typer.Option(help="personas JSONL")] = None,
+) -> None:
+    """A stratified blind sample (without the judge's labels) for human annotation."""
+    from benchmark._judge_validation import draw_sample, write_jsonl
+    from benchmark.personas import load_personas
+
+    people = load_personas(personas_file) if personas_file else None
+    items = draw_sample(run_dir, per_class=per_class, seed=seed, personas=people)
+    write_jsonl(items, out)
+    console.print(
+        f"{len(items)} claims written to {out}: fill in each 'label' "
+        "(GROUNDED, INFERRED_REASONABLE, INFERRED_STEREOTYPE, FABRICATED), then run "
+        f"mirage bench judge-agreement {out} --run-dir {run_dir}"
+    )
+
+
+@bench_app.command("judge-agreement")
+def judge_agreement(
+    labelled: Annotated[Path, typer.Argument(help="the sample with human labels filled in")],
+    run_dir: Annotated[Path | None, typer.Option(help="run whose judge to compare")] = None,
+    judge_labels_file: Annotated[
+        Path | None,
+        typer.Option("--judge-labels", help="or: any judge's labels as JSONL {item_id, label}"),
+    ] = None,
+    out: Annotated[Path | None, typer.Option(help="also write the figures as JSON")] = None,
+) -> None:
+    """Cohen's κ (4-class and binary), per-class F1 and confusion matrix, judge vs human."""
+    from benchmark._judge_validation import compare, dumps, judge_labels, read_labels
+
+    if (run_dir is None) == (judge_labels_file is None):
+        raise typer.BadParameter("give exactly one of --run-dir or --judge-labels")
+    judge = judge_labels(run_dir) if run_dir else read_labels(judge_labels_file)  # type: ignore[arg-type]
+    result = compare(read_labels(labelled), judge)
+    table = Table(title=f"judge vs human on {result.n} claims")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    table.add_row("accuracy 4-class", f"{result.accuracy:.3f}")
+    table.add_row("Cohen's κ 4-class", f"{result.kappa:.3f}")
+    table.add_row("accuracy binary (OI vs not)", f"{result.accuracy_binary:.3f}")
+    table.add_row("Cohen's κ binary", f"{result.kappa_binary:.3f}")
+    for label, score in result.per_class.items():
+        table.add_row(f"F1 {label} (n={int(score['support'])})", f"{score['f1']:.3f}")
+    console.print(table)
+    confusion = Table(title="confusion (rows human, columns judge)")
+    confusion.add_column("")
+    for c in result.classes:
+        confusion.add_column(c[:12], justify="right")
+    for c, row in zip(result.classes, result.confusion, strict=True):
+        confusion.add_row(c, *map(str, row))
+    console.print(confusion)
+    if out:
+        out.write_text(dumps(result), encoding="utf-8")

@@ -1,0 +1,147 @@
+"""Judge validation, the paper's protocol: a stratified blind sample, then agreement with humans.
+
+``judge-sample`` draws up to N claims per judge class from a run's judge records and writes them
+*without* the judge's label, shuffled, for annotators to fill in ``label``. ``judge-agreement``
+joins the annotated file with the judge's labels (from the run, or any other labels file, so it
+works for any judge) and reports Cohen's κ (4-class and binary), per-class F1 and the confusion
+matrix.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import defaultdict
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from benchmark import metrics as m
+from benchmark._records import JudgeRecord, JudgeTarget
+from benchmark._rundir import RunDirectory
+from benchmark.personas import Persona, load_personas
+from guard._domain import Label
+from guard.errors import InputError
+
+
+class BlindItem(BaseModel):
+    """One claim to label by hand. ``label`` is for the annotator to fill in."""
+
+    model_config = ConfigDict(extra="allow")
+
+    item_id: str
+    persona_id: str
+    task: str | None
+    evidence: list[str]
+    claim: str
+    label: Label | None = None
+
+
+class LabelRow(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    item_id: str
+    label: Label | None = None
+
+
+def judge_labels(run_dir: str | Path) -> dict[str, Label]:
+    """claim id -> the judge's label, for every Task and Probe claim of a run."""
+    run = RunDirectory(run_dir)
+    return {
+        c.claim_id: c.label
+        for r in run.records(JudgeRecord)
+        if r.ok and r.target is not JudgeTarget.MEMORY
+        for c in r.claims
+    }
+
+
+def draw_sample(
+    run_dir: str | Path,
+    *,
+    per_class: int = 100,
+    seed: int = 0,
+    personas: list[Persona] | None = None,
+) -> list[BlindItem]:
+    run = RunDirectory(run_dir)
+    manifest = run.read_manifest()
+    known = {p.persona_id: p for p in (personas or load_personas(manifest.config.personas_file))}
+    by_label: dict[Label, list[BlindItem]] = defaultdict(list)
+    for record in run.records(JudgeRecord):
+        if not record.ok or record.target is JudgeTarget.MEMORY:
+            continue
+        persona = known.get(record.persona_id)
+        if persona is None:
+            raise InputError(f"persona {record.persona_id!r} of the run is not in the persona file")
+        evidence = [f"[{f.turn_id}] {f.text}" for f in persona.revealed_facts]
+        for c in record.claims:
+            by_label[c.label].append(
+                BlindItem(
+                    item_id=c.claim_id,
+                    persona_id=record.persona_id,
+                    task=record.task.value if record.task else record.target.value,
+                    evidence=evidence,
+                    claim=c.text,
+                )
+            )
+    rng = random.Random(seed)
+    sample: list[BlindItem] = []
+    for label in m.LABELS:
+        pool = sorted(by_label[label], key=lambda item: item.item_id)
+        sample += rng.sample(pool, min(per_class, len(pool)))
+    rng.shuffle(sample)
+    return sample
+
+
+def write_jsonl(items: list[BlindItem], path: str | Path) -> None:
+    Path(path).write_text(
+        "".join(item.model_dump_json() + "\n" for item in items), encoding="utf-8"
+    )
+
+
+def read_labels(path: str | Path) -> dict[str, Label]:
+    """item_id -> label from a JSONL file; rows without a label are skipped."""
+    out: dict[str, Label] = {}
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = LabelRow.model_validate_json(line)
+        except ValidationError as exc:
+            raise InputError(f"{path}:{number}: {exc.errors()[0]['msg']}") from exc
+        if row.label is not None:
+            out[row.item_id] = row.label
+    return out
+
+
+class AgreementReport(BaseModel):
+    n: int
+    missing_in_judge: int
+    accuracy: float
+    kappa: float
+    accuracy_binary: float
+    kappa_binary: float
+    per_class: dict[str, dict[str, float]]
+    confusion: list[list[int]]
+    classes: list[str]
+
+
+def compare(human: dict[str, Label], judge: dict[str, Label]) -> AgreementReport:
+    shared = sorted(set(human) & set(judge))
+    if not shared:
+        raise InputError("no labelled item of the sample has a judge label to compare with")
+    result = m.agreement([human[i] for i in shared], [judge[i] for i in shared])
+    return AgreementReport(
+        n=result.n,
+        missing_in_judge=len(set(human) - set(judge)),
+        accuracy=result.accuracy,
+        kappa=result.kappa,
+        accuracy_binary=result.accuracy_binary,
+        kappa_binary=result.kappa_binary,
+        per_class={label.value: score._asdict() for label, score in result.per_class.items()},
+        confusion=result.confusion,
+        classes=[label.value for label in m.LABELS],
+    )
+
+
+def dumps(report: AgreementReport) -> str:
+    return json.dumps(report.model_dump(), indent=2)
