@@ -6,7 +6,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, settings
 
 from calibration import CalibrationProfile, ProfileMode
 from guard import Candidate, Guard, Role, Turn
@@ -14,13 +13,6 @@ from guard.evidence import EvidenceLinker
 from prompts import load_prompt
 from tests.calibration.factories import make_profile
 from tests.fakes.embedder import HashingEmbedder
-
-settings.register_profile(
-    "guard-tests",
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
 
 WRITER_A = "mock/writer-a"
 WRITER_B = "mock/writer-b"
