@@ -436,11 +436,12 @@ def render_html(a: RunAnalysis, run_dir: Path, images: dict[str, bytes]) -> str:
         f"Regenerate: <code>mirage bench report {e(str(run_dir))}</code></p>"
     )
     for title, note, header, rows in _sections(a, run_dir):
-        parts.append(f"<h2>{e(title)}</h2><p class='note'>{e(note)}</p><table><tr>")
+        parts.append(f"<h2>{e(title)}</h2><p class='note'>{e(note)}</p>")
+        parts.append("<div style='overflow-x:auto'><table><tr>")
         parts.append("".join(f"<th>{e(h)}</th>" for h in header) + "</tr>")
         for row in rows:
             parts.append("<tr>" + "".join(f"<td>{e(cell)}</td>" for cell in row) + "</tr>")
-        parts.append("</table>")
+        parts.append("</table></div>")
     parts.append("<h2>Plots</h2>")
     for name, caption, _ in PLOTS:
         data = base64.b64encode(images[name]).decode("ascii")

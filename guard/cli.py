@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from benchmark import bench_app, perf_harness
 from calibration._cli import app as calibrate_app
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -30,6 +31,8 @@ perf_app = typer.Typer(help="Speed benchmarks that print figures.", no_args_is_h
 app.add_typer(guard_app, name="guard")
 app.add_typer(perf_app, name="perf")
 app.add_typer(calibrate_app, name="calibrate")
+app.add_typer(bench_app, name="bench")
+perf_app.command("harness")(perf_harness)
 console = Console()
 
 

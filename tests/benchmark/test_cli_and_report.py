@@ -1,0 +1,196 @@
+"""The bench CLI on the offline provider: run, resume, report, judge-sample, judge-agreement."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from benchmark._cli import bench_app
+from benchmark._judge_validation import read_labels
+from benchmark._records import JudgeRecord, JudgeTarget, TaskRecord
+from benchmark._report import LEADERBOARD_COLUMNS, PLOTS
+from benchmark._rundir import RunDirectory
+from guard._domain import Label
+from tests.benchmark.conftest import PERSONAS_FILE
+
+RUNNER = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def cli_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One small offline run through the CLI (module-scoped: the report tests read it)."""
+    run_dir = tmp_path_factory.mktemp("cli") / "run"
+    args = [
+        "run",
+        "--models",
+        "mock/alpha,mock/beta",
+        "--models",
+        "mock/gamma",
+        "--judge",
+        "mock/judge",
+        "--personas-file",
+        str(PERSONAS_FILE),
+        "--tasks",
+        "gift,letter",
+        "--accum-personas",
+        "1",
+        "--run-dir",
+        str(run_dir),
+        "--no-progress",
+        "--seed",
+        "3",
+    ]
+    result = RUNNER.invoke(bench_app, args)
+    assert result.exit_code == 0, result.output
+    assert "failed units" in result.output
+    again = RUNNER.invoke(bench_app, args)
+    assert again.exit_code == 0, again.output
+    assert "0 / " in again.output  # nothing done anew: every unit resumed
+    return run_dir
+
+
+def test_cli_run_writes_records_and_manifest(cli_run: Path) -> None:
+    rd = RunDirectory(cli_run)
+    manifest = rd.read_manifest()
+    assert manifest.config.models == ["mock/alpha", "mock/beta", "mock/gamma"]
+    assert manifest.config.seed == 3
+    assert set(manifest.offline_models) == {"mock/alpha", "mock/beta", "mock/gamma", "mock/judge"}
+    assert manifest.prompts["bench_judge"]
+    assert manifest.packages["litellm"]
+    assert len(manifest.resumed_at) == 1
+    assert len(rd.records(TaskRecord)) == 3 * 6 * 2
+
+
+def test_cli_rejects_a_judge_that_is_also_a_subject(tmp_path: Path) -> None:
+    result = RUNNER.invoke(
+        bench_app,
+        [
+            "run",
+            "--models",
+            "mock/a",
+            "--judge",
+            "mock/a",
+            "--run-dir",
+            str(tmp_path / "r"),
+            "--no-progress",
+        ],
+    )
+    assert result.exit_code != 0
+    assert "must not also be a subject" in result.output
+
+
+def test_report_writes_markdown_html_csv(cli_run: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    result = RUNNER.invoke(bench_app, ["report", str(cli_run), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    md = (out / "report.md").read_text()
+    assert "offline mock provider" in md
+    assert f"mirage bench report {cli_run}" in md
+    page = (out / "report.html").read_text()
+    assert page.count("data:image/png;base64,") == len(PLOTS)
+    assert "src='http" not in page
+    assert 'src="http' not in page  # self-contained
+    with (out / "leaderboard.csv").open() as f:
+        rows = list(csv.reader(f))
+    assert tuple(rows[0]) == LEADERBOARD_COLUMNS
+    assert [r[0] for r in rows[1:]] == ["1", "2", "3"]
+    oi = [float(r[LEADERBOARD_COLUMNS.index("oi_pct")]) for r in rows[1:]]
+    assert oi == sorted(oi)
+    analysis = json.loads((out / "analysis.json").read_text())
+    assert analysis["oi_macro"] == pytest.approx(sum(oi) / 3, abs=0.01)
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian chromium")
+def test_report_html_renders_in_headless_chromium(cli_run: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    assert RUNNER.invoke(bench_app, ["report", str(cli_run), "--out", str(out)]).exit_code == 0
+    shot = tmp_path / "report.png"
+    subprocess.run(
+        [
+            "chromium",
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            f"--screenshot={shot}",
+            "--window-size=1280,2000",
+            (out / "report.html").as_uri(),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, "HOME": str(tmp_path)},
+    )
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(data) > 50_000  # tables and plots drawn, not a blank page
+    keep = os.environ.get("MIRAGE_REPORT_SCREENSHOT")
+    if keep:
+        shutil.copy(shot, keep)
+
+
+def test_judge_sample_is_blind_stratified_and_agreement_scores_it(
+    cli_run: Path, tmp_path: Path
+) -> None:
+    sample = tmp_path / "sample.jsonl"
+    result = RUNNER.invoke(
+        bench_app,
+        [
+            "judge-sample",
+            str(cli_run),
+            "--out",
+            str(sample),
+            "--per-class",
+            "5",
+            "--personas-file",
+            str(PERSONAS_FILE),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in sample.read_text().splitlines()]
+    assert all(row["label"] is None for row in rows)  # blind
+    judged = {
+        c.claim_id: c.label
+        for r in RunDirectory(cli_run).records(JudgeRecord)
+        if r.target is not JudgeTarget.MEMORY
+        for c in r.claims
+    }
+    per_class = {label: sum(judged[r["item_id"]] is label for r in rows) for label in Label}
+    available = {label: sum(v is label for v in judged.values()) for label in Label}
+    assert per_class == {label: min(5, available[label]) for label in Label}
+    assert all(len(r["evidence"]) == 3 for r in rows)
+
+    # a "human" who agrees except on two items, one of them across the OI boundary
+    labelled = tmp_path / "labelled.jsonl"
+    flips = {rows[0]["item_id"]: Label.FABRICATED, rows[1]["item_id"]: Label.GROUNDED}
+    human = []
+    for r in rows:
+        label = flips.get(r["item_id"], judged[r["item_id"]])
+        if r["item_id"] in flips and label is judged[r["item_id"]]:
+            label = Label.INFERRED_REASONABLE
+        human.append({**r, "label": label.value})
+    labelled.write_text("".join(json.dumps(h) + "\n" for h in human))
+    out = tmp_path / "agreement.json"
+    result = RUNNER.invoke(
+        bench_app, ["judge-agreement", str(labelled), "--run-dir", str(cli_run), "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    figures = json.loads(out.read_text())
+    assert figures["n"] == len(rows)
+    assert figures["accuracy"] == pytest.approx((len(rows) - 2) / len(rows))
+    assert 0 < figures["kappa"] < 1
+    assert sum(map(sum, figures["confusion"])) == len(rows)
+    assert read_labels(labelled)[rows[0]["item_id"]].value == human[0]["label"]
