@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 import pytest
 from pydantic import BaseModel
 
-from guard import Action, AuditFailure, AuditMode, Guard, Label, Provenance, SelfAuditor
+from guard import Action, AuditFailure, AuditMode, Guard, Label, Policy, Provenance, SelfAuditor
 from guard.errors import (
     LLMError,
     LLMOutputError,
@@ -18,7 +18,7 @@ from guard.errors import (
 )
 from guard.llm import FunctionLLM, LLMClient, Message, ScriptedLLM
 from tests.fakes.llm import AUDIT_MODEL, audit_for, labelling_llm, raising_llm
-from tests.guard.conftest import PAPER_TURNS, STATED, STEREOTYPE, UNSUPPORTED
+from tests.guard.conftest import PAPER_TURNS, STATED, STEREOTYPE, UNSUPPORTED, audit_profile
 
 CANDS = [STATED, UNSUPPORTED, STEREOTYPE]
 
@@ -118,8 +118,6 @@ async def test_fail_closed_in_async_path_too(make_guard: Callable[..., Guard]) -
 
 
 def test_blocking_policy_stays_blocking_on_audit_failure(make_guard: Callable[..., Guard]) -> None:
-    from guard import Policy
-
     guard = audited_guard(
         make_guard,
         raising_llm(LLMRefusalError("no")),
@@ -134,8 +132,6 @@ def test_blocking_policy_stays_blocking_on_audit_failure(make_guard: Callable[..
 def test_audit_failure_with_a_calibrated_profile_falls_back_closed(
     make_guard: Callable[..., Guard],
 ) -> None:
-    from tests.guard.conftest import audit_profile
-
     llm = raising_llm(LLMTimeoutError("slow"))
     guard = audited_guard(
         make_guard, llm, AuditFailure.QUARANTINE, audit_profile=audit_profile(AUDIT_MODEL)
