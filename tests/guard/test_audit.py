@@ -149,9 +149,7 @@ def test_system_and_tool_turns_are_not_evidence_either() -> None:
 def test_extra_fields_in_a_verdict_are_ignored() -> None:
     text = json.dumps(
         {
-            "verdicts": [
-                {**verdict(c), "why": "because", "source_turn_id": "u1"} for c in CANDS
-            ],
+            "verdicts": [{**verdict(c), "why": "because", "source_turn_id": "u1"} for c in CANDS],
             "note": "extra",
         }
     )

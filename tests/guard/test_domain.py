@@ -69,9 +69,7 @@ def test_only_stated_may_be_stored_as_a_fact(provenance: Provenance, action: Act
         decision(provenance=provenance, action=action)
 
 
-@pytest.mark.parametrize(
-    "action", [Action.STORE_AS_HYPOTHESIS, Action.QUARANTINE, Action.BLOCK]
-)
+@pytest.mark.parametrize("action", [Action.STORE_AS_HYPOTHESIS, Action.QUARANTINE, Action.BLOCK])
 def test_stated_is_always_stored(action: Action) -> None:
     with pytest.raises(ValidationError, match="stated decision must have action=store"):
         decision(provenance=Provenance.STATED, action=action)
