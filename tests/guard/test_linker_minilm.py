@@ -121,3 +121,35 @@ def test_candidates_of_one_write_are_encoded_in_one_batch(counting: CountingEmbe
     counting.reset()
     linker.link(PAPER_TURNS, cands)
     assert counting.calls == [[c.text for c in cands]]
+
+
+def test_paper_example_end_to_end_with_the_shipped_profile() -> None:
+    from calibration import ProfileStore
+    from guard import Action, Guard, Provenance
+
+    guard = Guard(
+        linker=EvidenceLinker(shared_minilm()), evidence_profile=ProfileStore().evidence_only()
+    )
+    cands = [
+        Candidate(id="job", text="Works as a software engineer at a Seattle startup"),
+        Candidate(id="climb", text="Went rock climbing last weekend"),
+        Candidate(id="cat", text="Has a cat named Pixel"),
+        Candidate(id="gear", text="Probably owns climbing shoes and a chalk bag"),
+        Candidate(
+            id="flat", text="As a software engineer, lives in a minimalist flat with two monitors"
+        ),
+        Candidate(id="vote", text="Probably votes progressive since they live in Seattle"),
+        Candidate(id="sisters", text="Has two older sisters"),
+    ]
+    d = {x.candidate.id: x for x in guard.tag(PAPER_TURNS, cands)}
+    for cid, turn in (("job", "u1"), ("climb", "u2"), ("cat", "u3")):
+        assert (d[cid].provenance, d[cid].source_turn_id, d[cid].action) == (
+            Provenance.STATED,
+            turn,
+            Action.STORE,
+        ), cid
+    assert (d["gear"].provenance, d["gear"].source_turn_id) == (Provenance.INFERRED, "u2")
+    for cid in ("flat", "vote", "sisters"):
+        assert d[cid].provenance is Provenance.GENERATED, cid
+        assert d[cid].action is Action.QUARANTINE
+    assert all(x.profile_id == "evidence-only" and x.calibrated for x in d.values())

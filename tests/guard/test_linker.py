@@ -1,0 +1,124 @@
+"""Evidence linker with the hashing fake: structure, user-only evidence, lexical features."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from guard import Candidate, Role, Turn
+from guard.evidence import FEATURE_NAMES, Embedder, EvidenceLinker
+from tests.fakes.embedder import CountingEmbedder, HashingEmbedder
+from tests.guard.conftest import PAPER_TURNS
+
+_LINKER = EvidenceLinker(HashingEmbedder())
+WORDS = ["cat", "coffee", "Seattle", "climbing", "nurse", "night", "shift", "Pixel", "3", "not"]
+
+turns_strategy = st.lists(
+    st.tuples(
+        st.sampled_from(list(Role)),
+        st.lists(st.sampled_from(WORDS), min_size=0, max_size=8).map(" ".join),
+    ),
+    max_size=6,
+).map(lambda rows: [Turn(id=f"t{i}", role=r, content=c) for i, (r, c) in enumerate(rows)])
+cands_strategy = st.lists(
+    st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join), max_size=4
+).map(lambda texts: [Candidate(id=f"c{i}", text=t) for i, t in enumerate(texts)])
+
+
+def test_hashing_embedder_satisfies_the_protocol() -> None:
+    emb = HashingEmbedder(dimension=64)
+    assert isinstance(emb, Embedder)
+    vecs = emb.encode(["a cat", "a cat", "coffee", ""])
+    assert vecs.shape == (4, 64)
+    assert abs(float(vecs[0] @ vecs[1]) - 1.0) < 1e-6
+    assert abs(float(vecs[0] @ vecs[2])) < 0.5
+    assert float(abs(vecs[3]).sum()) == 0.0
+
+
+@settings(max_examples=80, deadline=None, database=None)
+@given(turns=turns_strategy, cands=cands_strategy)
+def test_links_only_ever_name_nonempty_user_turns(
+    turns: list[Turn], cands: list[Candidate]
+) -> None:
+    links = _LINKER.link(turns, cands)
+    assert len(links) == len(cands)
+    evidence = {t.id for t in turns if t.role is Role.USER and t.content.strip()}
+    for link in links:
+        assert set(link.features) == set(FEATURE_NAMES)
+        if evidence:
+            assert link.turn_id in evidence
+        else:
+            assert link.turn_id is None
+            assert link.features["no_user_turns"] == 1.0
+
+
+def test_exact_restatement_has_full_lexical_containment() -> None:
+    [link] = _LINKER.link(
+        PAPER_TURNS, [Candidate(id="c", text="My cat Pixel knocked over my coffee")]
+    )
+    assert link.turn_id == "u3"
+    assert link.features["lex_containment"] == 1.0
+    assert link.features["novel_ratio"] == 0.0
+    assert link.features["unsupported_names"] == 0.0
+
+
+def test_invented_details_show_up_in_the_features() -> None:
+    [plain, detailed] = _LINKER.link(
+        PAPER_TURNS,
+        [
+            Candidate(id="a", text="Went rock climbing last weekend"),
+            Candidate(id="b", text="Went rock climbing at Smith Rock for 3 hours last weekend"),
+        ],
+    )
+    assert plain.features["unsupported_numbers"] == 0.0
+    assert detailed.features["unsupported_numbers"] == 1.0
+    assert plain.features["unsupported_names"] == 0.0
+    assert detailed.features["unsupported_names"] >= 1.0
+    assert detailed.features["novel_ratio"] > plain.features["novel_ratio"]
+
+
+def test_negation_mismatch_is_flagged() -> None:
+    [same, flipped] = _LINKER.link(
+        PAPER_TURNS,
+        [
+            Candidate(id="a", text="Went rock climbing"),
+            Candidate(id="b", text="Has never been rock climbing"),
+        ],
+    )
+    assert same.features["negation_mismatch"] == 0.0
+    assert flipped.features["negation_mismatch"] == 1.0
+
+
+def test_hedges_and_generalizers_are_counted() -> None:
+    [link] = _LINKER.link(
+        PAPER_TURNS, [Candidate(id="c", text="As a software engineer, probably likes sci-fi")]
+    )
+    assert link.features["hedges"] >= 1.0
+    assert link.features["generalizers"] >= 1.0
+
+
+def test_one_batch_per_write_and_turns_encoded_once() -> None:
+    counting = CountingEmbedder(HashingEmbedder())
+    linker = EvidenceLinker(counting)
+    counting.reset()
+    cands = [Candidate(id=f"c{i}", text=f"claim number {i}") for i in range(7)]
+    linker.link(PAPER_TURNS, cands)
+    linker.link(PAPER_TURNS, cands[:2])
+    assert len(counting.calls) == 2
+    user_texts = [t.content for t in PAPER_TURNS if t.role is Role.USER]
+    assert sorted(counting.calls[0][:3]) == sorted(user_texts)
+    assert counting.calls[1] == [c.text for c in cands[:2]]
+    assert linker.cached_sentences == 3
+
+
+def test_identical_sentences_in_two_turns_are_encoded_once() -> None:
+    counting = CountingEmbedder(HashingEmbedder())
+    linker = EvidenceLinker(counting)
+    counting.reset()
+    turns = [
+        Turn(id="u1", role=Role.USER, content="I love tea."),
+        Turn(id="u2", role=Role.USER, content="I love tea."),
+    ]
+    [link] = linker.link(turns, [Candidate(id="c", text="Loves tea")])
+    assert counting.calls == [["I love tea.", "Loves tea"]]
+    assert link.turn_id in {"u1", "u2"}
