@@ -1,0 +1,62 @@
+"""Property-based run against the sidecar's own OpenAPI (schemathesis): no request makes a 5xx.
+
+The sidecar runs on a real uvicorn with the default store (embedded Mem0 + MiniLM) and a working
+fake writer, so every 5xx would be a bug in the sidecar, not an unavailable dependency.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+import schemathesis
+import uvicorn
+from hypothesis import HealthCheck, settings
+from schemathesis.checks import not_a_server_error
+
+from guard import Guard, GuardSettings
+from guard.evidence import shared_minilm
+from guard.server import create_app
+from tests.server.conftest import KEYS, A, echo_writer
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def sidecar(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    settings_ = GuardSettings(data_dir=tmp_path_factory.mktemp("fuzz"), api_keys=KEYS)
+    app = create_app(
+        settings_,
+        guard=Guard.from_settings(settings_, embedder=shared_minilm()),
+        writer_llm=echo_writer(),
+    )
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        if not thread.is_alive():
+            raise RuntimeError("uvicorn did not start")
+        thread.join(0.05)
+    yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+    server.should_exit = True
+    thread.join()
+
+
+# the schema does not need a running app: the routes and models define it
+schema = schemathesis.openapi.from_dict(create_app(GuardSettings(api_keys=KEYS)).openapi())
+
+
+@schema.parametrize()
+@settings(
+    max_examples=15,
+    deadline=None,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
+def test_no_request_makes_a_server_error(sidecar: str, case: schemathesis.Case) -> None:
+    headers = {**(case.headers or {}), **A}
+    response = case.call(base_url=sidecar, headers=headers)
+    case.validate_response(response, checks=[not_a_server_error], headers=headers)
