@@ -19,6 +19,7 @@ from benchmark._judge_validation import AgreementReport, BlindItem, compare, dra
 from benchmark._limits import ConcurrencyLimits, LimitedLLM
 from benchmark._offline import offline_answer, offline_llm
 from benchmark._perf import perf_harness
+from benchmark._persona_drafting import draft_persona
 from benchmark._records import (
     AccumRoundRecord,
     GuardTagRecord,
@@ -73,6 +74,7 @@ __all__ = [
     "analyse",
     "bench_app",
     "compare",
+    "draft_persona",
     "draw_sample",
     "load_personas",
     "metrics",

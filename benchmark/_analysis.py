@@ -59,6 +59,7 @@ class ModelRow(BaseModel):
     gap: float = Field(description="self-monitoring gap, points: OI_judge − OI_self")
     within_auroc: float
     probe_error: float
+    probe_task_gap: float = Field(description="points: task OI (judge) − probe error")
     mean_output_words: float
     by_group: dict[str, Shares]
     group_delta: float
@@ -218,6 +219,7 @@ def _model_row(model: str, data: _Loaded, families: dict[str, str]) -> ModelRow:
         gap=m.self_monitoring_gap(judge_oi, self_oi),
         within_auroc=m.within_model_auroc([p[0] for p in pairs], [p[1] for p in pairs]),
         probe_error=_pct(m.probe_error_rate(probe_labels)),
+        probe_task_gap=judge_oi - _pct(m.probe_error_rate(probe_labels)),
         mean_output_words=float(np.mean([r.output_words for r in outputs]))
         if outputs
         else math.nan,

@@ -41,6 +41,20 @@ def _families(values: list[str] | None) -> dict[str, str]:
     return out
 
 
+def parse_api_bases(values: list[str] | None) -> tuple[str | None, dict[str, str]]:
+    """``URL`` (for every hosted_vllm/... model) and ``MODEL=URL`` items."""
+    shared: str | None = None
+    per_model: dict[str, str] = {}
+    for value in _split(values):
+        head = value.split("://", 1)[0]
+        if "=" in head:
+            model, url = value.split("=", 1)
+            per_model[model] = url
+        else:
+            shared = value
+    return shared, per_model
+
+
 def provider_for(options: RuntimeOptions) -> ProviderFactory:
     """``mock/...`` models are answered offline; every other string goes to litellm."""
     real = litellm_provider(options)
@@ -113,8 +127,11 @@ def run(
     concurrency: Annotated[int, typer.Option(help="in-flight calls per subject model")] = 8,
     judge_concurrency: Annotated[int, typer.Option(help="in-flight judge calls")] = 8,
     api_base: Annotated[
-        str | None,
-        typer.Option(help="endpoint for every model, e.g. a vLLM server http://host:8000/v1"),
+        list[str] | None,
+        typer.Option(
+            help="URL of the vLLM server for every hosted_vllm/... model "
+            "(e.g. http://host:8000/v1), or MODEL=URL for one model; repeatable"
+        ),
     ] = None,
     cache_dir: Annotated[
         Path | None, typer.Option(help="call cache shared across runs (default: RUN_DIR/cache)")
@@ -140,10 +157,12 @@ def run(
         )
     except (ValueError, MirageError) as exc:
         raise typer.BadParameter(str(exc)) from exc
+    shared_base, per_model_base = parse_api_bases(api_base)
     options = RuntimeOptions(
         concurrency=concurrency,
         judge_concurrency=judge_concurrency,
-        api_base=api_base,
+        api_base=shared_base,
+        api_bases=per_model_base,
         progress=progress,
     )
     target = run_dir or Path("runs") / datetime.now(UTC).strftime("bench-%Y%m%d-%H%M%S")

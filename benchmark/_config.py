@@ -79,6 +79,14 @@ class RuntimeOptions(BaseModel):
     retry_initial_s: float = Field(default=1.0, ge=0.0, description="first backoff wait")
     rate_limit_floor_s: float = Field(default=2.0, ge=0.0, description="least wait on a 429")
     retry_jitter_s: float = Field(default=1.0, ge=0.0)
-    api_base: str | None = None
+    api_base: str | None = Field(
+        default=None, description="endpoint for every hosted_vllm/... model (a vLLM server)"
+    )
+    api_bases: dict[str, str] = Field(default_factory=dict, description="model -> endpoint")
     timeout_s: float = 120.0
     progress: bool = True
+
+    def api_base_for(self, model: str) -> str | None:
+        if model in self.api_bases:
+            return self.api_bases[model]
+        return self.api_base if model.startswith("hosted_vllm/") else None

@@ -65,7 +65,7 @@ ProviderFactory = Callable[[str], LLMClient]
 
 def litellm_provider(options: RuntimeOptions) -> ProviderFactory:
     def factory(model: str) -> LLMClient:
-        return create_llm(model, api_base=options.api_base, timeout_s=options.timeout_s)
+        return create_llm(model, api_base=options.api_base_for(model), timeout_s=options.timeout_s)
 
     return factory
 
