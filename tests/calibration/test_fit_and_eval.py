@@ -1,0 +1,268 @@
+"""Fitting and evaluation on a few hand-written labelled claims (hashing embedder, no model)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from calibration import ProfileMode, ProfileStore
+from calibration._data import load_examples
+from calibration._eval import decide_all, evaluate
+from calibration._fit import Objective, choose_threshold, fit_logistic, precision_recall_at
+from calibration._jobs import featurize, fit_profile, summarize_scores
+from guard import AuditVerdict, Guard, Label, Provenance
+from guard.errors import InputError
+from guard.evidence import FEATURE_NAMES, EvidenceLinker
+from tests.fakes.embedder import HashingEmbedder
+
+G, R, S, F = "GROUNDED", "INFERRED_REASONABLE", "INFERRED_STEREOTYPE", "FABRICATED"
+
+CONVERSATIONS: dict[str, list[str]] = {
+    "p1": [
+        "I work night shifts as an ICU nurse in Dayton.",
+        "My tabby cat Biscuit sleeps on my scrubs.",
+    ],
+    "p2": [
+        "I write backend code for a small fintech startup in Berlin.",
+        "I spent Saturday building a mechanical keyboard from a kit.",
+    ],
+    "p3": [
+        "I teach high school chemistry in Leeds.",
+        "I ran my first half marathon in October.",
+    ],
+    "p4": [
+        "I drive long-haul trucks across the Midwest.",
+        "My daughter just started college in Chicago.",
+    ],
+}
+# (persona, text, label, index of the supporting turn or None)
+CLAIMS: list[tuple[str, str, str, int | None]] = [
+    ("p1", "Works night shifts as an ICU nurse in Dayton", G, 0),
+    ("p1", "Has a tabby cat named Biscuit", G, 1),
+    ("p1", "Night shifts in the ICU probably mess with sleep", R, 0),
+    ("p1", "Caring and nurturing, like most nurses", S, None),
+    ("p1", "Goes to church every Sunday with her mother", F, None),
+    ("p2", "Writes backend code for a fintech startup in Berlin", G, 0),
+    ("p2", "Built a mechanical keyboard from a kit on Saturday", G, 1),
+    ("p2", "Owns a soldering iron for keyboard kits", R, 1),
+    ("p2", "Introverted gamer who votes libertarian", S, None),
+    ("p2", "Has two older sisters in Hamburg", F, None),
+    ("p3", "Teaches high school chemistry in Leeds", G, 0),
+    ("p3", "Ran a half marathon in October", G, 1),
+    ("p3", "Probably trains by running several times a week", R, 1),
+    ("p3", "Strict and old-fashioned, as teachers tend to be", S, None),
+    ("p3", "Drives a red vintage Vespa scooter", F, None),
+    ("p4", "Drives long-haul trucks across the Midwest", G, 0),
+    ("p4", "Daughter started college in Chicago", G, 1),
+    ("p4", "Spends long stretches away from home on the road", R, 0),
+    ("p4", "Conservative voter who loves country music", S, None),
+    ("p4", "Plays bass in a jazz trio on weekends", F, None),
+]
+
+
+def _write_claims(path: Path) -> Path:
+    """The hand-written claims in the documented input format; persona p4 is the dev split."""
+    lines = []
+    for n, (pid, text, label, turn) in enumerate(CLAIMS):
+        turns = [
+            {"id": f"{pid}-t{i + 1}", "role": "user", "content": c}
+            for i, c in enumerate(CONVERSATIONS[pid])
+        ]
+        lines.append(
+            json.dumps(
+                {
+                    "claim_id": f"{pid}-c{n:02d}",
+                    "persona_id": pid,
+                    "text": text,
+                    "label": label,
+                    "source_turn_id": None if turn is None else f"{pid}-t{turn + 1}",
+                    "split": "dev" if pid == "p4" else "train",
+                    "turns": turns,
+                }
+            )
+        )
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def claims_file(tmp_path: Path) -> Path:
+    return _write_claims(tmp_path / "claims.jsonl")
+
+
+@pytest.fixture(scope="module")
+def linker() -> EvidenceLinker:
+    return EvidenceLinker(HashingEmbedder())
+
+
+# ----------------------------------------------------------------- primitives
+
+
+def test_fit_logistic_separates_a_separable_feature() -> None:
+    rows = [{"x": float(v), "noise": float(v % 3)} for v in range(20)]
+    y = [int(r["x"] >= 10) for r in rows]
+    model = fit_logistic(rows, y, ["x", "noise"])
+    p = model.predict_proba(model.matrix(rows))
+    assert all(p[i] > 0.5 for i in range(10, 20))
+    assert all(p[i] < 0.5 for i in range(10))
+    assert model.coef[0] > abs(model.coef[1])
+
+
+def test_fit_logistic_handles_constant_features_and_needs_both_classes() -> None:
+    rows = [{"x": float(v), "const": 1.0} for v in range(10)]
+    model = fit_logistic(rows, [int(v >= 5) for v in range(10)], ["x", "const"])
+    assert model.scale[1] == 1.0  # no division by zero
+    assert np.all(np.isfinite(model.predict_proba(model.matrix(rows))))
+    with pytest.raises(InputError, match="both classes"):
+        fit_logistic(rows, [1] * 10, ["x"])
+
+
+@pytest.mark.parametrize("text", ["recall>=0.9", "precision >= 0.85", "recall>=1", "recall>=0"])
+def test_objective_parses(text: str) -> None:
+    obj = Objective.parse(text)
+    assert obj.metric in {"recall", "precision"}
+    assert Objective.parse(str(obj)) == obj
+
+
+@pytest.mark.parametrize("text", ["recall>0.9", "f1>=0.5", "recall>=1.5", "precision>=", ""])
+def test_bad_objective_is_an_input_error(text: str) -> None:
+    with pytest.raises(InputError, match="objective"):
+        Objective.parse(text)
+
+
+def test_choose_threshold_meets_the_objective() -> None:
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 2, size=300).astype(np.int64)
+    p = np.clip(0.3 * y + rng.normal(0.35, 0.2, size=300), 0, 1)
+    for target in (0.7, 0.8, 0.95):
+        t = choose_threshold(p, y, Objective("recall", target))
+        assert precision_recall_at(p, y, t)[1] >= target
+    for target in (0.6, 0.75):
+        t = choose_threshold(p, y, Objective("precision", target))
+        assert precision_recall_at(p, y, t)[0] >= target
+
+
+# ----------------------------------------------------------------- data -> features -> profile
+
+
+def test_featurize_links_every_claim_within_its_conversation(
+    claims_file: Path, linker: EvidenceLinker
+) -> None:
+    examples = load_examples(claims_file)
+    table = featurize(examples, linker)
+    assert len(table.rows) == len(CLAIMS)
+    assert all(set(r) == set(FEATURE_NAMES) for r in table.rows)
+    for ex, turn in zip(table.examples, table.linked_turn, strict=True):
+        assert turn is not None
+        assert turn.startswith(ex.conversation_id + "-t")
+
+
+def test_fit_profile_on_hand_written_claims(
+    claims_file: Path, linker: EvidenceLinker, tmp_path: Path
+) -> None:
+    train = load_examples(claims_file, split="train")
+    profile = fit_profile(
+        featurize(train, linker),
+        mode=ProfileMode.EVIDENCE,
+        data_path=claims_file,
+        split="train",
+        embedder=linker.embedder.name,
+    )
+    assert profile.profile_id == "evidence-only"
+    assert profile.fitted_on.n_examples == len(train) == 15
+    assert profile.oi_model.features == list(FEATURE_NAMES)
+    # on its own training data, the restatements score lower than the fabrications
+    assert profile.metrics["train_auroc"] > 0.8
+    assert profile.metrics["train_recall"] >= 0.8
+    # and it goes through the store and into a Guard
+    store = ProfileStore(tmp_path / "profiles")
+    store.save(profile)
+    loaded = ProfileStore(tmp_path / "profiles").evidence_only()
+    assert loaded == profile
+    Guard(linker=linker, evidence_profile=loaded)
+
+
+def test_fit_audit_profile_needs_verdicts_and_names_its_key(
+    claims_file: Path, linker: EvidenceLinker
+) -> None:
+    examples = load_examples(claims_file)
+    verdicts = {
+        e.claim.claim_id: AuditVerdict(
+            candidate_id=e.claim.claim_id, label=e.claim.label, confidence=0.8
+        )
+        for e in examples
+    }
+    profile = fit_profile(
+        featurize(examples, linker, verdicts),
+        mode=ProfileMode.SELF_AUDIT_SEPARATE,
+        data_path=claims_file,
+        split="all",
+        embedder=linker.embedder.name,
+        writer_model="mock/writer-a",
+        prompt_version="self_audit@abc123abc123",
+    )
+    assert profile.writer_model == "mock/writer-a"
+    assert "audit_oi" in profile.oi_model.features
+    assert profile.profile_id.startswith("mock__writer-a--self_audit_separate--")
+    with pytest.raises(ValueError, match="writer model"):
+        fit_profile(
+            featurize(examples, linker, verdicts),
+            mode=ProfileMode.SELF_AUDIT_SEPARATE,
+            data_path=claims_file,
+            split="all",
+            embedder=linker.embedder.name,
+        )
+
+
+async def test_evaluate_reports_what_guard_eval_prints(
+    claims_file: Path, linker: EvidenceLinker
+) -> None:
+    examples = load_examples(claims_file)
+    profile = fit_profile(
+        featurize(examples, linker),
+        mode=ProfileMode.EVIDENCE,
+        data_path=claims_file,
+        split="all",
+        embedder=linker.embedder.name,
+    )
+    guard = Guard(linker=linker, evidence_profile=profile)
+    decisions = await decide_all(guard, examples)
+    assert set(decisions) == {e.claim.claim_id for e in examples}
+    report = evaluate(examples, decisions, data=str(claims_file), n_boot=50)
+    assert report.n == 20
+    assert report.oi_share == pytest.approx(0.4)
+    assert report.profile_id == "evidence-only"
+    assert set(report.per_class) == {p.value for p in Provenance}
+    assert report.per_class["stated"].support == 8
+    assert report.per_class["generated"].support == 8
+    assert report.source_turn_n == 12
+    assert 0.0 <= report.source_turn_accuracy <= 1.0
+    assert report.auroc > 0.8
+    low, high = report.auroc_ci
+    assert low <= high
+    # accuracy is recomputed from the decisions, not taken on trust
+    gold = {e.claim.claim_id: Label(e.claim.label).provenance for e in examples}
+    hits = sum(decisions[cid].provenance is prov for cid, prov in gold.items())
+    assert report.provenance_accuracy == pytest.approx(hits / 20)
+
+
+def test_summarize_scores_uses_the_profile_threshold(
+    claims_file: Path, linker: EvidenceLinker
+) -> None:
+    examples = load_examples(claims_file)
+    table = featurize(examples, linker)
+    profile = fit_profile(
+        table,
+        mode=ProfileMode.EVIDENCE,
+        data_path=claims_file,
+        split="all",
+        embedder=linker.embedder.name,
+    )
+    summary: dict[str, Any] = summarize_scores(profile, table, n_boot=30)
+    assert summary["threshold"] == profile.oi_threshold
+    assert summary["n"] == 20.0
+    assert 0.0 <= summary["precision"] <= 1.0
