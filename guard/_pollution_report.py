@@ -18,6 +18,7 @@ from typing import Annotated, NamedTuple
 
 import typer
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
 
 from guard._domain import Action, Provenance
 from guard._pollution import (
@@ -92,8 +93,11 @@ def _window(s: PollutionSummary) -> str:
 
 
 def mask_url(url: str) -> str:
-    """A database URL with its password hidden."""
-    return make_url(url).render_as_string(hide_password=True)
+    """A database URL with its password hidden (never echoes an unparseable one)."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except (SQLAlchemyError, ValueError):
+        return "<unparseable database URL>"
 
 
 # -- SVG --------------------------------------------------------------------------------------
@@ -653,6 +657,12 @@ def report_pollution(
         summary = summarize(load_decisions(url, lo, hi), since=lo, until=hi)
     except MirageError as exc:
         typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from exc
+    except (SQLAlchemyError, ImportError) as exc:  # unreachable server, missing driver
+        where = mask_url(database_url or GuardSettings().resolved_database_url())
+        typer.echo(
+            f"error: cannot read the decision log at {where}: {type(exc).__name__}", err=True
+        )
         raise typer.Exit(code=2) from exc
     regen = regenerate_commands(
         database_url=database_url,

@@ -25,7 +25,9 @@ from guard._pollution import (
 from guard._pollution_report import (
     Regenerate,
     load_decisions,
+    mask_url,
     parse_when,
+    regenerate_commands,
     render_html,
     report_pollution,
     write_report,
@@ -140,24 +142,25 @@ def _record(
     monkeypatch: pytest.MonkeyPatch,
     writes: tuple[tuple[str, str, str, datetime, tuple[Spec, ...]], ...],
 ) -> None:
-    monkeypatch.setattr(decision_log_module, "datetime", _Clock)
     i = 0
-    for n, (tenant, user_id, model, at, specs) in enumerate(writes):
-        turn = Turn(id=f"t{n}", role=Role.USER, content=TURN_TEXT)
-        written = []
-        for spec in specs:
-            i += 1
-            written.append(WrittenDecision(decision=_decision(i, spec, turn.id), memory_id=None))
-        _Clock.current = at
-        log.record(
-            tenant=tenant,
-            scope=MemoryScope(user_id=user_id, agent_id=f"agent-of-{user_id}"),
-            turns=[turn],
-            written=written,
-            request_id=f"req-{n}",
-            writer_model=model,
-        )
-    monkeypatch.undo()
+    with monkeypatch.context() as mp:
+        mp.setattr(decision_log_module, "datetime", _Clock)
+        for n, (tenant, user_id, model, at, specs) in enumerate(writes):
+            turn = Turn(id=f"t{n}", role=Role.USER, content=TURN_TEXT)
+            written = []
+            for spec in specs:
+                i += 1
+                decision = _decision(i, spec, turn.id)
+                written.append(WrittenDecision(decision=decision, memory_id=None))
+            _Clock.current = at
+            log.record(
+                tenant=tenant,
+                scope=MemoryScope(user_id=user_id, agent_id=f"agent-of-{user_id}"),
+                turns=[turn],
+                written=written,
+                request_id=f"req-{n}",
+                writer_model=model,
+            )
 
 
 @pytest.fixture
@@ -482,12 +485,24 @@ def test_no_memory_text_user_ids_or_tenant_names_in_any_output(
 
 
 def test_database_password_is_masked(tmp_path: Path) -> None:
-    result = CliRunner().invoke(
-        _cli(),
-        ["--database-url", "postgresql://guard:s3cret-pw@db.invalid/x", "--out",
-         str(tmp_path / "x.html")],
-    )  # fmt: skip
-    assert "s3cret-pw" not in result.output
+    url = "postgresql://guard:s3cret-pw@db.invalid/decisions"
+    assert mask_url(url) == "postgresql://guard:***@db.invalid/decisions"
+    regen = regenerate_commands(
+        database_url=url,
+        out=Path("p.html"),
+        since_arg="7d",
+        until_arg=None,
+        since=T0,
+        until=None,
+        last_decision_at=T2,
+    )
+    assert regen.command == (
+        "mirage report pollution --database-url 'postgresql://guard:***@db.invalid/decisions' "
+        "--out p.html --since 7d"
+    )
+    assert regen.pinned is not None
+    assert regen.pinned.endswith(f"--since {T0.isoformat()} --until {T2.isoformat()}")
+    assert "s3cret-pw" not in regen.pinned
 
 
 def test_page_is_self_contained(summary: PollutionSummary) -> None:
@@ -529,3 +544,14 @@ def test_chromium_renders_the_page(summary: PollutionSummary, tmp_path: Path) ->
     assert by_colour.get((0xF6, 0xF8, 0xFA), 0) > 10_000  # the page background
     assert by_colour.get((0xD5, 0x5E, 0x00), 0) > 500  # generated bars were drawn
     assert by_colour.get((0x00, 0x9E, 0x73), 0) > 500  # stated bars were drawn
+
+
+def test_mirage_report_pollution_is_wired_into_the_cli(db_url: str, tmp_path: Path) -> None:
+    from guard.cli import app
+
+    out = tmp_path / "via-mirage.html"
+    result = CliRunner().invoke(
+        app, ["report", "pollution", "--database-url", db_url, "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(out.with_suffix(".json").read_text())["decisions"] == 9
