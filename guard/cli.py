@@ -14,6 +14,7 @@ from rich.table import Table
 
 from benchmark import bench_app, perf_harness
 from calibration._cli import app as calibrate_app
+from guard._pollution_report import report_pollution
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -33,6 +34,9 @@ app.add_typer(perf_app, name="perf")
 app.add_typer(calibrate_app, name="calibrate")
 app.add_typer(bench_app, name="bench")
 perf_app.command("harness")(perf_harness)
+report_app = typer.Typer(help="Reports built from the decision log.", no_args_is_help=True)
+app.add_typer(report_app, name="report")
+report_app.command("pollution")(report_pollution)
 console = Console()
 
 
