@@ -362,3 +362,26 @@ def test_create_llm_builds_a_litellm_client() -> None:
 async def test_conftest_blocks_real_calls() -> None:
     with pytest.raises(LLMError, match="real LLM call"):
         await LiteLLMClient(MODEL).complete(HELLO)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=(IndexError, AttributeError),
+    reason="guard/llm/_litellm.py:124 indexes response.choices[0] and reads choice.message "
+    "unguarded: an answer with no choices (or no message) escapes as IndexError/AttributeError, "
+    "not a typed LLMError, so the Guard cannot fail closed on it",
+)
+@pytest.mark.parametrize(
+    "reply",
+    [
+        SimpleNamespace(choices=[], usage=None),
+        SimpleNamespace(choices=[SimpleNamespace(message=None, finish_reason="stop")], usage=None),
+    ],
+    ids=["no-choices", "no-message"],
+)
+async def test_answer_without_a_message_is_a_typed_error(
+    reply: Any, acompletion: FakeAcompletion
+) -> None:
+    acompletion.results.append(reply)
+    with pytest.raises(LLMError):
+        await LiteLLMClient(MODEL).complete(HELLO)
