@@ -97,7 +97,7 @@ class DiskCache:
         return self._index
 
     def get(self, key: str) -> Completion | None:
-        data = self._load().get(key)
+        data = self.get_json(key)
         if data is None:
             return None
         try:
@@ -106,11 +106,17 @@ class DiskCache:
             return None
 
     def put(self, key: str, completion: Completion) -> None:
+        self.put_json(key, completion.model_dump_json())
+
+    def get_json(self, key: str) -> str | None:
+        """The stored JSON text under ``key`` (any cached result, not only completions)."""
+        return self._load().get(key)
+
+    def put_json(self, key: str, body: str) -> None:
         index = self._load()
         if self._segment is None:
             name = f"segment-{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}.jsonl"
             self._segment = (self.directory / name).open("a", encoding="utf-8")
-        body = completion.model_dump_json()
         self._segment.write(f'{{"key":"{key}","completion":{body}}}\n')
         self._segment.flush()
         index[key] = body

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
+from benchmark._cache import DiskCache, cache_key
 from benchmark._records import GuardClaimDecision, JudgeClaimRecord, StoredMemoryItem
 from benchmark._schemas import MemoryItem
 from benchmark._stages import Evidence, normalise
@@ -34,6 +36,42 @@ def default_guard_factory() -> ClaimTagger:
 
     tagger: ClaimTagger = Guard.from_settings()
     return tagger
+
+
+class CachedTagger:
+    """Caches a tagger's decisions in the call cache, keyed on the tagger's configuration
+    (``describe()``: profiles, policy, audit mode), the turns, the candidates and the writer."""
+
+    def __init__(self, inner: ClaimTagger, cache: DiskCache) -> None:
+        self.inner = inner
+        self.cache = cache
+        describe = getattr(inner, "describe", None)
+        self.configuration: Any = describe() if callable(describe) else type(inner).__name__
+
+    async def atag(
+        self,
+        turns: Sequence[Turn],
+        candidates: Sequence[Candidate],
+        *,
+        writer_model: str | None = None,
+    ) -> list[Decision]:
+        key = cache_key(
+            {
+                "tagger": self.configuration,
+                "turns": [t.model_dump(mode="json") for t in turns],
+                "candidates": [c.model_dump(mode="json") for c in candidates],
+                "writer_model": writer_model,
+            }
+        )
+        hit = self.cache.get_json(key)
+        if hit is not None:
+            return [Decision.model_validate(d) for d in json.loads(hit)]
+        decisions = await self.inner.atag(turns, candidates, writer_model=writer_model)
+        self.cache.put_json(key, json.dumps([d.model_dump(mode="json") for d in decisions]))
+        return decisions
+
+    def close(self) -> None:
+        self.inner.close()
 
 
 def evidence_turns(evidence: Sequence[Evidence]) -> list[Turn]:

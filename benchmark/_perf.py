@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from benchmark._cache import CachedLLM, DiskCache
-from benchmark._config import RunConfig, RuntimeOptions
+from benchmark._config import GuardArm, RunConfig, RuntimeOptions
 from benchmark._limits import ConcurrencyLimits, LimitedLLM
 from benchmark._offline import offline_llm
 from benchmark._runner import BenchmarkRun, RunSummary
@@ -74,9 +74,9 @@ def _personas(file: Path | None, count: int) -> list[Persona]:
 
 
 def _full_run(
-    personas: list[Persona], run_dir: Path, cache_dir: Path, concurrency: int
+    personas: list[Persona], run_dir: Path, cache_dir: Path, concurrency: int, guard: GuardArm
 ) -> tuple[RunSummary, float]:
-    config = RunConfig(models=[PERF_SUBJECT], judge=PERF_JUDGE)
+    config = RunConfig(models=[PERF_SUBJECT], judge=PERF_JUDGE, guard=guard)
     run = BenchmarkRun(
         config,
         run_dir,
@@ -93,11 +93,13 @@ def _full_run(
     return summary, time.perf_counter() - start
 
 
-def measure_cached_rerun(personas: list[Persona], *, concurrency: int = 64) -> CachedRerunFigures:
+def measure_cached_rerun(
+    personas: list[Persona], *, concurrency: int = 64, guard: GuardArm = GuardArm.OFF
+) -> CachedRerunFigures:
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
-        first, first_s = _full_run(personas, base / "first", base / "cache", concurrency)
-        again, again_s = _full_run(personas, base / "again", base / "cache", concurrency)
+        first, first_s = _full_run(personas, base / "first", base / "cache", concurrency, guard)
+        again, again_s = _full_run(personas, base / "again", base / "cache", concurrency, guard)
     return CachedRerunFigures(
         personas=len(personas),
         tasks=6,
@@ -116,6 +118,9 @@ def perf_harness(
     personas_file: Annotated[
         Path | None, typer.Option(help="personas JSONL (default: the packaged 150)")
     ] = None,
+    guard: Annotated[
+        GuardArm, typer.Option(help="guard arm in the re-run (on/both load the real guard)")
+    ] = GuardArm.OFF,
 ) -> None:
     """Runner concurrency (wall vs ideal N·L/C) and a fully cached re-run of all stages."""
     console = Console()
@@ -131,11 +136,11 @@ def perf_harness(
     table.add_row("wall", f"{figures.wall_s:.3f} s")
     table.add_row("wall / ideal (goal ≤ 1.10)", f"{figures.ratio:.3f}")
     console.print(table)
-    rerun = measure_cached_rerun(_personas(personas_file, personas))
+    rerun = measure_cached_rerun(_personas(personas_file, personas), guard=guard)
     table = Table(title="MirageBench: all stages, offline provider, then a fully cached re-run")
     table.add_column("measure")
     table.add_column("value", justify="right")
-    table.add_row("personas x tasks", f"{rerun.personas} x {rerun.tasks}")
+    table.add_row("personas x tasks, guard arm", f"{rerun.personas} x {rerun.tasks}, {guard.value}")
     table.add_row("LLM calls per run", str(rerun.llm_calls))
     table.add_row("first run (fills the cache)", f"{rerun.first_run_s:.2f} s")
     table.add_row("fully cached re-run (goal ≤ 60 s)", f"{rerun.cached_rerun_s:.2f} s")

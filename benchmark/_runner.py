@@ -20,6 +20,7 @@ import anyio
 from benchmark._cache import CachedLLM, DiskCache
 from benchmark._config import RunConfig, RuntimeOptions, Stage
 from benchmark._guard_arm import (
+    CachedTagger,
     ClaimTagger,
     GuardFactory,
     guard_memory_update,
@@ -402,7 +403,7 @@ class BenchmarkRun:
                 from benchmark._guard_arm import default_guard_factory
 
                 self.guard_factory = default_guard_factory
-            self._tagger = self.guard_factory()
+            self._tagger = CachedTagger(self.guard_factory(), self.cache)
         return self._tagger
 
     async def accum(

@@ -25,11 +25,19 @@ from benchmark._rundir import RunDirectory
 from benchmark._runner import BenchmarkRun
 from benchmark._schemas import JudgeOutput
 from benchmark.personas import Persona
-from guard._domain import Action, Label
+from guard._domain import Action, Candidate, Decision, Label, Turn
 from guard.errors import ConfigError, LLMRateLimitError, LLMUnavailableError
 from guard.llm import Message
-from tests.benchmark.conftest import small_config
-from tests.fakes.bench import JUDGE, SUBJECTS, CallLog, SimulatedKill, offline_rule
+from tests.benchmark.conftest import FAST, small_config
+from tests.fakes.bench import (
+    JUDGE,
+    SUBJECTS,
+    CallLog,
+    SimulatedKill,
+    offline_rule,
+    real_guard,
+    recording_provider,
+)
 
 MakeRun = Callable[..., tuple[BenchmarkRun, CallLog]]
 
@@ -260,3 +268,63 @@ async def test_rate_limits_are_retried_and_transient_failures_resumed(
     assert fixed.ok
     assert len(log.fingerprints) == 1
     assert fixed.output
+
+
+class _CountingGuard:
+    """The real guard, counting candidates it is asked to tag."""
+
+    def __init__(self) -> None:
+        self.inner = real_guard()
+        self.tagged = 0
+
+    def describe(self) -> dict[str, object]:
+        return self.inner.describe()
+
+    async def atag(
+        self,
+        turns: Sequence[Turn],
+        candidates: Sequence[Candidate],
+        *,
+        writer_model: str | None = None,
+    ) -> list[Decision]:
+        self.tagged += len(candidates)
+        return await self.inner.atag(turns, candidates, writer_model=writer_model)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+async def test_a_rerun_on_the_same_cache_calls_neither_models_nor_the_guard(
+    tmp_path: Path, small_personas: list[Persona]
+) -> None:
+    guards: list[_CountingGuard] = []
+
+    def factory() -> _CountingGuard:
+        guards.append(_CountingGuard())
+        return guards[-1]
+
+    logs = []
+    for name in ("first", "again"):
+        log = CallLog()
+        run = BenchmarkRun(
+            small_config(),
+            tmp_path / name,
+            provider=recording_provider(log),
+            options=FAST,
+            guard_factory=factory,
+            personas=small_personas,
+            cache_dir=tmp_path / "cache",
+        )
+        summary = await run.run()
+        logs.append((log, summary))
+    assert guards[0].tagged > 0
+    assert guards[1].tagged == 0
+    assert logs[0][0].fingerprints
+    assert logs[1][0].fingerprints == []
+    assert logs[1][1].cached_calls == logs[1][1].calls
+    assert _unit_lines(tmp_path / "first") == _unit_lines(tmp_path / "again")
+    first = RunDirectory(tmp_path / "first").records(GuardTagRecord)
+    again = RunDirectory(tmp_path / "again").records(GuardTagRecord)
+    assert sorted(r.model_dump_json(exclude={"calls"}) for r in first) == sorted(
+        r.model_dump_json(exclude={"calls"}) for r in again
+    )
