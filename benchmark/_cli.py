@@ -55,6 +55,21 @@ def parse_api_bases(values: list[str] | None) -> tuple[str | None, dict[str, str
     return shared, per_model
 
 
+def missing_keys(models: list[str], options: RuntimeOptions) -> dict[str, list[str]]:
+    """Provider env vars litellm says are missing, per model (mock/ and custom endpoints skip)."""
+    from guard.llm._litellm import _import_litellm
+
+    litellm = _import_litellm()
+    missing: dict[str, list[str]] = {}
+    for model in models:
+        if is_offline(model) or options.api_base_for(model):
+            continue
+        check = litellm.validate_environment(model)
+        if not check.get("keys_in_environment", True):
+            missing[model] = list(check.get("missing_keys", []))
+    return missing
+
+
 def provider_for(options: RuntimeOptions) -> ProviderFactory:
     """``mock/...`` models are answered offline; every other string goes to litellm."""
     real = litellm_provider(options)
@@ -137,6 +152,9 @@ def run(
         Path | None, typer.Option(help="call cache shared across runs (default: RUN_DIR/cache)")
     ] = None,
     progress: Annotated[bool, typer.Option(help="rich progress bars")] = True,
+    check_keys: Annotated[
+        bool, typer.Option(help="refuse to start when a provider's API key is missing")
+    ] = True,
 ) -> None:
     """Run (or resume) MirageBench: Probe, Task, Self-audit, Judge, Accum (+ the guard arm)."""
     try:
@@ -165,6 +183,12 @@ def run(
         api_bases=per_model_base,
         progress=progress,
     )
+    absent = missing_keys([*config.models, config.judge], options) if check_keys else {}
+    if absent:
+        for model, keys in absent.items():
+            console.print(f"[red]error:[/] {model} needs {' or '.join(keys) or 'credentials'}")
+        console.print("set the keys (or pass --no-check-keys to try anyway)")
+        raise typer.Exit(2)
     target = run_dir or Path("runs") / datetime.now(UTC).strftime("bench-%Y%m%d-%H%M%S")
     everyone = [*config.models, config.judge]
     runner = BenchmarkRun(

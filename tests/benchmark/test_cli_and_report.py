@@ -194,3 +194,25 @@ def test_judge_sample_is_blind_stratified_and_agreement_scores_it(
     assert 0 < figures["kappa"] < 1
     assert sum(map(sum, figures["confusion"])) == len(rows)
     assert read_labels(labelled)[rows[0]["item_id"]].value == human[0]["label"]
+
+
+def test_cli_refuses_to_start_without_provider_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    result = RUNNER.invoke(
+        bench_app,
+        [
+            "run",
+            "--models",
+            "openai/gpt-4o-mini",
+            "--judge",
+            "mock/judge",
+            "--run-dir",
+            str(tmp_path / "r"),
+            "--no-progress",
+        ],
+    )
+    assert result.exit_code == 2
+    assert "OPENAI_API_KEY" in result.output
+    assert not (tmp_path / "r").exists()
