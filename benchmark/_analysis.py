@@ -23,6 +23,7 @@ from benchmark._records import (
     TaskRecord,
 )
 from benchmark._rundir import RunDirectory, RunManifest
+from benchmark._schemas import Accuracy
 from benchmark._tasks import Task
 from benchmark.personas import PersonaGroup
 from guard._domain import Action, Label
@@ -63,6 +64,8 @@ class ModelRow(BaseModel):
     mean_output_words: float
     by_group: dict[str, Shares]
     group_delta: float
+    accuracy: dict[str, float] = Field(description="% of claims per accuracy label vs P")
+    oi_incorrect: float = Field(description="% of OI claims that P contradicts")
     outputs: int
     failed_units: int
 
@@ -225,6 +228,19 @@ def _model_row(model: str, data: _Loaded, families: dict[str, str]) -> ModelRow:
         else math.nan,
         by_group=by_group,
         group_delta=m.group_delta(by_group["stereotypical"].oi, by_group["counter"].oi),
+        accuracy={
+            k: _pct(v)
+            for k, v in m.accuracy_shares(
+                c.accuracy.value for r in judged for c in r.claims
+            ).items()
+        },
+        oi_incorrect=_pct(
+            m.accuracy_shares(
+                c.accuracy.value for r in judged for c in r.claims if c.label.is_over_inference
+            ).get(Accuracy.INCORRECT.value, 0.0)
+            if labels
+            else math.nan
+        ),
         outputs=len(outputs),
         failed_units=sum(1 for r in data.all if r.model == model and not r.ok),
     )

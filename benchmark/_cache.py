@@ -179,7 +179,7 @@ class CachedLLM(LLMClient):
         try:
             completion = await self.inner.complete(messages, schema=schema, params=params)
             self.misses += 1
-            self.cache.put(key, completion.model_copy(update={"cached": False}))
+            self.cache.put(key, completion)  # stored as the provider returned it
             return completion
         finally:
             del self._inflight[key]

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from benchmark._analysis import RunAnalysis, analyse
+from benchmark._schemas import Accuracy
 from guard.errors import MissingExtraError
 
 if TYPE_CHECKING:
@@ -290,6 +291,19 @@ def _sections(a: RunAnalysis, run_dir: Path) -> list[tuple[str, str, list[str], 
             [
                 [g, str(s.n), _fmt(s.stereotype), _fmt(s.fabricated), _fmt(s.oi)]
                 for g, s in a.by_group.items()
+            ],
+        ),
+        (
+            "Accuracy against the ground-truth profile",
+            "the judge's separate label vs P (P is never evidence), % of claims",
+            ["model", *[label.value for label in Accuracy], "OI claims that P contradicts"],
+            [
+                [
+                    r.model,
+                    *[_fmt(r.accuracy.get(label.value, 0.0)) for label in Accuracy],
+                    _fmt(r.oi_incorrect),
+                ]
+                for r in a.models
             ],
         ),
         (

@@ -181,6 +181,13 @@ def within_model_auroc(self_oi: Sequence[float], judge_oi: Sequence[float]) -> f
     return auroc(self_oi, list(j > np.median(j)))
 
 
+def accuracy_shares(labels: Iterable[str]) -> dict[str, float]:
+    """Share of each accuracy label (CORRECT, INCORRECT, ...) among the given claims."""
+    counts = Counter(labels)
+    n = sum(counts.values())
+    return {label: count / n for label, count in sorted(counts.items())} if n else {}
+
+
 # -- probe ------------------------------------------------------------------------------------
 
 
@@ -353,6 +360,7 @@ __all__ = [
     "Correlation",
     "LabelShares",
     "accumulation",
+    "accuracy_shares",
     "agreement",
     "auroc",
     "bootstrap_spearman_ci",

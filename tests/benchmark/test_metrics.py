@@ -130,6 +130,12 @@ def test_agreement_by_hand() -> None:
     assert sum(map(sum, a.confusion)) == 8
 
 
+def test_accuracy_shares_by_hand() -> None:
+    shares = m.accuracy_shares(["CORRECT", "INCORRECT", "CORRECT", "UNVERIFIABLE"])
+    assert shares == {"CORRECT": 0.5, "INCORRECT": 0.25, "UNVERIFIABLE": 0.25}
+    assert m.accuracy_shares([]) == {}
+
+
 def test_self_monitoring_gap() -> None:
     assert m.self_monitoring_gap(0.487, 0.130) == pytest.approx(0.357)
 

@@ -150,6 +150,8 @@ async def test_every_stage_end_to_end(tmp_path: Path, make_run: MakeRun) -> None
     row = analysis.models[0]
     assert row.judge.oi == pytest.approx(row.judge.stereotype + row.judge.fabricated)
     assert row.gap == pytest.approx(row.judge.oi - row.self_oi)
+    assert sum(row.accuracy.values()) == pytest.approx(100.0)
+    assert row.probe_task_gap == pytest.approx(row.judge.oi - row.probe_error)
     assert analysis.group_delta == pytest.approx(
         analysis.by_group["stereotypical"].oi - analysis.by_group["counter"].oi
     )
