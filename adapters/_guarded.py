@@ -34,12 +34,14 @@ from adapters._backend import (
     MemoryBackend,
     matches,
 )
+from adapters._embedding import CachingEmbedder
 from adapters._mem0 import Mem0Backend
 from adapters._remote import RemoteMem0Backend
 from guard import Guard
 from guard._domain import Action, Candidate, Decision, MemoryStatus, Provenance, Role, Turn
 from guard.decision_log import DEFAULT_TENANT, DecisionLog, MemoryScope, WrittenDecision
 from guard.errors import BackendError, ConfigError, InputError, LLMError, MemoryNotFoundError
+from guard.evidence import Embedder, shared_minilm
 from guard.extraction import CandidateExtractor, Extractor
 from guard.llm import LLMClient, RetryingLLM, create_llm
 from guard.metrics import GuardMetrics
@@ -164,7 +166,7 @@ class AsyncGuardedMemory:
         decision_log: DecisionLog | None = None,
         metrics: GuardMetrics | None = None,
         extraction: ExtractionMode = ExtractionMode.GUARD,
-        embedder: Any = None,
+        embedder: Embedder | None = None,
     ) -> AsyncGuardedMemory:
         """Build everything from :class:`GuardSettings`; what is built here is closed by close()."""
         s = settings or GuardSettings()
@@ -172,16 +174,17 @@ class AsyncGuardedMemory:
         if writer_llm is None and s.writer_model:
             writer_llm = RetryingLLM(create_llm(s.writer_model, api_base=s.writer_api_base))
             owned.append(writer_llm)
+        # one MiniLM, one encode per text: the store reuses the guard's candidate vectors
+        needs_model = guard is None or (backend is None and not s.upstream_url)
+        shared = CachingEmbedder(embedder or shared_minilm()) if needs_model else None
         if guard is None:
-            guard = Guard.from_settings(
-                s, writer_llm=writer_llm, embedder=embedder, metrics=metrics
-            )
+            guard = Guard.from_settings(s, writer_llm=writer_llm, embedder=shared, metrics=metrics)
             owned.append(guard)
         if backend is None:
             backend = (
                 RemoteMem0Backend(s.upstream_url)
                 if s.upstream_url
-                else Mem0Backend.embedded(s.data_dir)
+                else Mem0Backend.embedded(s.data_dir, embedder=shared)
             )
             owned.append(backend)
         if decision_log is None:
@@ -669,7 +672,7 @@ class GuardedMemory:
         decision_log: DecisionLog | None = None,
         metrics: GuardMetrics | None = None,
         extraction: ExtractionMode = ExtractionMode.GUARD,
-        embedder: Any = None,
+        embedder: Embedder | None = None,
     ) -> GuardedMemory:
         return cls(
             AsyncGuardedMemory.from_settings(

@@ -18,15 +18,17 @@ from typing import Any, TypeVar
 import anyio.to_thread
 
 from adapters._backend import Item, MemoryBackend
+from adapters._embedding import Mem0Embedding
 from guard.decision_log import MemoryScope
 from guard.errors import (
     BackendError,
     BackendUnavailableError,
+    ConfigError,
     InputError,
     MemoryNotFoundError,
     MissingExtraError,
 )
-from guard.evidence import minilm_model_path
+from guard.evidence import Embedder, minilm_model_path
 from guard.settings import GuardSettings
 
 T = TypeVar("T")
@@ -64,6 +66,30 @@ def embedded_mem0_config(
     }
 
 
+def tune_embedded_sqlite(memory: Any) -> int:
+    """WAL journal + ``synchronous=NORMAL`` on Mem0's history database and on embedded Qdrant's
+    collection files; returns how many connections were tuned.
+
+    Both stores commit every single write with a full fsync by default (about 20 ms each on a
+    laptop disk), which caps an embedded store at a few dozen writes per second. In WAL mode with
+    synchronous=NORMAL a crash can lose the last commits but never corrupts the database (SQLite's
+    documented guarantee), the usual trade for an embedded store.
+    """
+    connections: list[Any] = []
+    db = getattr(memory, "db", None)
+    if getattr(db, "connection", None) is not None:
+        connections.append(db.connection)  # type: ignore[union-attr]
+    local = getattr(getattr(memory.vector_store, "client", None), "_client", None)
+    for collection in getattr(local, "collections", {}).values():
+        conn = getattr(getattr(collection, "storage", None), "storage", None)
+        if conn is not None:
+            connections.append(conn)
+    for conn in connections:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+    return len(connections)
+
+
 def _import_mem0(data_dir: Path | None = None) -> Any:
     """Import mem0 offline, its home (``MEM0_DIR``) under ``data_dir`` unless the user set one."""
     os.environ.setdefault("MEM0_TELEMETRY", "False")
@@ -83,9 +109,14 @@ class Mem0Backend(MemoryBackend):
 
     name = "mem0-embedded"
 
-    def __init__(self, memory: Any, *, owns_memory: bool = True) -> None:
+    def __init__(
+        self, memory: Any, *, owns_memory: bool = True, fast_commits: bool = False
+    ) -> None:
         self.memory = memory
         self._owns = owns_memory
+        self.fast_commits = fast_commits
+        if fast_commits:
+            tune_embedded_sqlite(memory)
         self._lock = threading.Lock()
         self._closed = False
 
@@ -96,17 +127,31 @@ class Mem0Backend(MemoryBackend):
         *,
         collection: str = DEFAULT_COLLECTION,
         model_path: str | None = None,
+        embedder: Embedder | None = None,
+        fast_commits: bool = True,
     ) -> Mem0Backend:
+        """Embedded Mem0 under ``data_dir``. With ``embedder`` (the guard's MiniLM), Mem0 embeds
+        through it, so a text the guard has just embedded is not embedded again.
+        ``fast_commits`` applies :func:`tune_embedded_sqlite`."""
         data_dir = Path(data_dir)
         data_dir.mkdir(parents=True, exist_ok=True)
         mem0 = _import_mem0(data_dir)
         config = embedded_mem0_config(data_dir, collection=collection, model_path=model_path)
-        return cls(mem0.Memory.from_config(config))
+        memory = mem0.Memory.from_config(config)
+        if embedder is not None:
+            if embedder.dimension != EMBEDDING_DIMS:
+                raise ConfigError(
+                    f"the store needs {EMBEDDING_DIMS}-d vectors, not {embedder.dimension}"
+                )
+            memory.embedding_model = Mem0Embedding(embedder)
+        return cls(memory, fast_commits=fast_commits)
 
     @classmethod
-    def from_settings(cls, settings: GuardSettings | None = None) -> Mem0Backend:
+    def from_settings(
+        cls, settings: GuardSettings | None = None, *, embedder: Embedder | None = None
+    ) -> Mem0Backend:
         s = settings or GuardSettings()
-        return cls.embedded(s.data_dir)
+        return cls.embedded(s.data_dir, embedder=embedder)
 
     # ------------------------------------------------------------------ plumbing
     async def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -186,7 +231,12 @@ class Mem0Backend(MemoryBackend):
         return items
 
     async def reset(self) -> None:
-        await self._call(self.memory.reset)
+        def run() -> None:
+            self.memory.reset()  # reopens both databases
+            if self.fast_commits:
+                tune_embedded_sqlite(self.memory)
+
+        await self._call(run)
 
     async def ping(self) -> None:
         if self._closed:
@@ -207,4 +257,4 @@ class Mem0Backend(MemoryBackend):
         await anyio.to_thread.run_sync(run)
 
 
-__all__ = ["EMBEDDING_DIMS", "Mem0Backend", "embedded_mem0_config"]
+__all__ = ["EMBEDDING_DIMS", "Mem0Backend", "embedded_mem0_config", "tune_embedded_sqlite"]

@@ -15,6 +15,7 @@ from rich.table import Table
 from benchmark import bench_app, perf_harness
 from calibration._cli import app as calibrate_app
 from guard._pollution_report import report_pollution
+from guard.server.cli import perf_sidecar, serve
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -33,6 +34,8 @@ app.add_typer(guard_app, name="guard")
 app.add_typer(perf_app, name="perf")
 app.add_typer(calibrate_app, name="calibrate")
 app.add_typer(bench_app, name="bench")
+app.command("serve")(serve)
+perf_app.command("sidecar")(perf_sidecar)
 perf_app.command("harness")(perf_harness)
 report_app = typer.Typer(help="Reports built from the decision log.", no_args_is_help=True)
 app.add_typer(report_app, name="report")

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 import uvicorn
 
-from guard import Guard, GuardSettings
-from guard.evidence import shared_minilm
+from guard import GuardSettings
 from guard.server import create_app
 from tests.server.conftest import KEYS, echo_writer
 
@@ -22,7 +21,6 @@ def sidecar_url(data_dir: Path) -> Iterator[str]:
     settings = GuardSettings(data_dir=data_dir, api_keys=KEYS)
     app = create_app(
         settings,
-        guard=Guard.from_settings(settings, embedder=shared_minilm()),
         writer_llm=echo_writer(),
     )  # the backend is built by the lifespan: embedded Mem0 + MiniLM under data_dir
     server = uvicorn.Server(

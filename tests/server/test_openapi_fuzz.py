@@ -15,8 +15,7 @@ import uvicorn
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 
-from guard import Guard, GuardSettings
-from guard.evidence import shared_minilm
+from guard import GuardSettings
 from guard.server import create_app
 from tests.server.conftest import KEYS, A, echo_writer
 
@@ -28,7 +27,6 @@ def sidecar(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     settings_ = GuardSettings(data_dir=tmp_path_factory.mktemp("fuzz"), api_keys=KEYS)
     app = create_app(
         settings_,
-        guard=Guard.from_settings(settings_, embedder=shared_minilm()),
         writer_llm=echo_writer(),
     )
     server = uvicorn.Server(

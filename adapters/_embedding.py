@@ -1,0 +1,129 @@
+"""One MiniLM for the guard and the store, and one encode per text.
+
+The guard's evidence linker already embeds every candidate with all-MiniLM-L6-v2; Mem0 would
+embed the same text again to store it. ``CachingEmbedder`` remembers recent vectors, and
+``Mem0Embedding`` gives Mem0 its embedding interface over the same embedder, so a guarded write
+costs one batched forward pass, not one per fact.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+
+from guard.evidence import Embedder
+from guard.evidence._embedder import Vectors
+
+
+class _Request:
+    def __init__(self, texts: list[str]) -> None:
+        self.texts = texts
+        self.result: dict[str, Vectors] | None = None
+        self.error: BaseException | None = None
+
+
+class CachingEmbedder:
+    """An :class:`guard.evidence.Embedder` with an LRU cache of text -> vector (thread-safe).
+
+    Concurrent callers are coalesced: while one forward pass runs, the texts of every caller that
+    arrives queue up and go through the model together in the next pass (one batch instead of
+    one pass per request; no added wait when the model is idle).
+    """
+
+    def __init__(self, inner: Embedder, *, max_items: int = 8192) -> None:
+        self.inner = inner
+        self.max_items = max_items
+        self._cache: OrderedDict[str, Vectors] = OrderedDict()
+        self._lock = threading.Lock()
+        self._turn = threading.Condition()
+        self._queue: list[_Request] = []
+        self._busy = False
+
+    def _coalesced(self, texts: list[str]) -> dict[str, Vectors]:
+        request = _Request(texts)
+        with self._turn:
+            self._queue.append(request)
+            while request.result is None and request.error is None:
+                if self._busy:
+                    self._turn.wait()
+                    continue
+                self._busy = True
+                batch, self._queue = self._queue, []
+                self._turn.release()
+                try:
+                    self._run(batch)
+                finally:
+                    self._turn.acquire()
+                    self._busy = False
+                    self._turn.notify_all()
+        if request.error is not None:
+            raise request.error
+        assert request.result is not None
+        return request.result
+
+    def _run(self, batch: list[_Request]) -> None:
+        unique = list(dict.fromkeys(t for r in batch for t in r.texts))  # each text once
+        try:
+            vectors = dict(zip(unique, self.inner.encode(unique), strict=True))
+        except BaseException as exc:  # every waiting caller gets the failure
+            for r in batch:
+                r.error = exc
+            raise
+        for r in batch:
+            r.result = {t: vectors[t] for t in r.texts}
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    def encode(self, texts: Sequence[str]) -> Vectors:
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        missing: list[int] = []
+        with self._lock:
+            for i, text in enumerate(texts):
+                hit = self._cache.get(text)
+                if hit is None:
+                    missing.append(i)
+                else:
+                    self._cache.move_to_end(text)
+                    out[i] = hit
+        if missing:
+            fresh = self._coalesced([texts[i] for i in missing])
+            with self._lock:
+                for i in missing:
+                    out[i] = fresh[texts[i]]
+                for text, vector in fresh.items():
+                    self._cache[text] = vector
+                while len(self._cache) > self.max_items:
+                    self._cache.popitem(last=False)
+        return out
+
+
+class Mem0Embedding:
+    """Mem0's embedder interface (``embed`` / ``embed_batch``) over a guard embedder."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+
+    def embed(
+        self, text: str, memory_action: Literal["add", "search", "update"] | None = None
+    ) -> list[float]:
+        vector: list[float] = self.embedder.encode([text])[0].tolist()
+        return vector
+
+    def embed_batch(self, texts: Sequence[str], memory_action: str = "add") -> list[list[float]]:
+        if not texts:
+            return []
+        vectors: list[list[float]] = self.embedder.encode(list(texts)).tolist()
+        return vectors
+
+
+__all__ = ["CachingEmbedder", "Mem0Embedding"]

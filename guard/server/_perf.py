@@ -1,0 +1,224 @@
+"""``mirage perf sidecar``: what the guard costs on the write path, measured on loopback.
+
+Two figures:
+
+1. **Added latency.** The same facts are written (a) directly with ``mem0.Memory.add(...,
+   infer=False)`` into an embedded store and (b) through the sidecar as a guarded write
+   (``POST /memories``: extraction by an offline echo writer, evidence linking, policy, one store
+   write per fact, decision log). Requests alternate between (a) and (b); p50/p95 of both and of
+   the difference are reported.
+2. **Sustained throughput.** Concurrent clients send guarded writes (one user turn, one fact
+   each) for ``duration`` seconds; the writes per second and every error are counted.
+
+The writer model is an offline ``FunctionLLM`` that states back each user turn, so the figures are
+the guard's and the store's cost, not a provider's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import statistics
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+from pydantic import BaseModel
+
+from guard.llm import FunctionLLM, Message
+from guard.settings import GuardSettings
+
+_HOBBIES = ("climbing", "sourdough baking", "chess", "cello", "trail running", "pottery")
+_CITIES = ("Lisbon", "Osaka", "Leeds", "Denver", "Tallinn", "Recife")
+_LINE = re.compile(r"^\[(\S+)\] user: (.+)$", re.MULTILINE)
+
+
+class SidecarPerf(BaseModel):
+    """Figures printed by ``mirage perf sidecar``."""
+
+    samples: int
+    facts_per_write: int
+    direct_p50_ms: float
+    direct_p95_ms: float
+    guarded_p50_ms: float
+    guarded_p95_ms: float
+    added_p50_ms: float
+    added_p95_ms: float
+    ratio_p50: float
+    duration_s: float
+    concurrency: int
+    writes: int
+    errors: int
+    writes_per_s: float
+
+
+def echo_claims(messages: Sequence[Message], schema: type[BaseModel] | None) -> str:
+    """Offline writer: every user turn of the extraction prompt becomes a grounded claim."""
+    import json
+
+    found = _LINE.findall(messages[-1].content)
+    return json.dumps(
+        {
+            "claims": [
+                {"text": text, "source_turn_id": tid, "label": "GROUNDED", "confidence": 0.9}
+                for tid, text in found
+            ]
+        }
+    )
+
+
+def _facts(i: int, k: int) -> list[str]:
+    return [
+        f"I have been doing {_HOBBIES[(i + j) % len(_HOBBIES)]} in "
+        f"{_CITIES[(i * 7 + j) % len(_CITIES)]} since {2000 + (i + j) % 24} (note {i}-{j})."
+        for j in range(k)
+    ]
+
+
+def _pct(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[index]
+
+
+@contextmanager
+def _sidecar(data_dir: Path) -> Iterator[str]:
+    import uvicorn
+
+    from guard.server._app import create_app
+
+    settings = GuardSettings(data_dir=data_dir)
+    app = create_app(
+        settings,
+        writer_llm=FunctionLLM(echo_claims, model="mock/echo-writer"),
+    )
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app, host="127.0.0.1", port=0, log_level="warning", access_log=False, lifespan="on"
+        )
+    )
+    thread = threading.Thread(target=server.run, name="mirage-perf-sidecar", daemon=True)
+    thread.start()
+    while not server.started:
+        if not thread.is_alive():
+            raise RuntimeError("the sidecar did not start")
+        thread.join(0.05)
+    try:
+        yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join()
+
+
+def _direct_memory(data_dir: Path) -> Any:
+    from adapters._mem0 import _import_mem0, embedded_mem0_config, tune_embedded_sqlite
+
+    mem0 = _import_mem0(data_dir)
+    memory = mem0.Memory.from_config(embedded_mem0_config(data_dir))
+    tune_embedded_sqlite(memory)  # the same store settings as the sidecar's: only the guard differs
+    return memory
+
+
+def _latency(url: str, direct: Any, samples: int, k: int) -> tuple[list[float], list[float]]:
+    direct_ms: list[float] = []
+    guarded_ms: list[float] = []
+    with httpx.Client(base_url=url, timeout=60) as client:
+        for i in range(samples + 3):  # 3 warm-up rounds, not counted
+            facts = _facts(i, k)
+            start = time.perf_counter()
+            direct.add(
+                [{"role": "user", "content": f} for f in facts], user_id=f"p{i % 5}", infer=False
+            )
+            d = (time.perf_counter() - start) * 1000
+            body = {
+                "messages": [{"role": "user", "content": f} for f in facts],
+                "user_id": f"p{i % 5}",
+            }
+            start = time.perf_counter()
+            response = client.post("/memories", json=body)
+            g = (time.perf_counter() - start) * 1000
+            response.raise_for_status()
+            if i >= 3:
+                direct_ms.append(d)
+                guarded_ms.append(g)
+    return direct_ms, guarded_ms
+
+
+async def _sustained(url: str, duration_s: float, concurrency: int) -> tuple[int, int, float]:
+    writes = 0
+    errors = 0
+    stop = time.perf_counter() + duration_s
+
+    async def worker(w: int, client: httpx.AsyncClient) -> None:
+        nonlocal writes, errors
+        i = 0
+        while time.perf_counter() < stop:
+            body = {
+                "messages": [{"role": "user", "content": _facts(w * 100_000 + i, 1)[0]}],
+                "user_id": f"load-{w}",
+            }
+            i += 1
+            try:
+                response = await client.post("/memories", json=body)
+            except httpx.HTTPError:
+                errors += 1
+                continue
+            if response.status_code == 200:
+                writes += 1
+            else:
+                errors += 1
+
+    start = time.perf_counter()
+    limits = httpx.Limits(max_connections=concurrency)
+    async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as client:
+        await asyncio.gather(*(worker(w, client) for w in range(concurrency)))
+    return writes, errors, time.perf_counter() - start
+
+
+def run_sidecar_perf(
+    *,
+    samples: int = 100,
+    facts_per_write: int = 3,
+    duration_s: float = 60.0,
+    concurrency: int = 8,
+    data_dir: Path | None = None,
+) -> SidecarPerf:
+    """Measure added latency and sustained throughput of guarded writes on loopback."""
+    with tempfile.TemporaryDirectory(prefix="mirage-perf-") as tmp:
+        root = Path(data_dir or tmp)
+        direct = _direct_memory(root / "direct")
+        try:
+            with _sidecar(root / "sidecar") as url:
+                direct_ms, guarded_ms = _latency(url, direct, samples, facts_per_write)
+                writes, errors, elapsed = asyncio.run(_sustained(url, duration_s, concurrency))
+        finally:
+            direct.close()
+            client = getattr(direct.vector_store, "client", None)
+            if client is not None:
+                client.close()
+    added = [g - d for d, g in zip(direct_ms, guarded_ms, strict=True)]
+    d50 = statistics.median(direct_ms)
+    return SidecarPerf(
+        samples=samples,
+        facts_per_write=facts_per_write,
+        direct_p50_ms=round(d50, 2),
+        direct_p95_ms=round(_pct(direct_ms, 0.95), 2),
+        guarded_p50_ms=round(statistics.median(guarded_ms), 2),
+        guarded_p95_ms=round(_pct(guarded_ms, 0.95), 2),
+        added_p50_ms=round(statistics.median(added), 2),
+        added_p95_ms=round(_pct(added, 0.95), 2),
+        ratio_p50=round(statistics.median(guarded_ms) / d50, 3) if d50 > 0 else float("inf"),
+        duration_s=round(elapsed, 1),
+        concurrency=concurrency,
+        writes=writes,
+        errors=errors,
+        writes_per_s=round(writes / elapsed, 1) if elapsed > 0 else 0.0,
+    )
+
+
+__all__ = ["SidecarPerf", "echo_claims", "run_sidecar_perf"]
