@@ -47,6 +47,7 @@ class RunConfig(BaseModel):
     stages: list[Stage] = Field(default_factory=lambda: list(Stage))
     task_temperature: float = 0.7
     judge_temperature: float = 0.0
+    self_audit_temperature: float = 0.0
     max_tokens: int | None = 2048
     accum_rounds: int = Field(default=8, ge=2)
     accum_personas: int = Field(default=2, ge=0, description="personas in the Accum stage")

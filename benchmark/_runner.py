@@ -216,6 +216,7 @@ class BenchmarkRun:
             record = fallback(
                 StageError(type=type(exc).__name__, message=str(exc)[:500], retryable=exc.retryable)
             )
+            record.calls = list(getattr(exc, "calls", []))
             self.summary.errors += 1
             self.summary.error_messages.append(f"{key}: {record.error and record.error.message}")
         self.run_dir.append(record)
@@ -348,7 +349,9 @@ class BenchmarkRun:
                 task,
                 output,
                 SamplingParams(
-                    temperature=0.0, max_tokens=self.config.max_tokens, seed=self.config.seed
+                    temperature=self.config.self_audit_temperature,
+                    max_tokens=self.config.max_tokens,
+                    seed=self.config.seed,
                 ),
             )
             return SelfAuditRecord(**base, claims=out.claims, calls=[info])

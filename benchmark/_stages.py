@@ -28,6 +28,7 @@ from benchmark._schemas import (
 )
 from benchmark._tasks import Task
 from benchmark.personas import Persona
+from guard.errors import LLMOutputError
 from guard.llm import LLMClient, Message, SamplingParams
 from prompts import Prompt, load_prompt
 
@@ -63,7 +64,18 @@ async def call_json(
 ) -> tuple[S, CallInfo]:
     with prompt_scope(*prompts):
         completion = await llm.complete(messages, schema=schema, params=params)
-    return completion.parse(schema), CallInfo.of(completion)
+    try:
+        return completion.parse(schema), CallInfo.of(completion)
+    except LLMOutputError as exc:
+        raise UnparsableOutputError(exc, CallInfo.of(completion)) from exc
+
+
+class UnparsableOutputError(LLMOutputError):
+    """The model answered (and was paid for) but the answer does not parse."""
+
+    def __init__(self, cause: LLMOutputError, call: CallInfo) -> None:
+        super().__init__(str(cause), output=cause.output)
+        self.calls = [call]
 
 
 async def run_probe(
