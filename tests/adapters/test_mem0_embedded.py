@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from adapters import TENANT_KEY, GuardedMemory, Mem0Backend
+from adapters._embedding import Mem0Embedding
 from guard import Action, Guard, GuardSettings
 from guard.decision_log import DecisionLog
 from guard.evidence import MiniLMEmbedder, shared_minilm
@@ -68,6 +69,11 @@ def test_stated_inferred_generated_become_fact_hypothesis_quarantine(
     assert raw["metadata"]["profile_id"] == "evidence-only"
     assert raw["metadata"][TENANT_KEY] == "default"
     assert 0.0 <= raw["metadata"]["guard_score"] <= 1.0
+    # the store embeds through the guard's (cached) MiniLM and commits in WAL mode
+    backend = memory.inner.backend
+    assert isinstance(backend, Mem0Backend)
+    assert isinstance(backend.memory.embedding_model, Mem0Embedding)
+    assert backend.memory.db.connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
     found = memory.search("what does the user do on weekends?", filters={"user_id": "alice"})
     assert [i["memory"] for i in found["results"]] == [STATED_TEXT]
