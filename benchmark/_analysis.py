@@ -329,10 +329,11 @@ def _memory_guard_rows(data: _Loaded) -> list[GuardRow]:
         if r.policy is not None and r.guarded is not None:
             by_key[(r.model, r.policy.value)][r.guarded].append(r)
     for (model, policy), arms in sorted(by_key.items()):
-        if False not in arms or True not in arms:
-            continue
 
         def pollution(records: list[JudgeRecord]) -> tuple[float, float, int]:
+            """(pollution %, grounded retention %, stored facts) of one arm (NaN if not run)."""
+            if not records:
+                return math.nan, math.nan, 0
             labels = [c.label for r in records for c in r.claims]
             retention = [
                 m.grounded_retention(
@@ -342,7 +343,7 @@ def _memory_guard_rows(data: _Loaded) -> list[GuardRow]:
             ]
             return _oi_pct(labels), _pct(float(np.nanmean(retention))), len(labels)
 
-        without, with_ = pollution(arms[False]), pollution(arms[True])
+        without, with_ = pollution(arms.get(False, [])), pollution(arms.get(True, []))
         rows.append(
             GuardRow(
                 model=model,
