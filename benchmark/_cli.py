@@ -75,7 +75,9 @@ def provider_for(options: RuntimeOptions) -> ProviderFactory:
     real = litellm_provider(options)
 
     def factory(model: str) -> LLMClient:
-        return offline_llm(model) if is_offline(model) else real(model)
+        if is_offline(model):
+            return offline_llm(model, latency_s=options.mock_latency_s)
+        return real(model)
 
     return factory
 
@@ -152,6 +154,9 @@ def run(
         Path | None, typer.Option(help="call cache shared across runs (default: RUN_DIR/cache)")
     ] = None,
     progress: Annotated[bool, typer.Option(help="rich progress bars")] = True,
+    mock_latency_ms: Annotated[
+        float, typer.Option(help="simulated latency of mock/... models, ms (dry runs)")
+    ] = 0.0,
     check_keys: Annotated[
         bool, typer.Option(help="refuse to start when a provider's API key is missing")
     ] = True,
@@ -182,6 +187,7 @@ def run(
         api_base=shared_base,
         api_bases=per_model_base,
         progress=progress,
+        mock_latency_s=mock_latency_ms / 1000,
     )
     absent = missing_keys([*config.models, config.judge], options) if check_keys else {}
     if absent:

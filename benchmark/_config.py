@@ -86,6 +86,7 @@ class RuntimeOptions(BaseModel):
     api_bases: dict[str, str] = Field(default_factory=dict, description="model -> endpoint")
     timeout_s: float = 120.0
     progress: bool = True
+    mock_latency_s: float = Field(default=0.0, ge=0.0, description="latency of mock/ models")
 
     def api_base_for(self, model: str) -> str | None:
         if model in self.api_bases:
