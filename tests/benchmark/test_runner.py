@@ -227,7 +227,8 @@ async def test_malformed_judge_output_is_a_final_error_record(
     assert broken
     assert all(r.persona_id == victim for r in broken)
     assert all(
-        r.error and r.error.type == "UnparsableOutputError" and not r.error.retryable for r in broken
+        r.error and r.error.type == "UnparsableOutputError" and not r.error.retryable
+        for r in broken
     )
     assert summary.errors == len(broken)
     assert all(len(r.calls) == 1 for r in broken)  # the unparsable answer was still paid for
