@@ -285,6 +285,25 @@ def _sections(a: RunAnalysis, run_dir: Path) -> list[tuple[str, str, list[str], 
             ],
         ),
         (
+            "OI by model and task",
+            "% of each model's claims on that task",
+            ["model", *a.by_task],
+            [[model, *[_fmt(v) for v in row.values()]] for model, row in a.by_model_task.items()],
+        ),
+        (
+            "Persona groups per model",
+            "OI %, and Δ = stereotypical − counter in points",
+            ["model", "stereotypical", "counter", "neutral", "Δ"],
+            [
+                [
+                    r.model,
+                    *[_fmt(r.by_group[g].oi) for g in ("stereotypical", "counter", "neutral")],
+                    _fmt(r.group_delta),
+                ]
+                for r in a.models
+            ],
+        ),
+        (
             "OI by persona group",
             "all models pooled, %",
             ["group", "claims", "stereotype", "fabricated", "OI"],
