@@ -129,6 +129,7 @@ class RunAnalysis(BaseModel):
     accum: list[AccumRow]
     guard: list[GuardRow]
     accounting: Accounting
+    accounting_by_model: dict[str, Accounting]
     failed_units: int
 
 
@@ -359,10 +360,13 @@ def _memory_guard_rows(data: _Loaded) -> list[GuardRow]:
     return rows
 
 
-def _accounting(records: Sequence[Record]) -> Accounting:
+def _accounting(records: Sequence[Record], model: str | None = None) -> Accounting:
+    """Calls, tokens and cost of all calls, or of one model's calls (subject or judge)."""
     acc = Accounting()
     for r in records:
         for c in r.calls:
+            if model is not None and c.model != model:
+                continue
             acc.calls += 1
             if c.cached:
                 acc.cached_calls += 1
@@ -434,5 +438,8 @@ def analyse(run_dir: str | Path) -> RunAnalysis:
         accum=_accum_rows(data),
         guard=_task_guard_rows(data) + _memory_guard_rows(data),
         accounting=_accounting(data.all),
+        accounting_by_model={
+            model: _accounting(data.all, model) for model in [*config.models, config.judge]
+        },
         failed_units=sum(1 for r in data.all if not r.ok),
     )

@@ -384,12 +384,12 @@ def _sections(a: RunAnalysis, run_dir: Path) -> list[tuple[str, str, list[str], 
             ],
         ),
     ]
-    acc = a.accounting
     sections.append(
         (
             "Cost",
             "fresh calls only; cached calls cost nothing this run",
             [
+                "model",
                 "calls",
                 "cached",
                 "prompt tokens",
@@ -400,13 +400,18 @@ def _sections(a: RunAnalysis, run_dir: Path) -> list[tuple[str, str, list[str], 
             ],
             [
                 [
+                    model,
                     str(acc.calls),
                     str(acc.cached_calls),
                     str(acc.prompt_tokens),
                     str(acc.completion_tokens),
                     f"{acc.cost_usd:.4f}",
                     str(acc.cost_unknown_calls),
-                    str(a.failed_units),
+                    failed,
+                ]
+                for model, acc, failed in [
+                    *[(m, x, "") for m, x in a.accounting_by_model.items()],
+                    ("all", a.accounting, str(a.failed_units)),
                 ]
             ],
         )

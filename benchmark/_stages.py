@@ -55,6 +55,14 @@ def facts_for_judge(evidence: Sequence[Evidence]) -> str:
     return "\n".join(f"[{e.turn_id}] {e.text}" for e in evidence)
 
 
+_REASONING = re.compile(r"<think>.*?</think>\s*", flags=re.DOTALL)
+
+
+def strip_reasoning(text: str) -> str:
+    """Drop ``<think>...</think>`` blocks some open models print before their answer."""
+    return _REASONING.sub("", text).strip() if "<think>" in text else text
+
+
 async def call_json(
     llm: LLMClient,
     messages: list[Message],
@@ -64,6 +72,7 @@ async def call_json(
 ) -> tuple[S, CallInfo]:
     with prompt_scope(*prompts):
         completion = await llm.complete(messages, schema=schema, params=params)
+    completion = completion.model_copy(update={"text": strip_reasoning(completion.text)})
     try:
         return completion.parse(schema), CallInfo.of(completion)
     except LLMOutputError as exc:
@@ -97,7 +106,7 @@ async def run_task(
 ) -> tuple[str, CallInfo]:
     with prompt_scope(task.prompt):
         completion = await llm.complete(task_messages(persona, task), params=params)
-    return completion.text, CallInfo.of(completion)
+    return strip_reasoning(completion.text), CallInfo.of(completion)
 
 
 async def run_self_audit(

@@ -178,3 +178,10 @@ def test_cli_api_base_items() -> None:
         {"openai/gpt-4o": "http://p/v1?a=b"},
     )
     assert parse_api_bases(None) == (None, {})
+
+
+def test_reasoning_blocks_are_stripped() -> None:
+    from benchmark._stages import strip_reasoning
+
+    assert strip_reasoning("<think>they said nurse\nso...</think>\n\nA candle.") == "A candle."
+    assert strip_reasoning("No thinking here.") == "No thinking here."
