@@ -53,8 +53,7 @@ def audit_for(
 ) -> str:
     """One verdict with the same label for every candidate."""
     return audit_json(
-        verdict(c, label, confidence=confidence, source_turn_id=source_turn_id)
-        for c in candidates
+        verdict(c, label, confidence=confidence, source_turn_id=source_turn_id) for c in candidates
     )
 
 
