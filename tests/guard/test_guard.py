@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import anyio
 import pytest
 
 from guard import (
@@ -11,6 +12,7 @@ from guard import (
     AuditMode,
     AuditVerdict,
     Candidate,
+    Decision,
     Guard,
     Label,
     Policy,
@@ -179,3 +181,39 @@ def test_describe_names_profiles_and_policy(make_guard: Callable[..., Guard]) ->
         "inferred_action": "store_as_hypothesis",
         "generated_action": "quarantine",
     }
+
+
+async def test_concurrent_writes_match_sequential_ones(make_guard: Callable[..., Guard]) -> None:
+    guard = make_guard()
+    writes = [
+        (
+            [
+                Turn(
+                    id=f"w{i}-u1",
+                    role=Role.USER,
+                    content=f"I adopted a dog named Rex{i} in {city}.",
+                )
+            ],
+            [
+                Candidate(id=f"w{i}-a", text=f"Has a dog named Rex{i}"),
+                Candidate(id=f"w{i}-b", text="Has three older brothers"),
+            ],
+        )
+        for i, city in enumerate(["Oslo", "Lima", "Pune", "Kyiv", "Accra", "Hanoi"] * 3)
+    ]
+    expected = [guard.link(turns, cands) for turns, cands in writes]
+    results: dict[int, list[Decision]] = {}
+
+    async def one(i: int) -> None:
+        turns, cands = writes[i]
+        results[i] = await guard.atag(turns, cands)
+
+    async with anyio.create_task_group() as tg:
+        for i in range(len(writes)):
+            tg.start_soon(one, i)
+    for i, (turns, _) in enumerate(writes):
+        decisions = results[i]
+        assert [d.source_turn_id for d in decisions] == [turns[0].id, None]
+        assert [d.similarity for d in decisions] == [
+            round(link.similarity, 4) for link in expected[i]
+        ]
