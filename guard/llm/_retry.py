@@ -1,24 +1,20 @@
-"""Retries as a wrapper: only errors that say a retry helps, backoff honouring Retry-After."""
+"""Retries as a wrapper: only errors that say a retry helps, backoff honouring Retry-After.
+
+The first attempt goes straight to the inner client (no retry machinery on the hot path); only a
+retryable failure enters the backoff loop: exponential with jitter for transient faults, and for
+rate limits at least twice that, at least ``retry_after`` and at least ``rate_limit_floor_s``.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import random
 from collections.abc import Sequence
 
 from pydantic import BaseModel
-from tenacity import (
-    AsyncRetrying,
-    RetryCallState,
-    retry_if_exception,
-    stop_after_attempt,
-    wait_exponential_jitter,
-)
 
 from guard.errors import LLMRateLimitError, MirageError
 from guard.llm._base import Completion, LLMClient, Message, SamplingParams
-
-
-def _is_retryable(exc: BaseException) -> bool:
-    return isinstance(exc, MirageError) and exc.retryable
 
 
 class RetryingLLM(LLMClient):
@@ -37,12 +33,15 @@ class RetryingLLM(LLMClient):
         self.inner = inner
         self.model = inner.model
         self.attempts = attempts
-        self._backoff = wait_exponential_jitter(multiplier=initial_s, max=max_s, jitter=jitter_s)
+        self.initial_s = initial_s
+        self.max_s = max_s
+        self.jitter_s = jitter_s
         self.rate_limit_floor_s = rate_limit_floor_s
 
-    def _wait(self, state: RetryCallState) -> float:
-        base = float(self._backoff(state))
-        exc = state.outcome.exception() if state.outcome else None
+    def backoff_s(self, failed_attempt: int, exc: BaseException) -> float:
+        """Seconds to wait after attempt number ``failed_attempt`` (1-based) failed with ``exc``."""
+        base = self.initial_s * 2.0 ** (failed_attempt - 1) + random.uniform(0, self.jitter_s)
+        base = max(0.0, min(base, self.max_s))
         if isinstance(exc, LLMRateLimitError):
             # rate limits wait longer than transient faults, and at least what the server asked
             return max(base * 2, exc.retry_after or 0.0, self.rate_limit_floor_s)
@@ -55,15 +54,15 @@ class RetryingLLM(LLMClient):
         schema: type[BaseModel] | None = None,
         params: SamplingParams | None = None,
     ) -> Completion:
-        async for attempt in AsyncRetrying(
-            retry=retry_if_exception(_is_retryable),
-            stop=stop_after_attempt(self.attempts),
-            wait=self._wait,
-            reraise=True,
-        ):
-            with attempt:
+        attempt = 1
+        while True:
+            try:
                 return await self.inner.complete(messages, schema=schema, params=params)
-        raise AssertionError("unreachable")  # pragma: no cover
+            except MirageError as exc:
+                if not exc.retryable or attempt >= self.attempts:
+                    raise
+                await asyncio.sleep(self.backoff_s(attempt, exc))
+                attempt += 1
 
     async def aclose(self) -> None:
         await self.inner.aclose()
