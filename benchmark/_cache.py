@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from functools import cache
 from pathlib import Path
 from typing import IO, Any
 
@@ -42,6 +43,11 @@ def prompt_scope(*prompts: Prompt) -> Iterator[None]:
         _PROMPT_REFS.reset(token)
 
 
+@cache
+def _schema_description(schema: type[BaseModel]) -> dict[str, Any]:
+    return {"name": schema.__name__, "json_schema": schema.model_json_schema()}
+
+
 def call_description(
     model: str,
     messages: Sequence[Message],
@@ -55,9 +61,7 @@ def call_description(
         "model": model,
         "messages": [m.model_dump() for m in messages],
         "params": (params or SamplingParams()).model_dump(),
-        "schema": None
-        if schema is None
-        else {"name": schema.__name__, "json_schema": schema.model_json_schema()},
+        "schema": None if schema is None else _schema_description(schema),
         "prompts": list(_PROMPT_REFS.get()),
         **(context or {}),
     }

@@ -67,7 +67,7 @@ def draw_sample(
     known = {p.persona_id: p for p in (personas or load_personas(manifest.config.personas_file))}
     by_label: dict[Label, list[BlindItem]] = defaultdict(list)
     for record in run.records(JudgeRecord):
-        if not record.ok or record.target is JudgeTarget.MEMORY:
+        if not record.ok or record.target is not JudgeTarget.TASK:
             continue
         persona = known.get(record.persona_id)
         if persona is None:
@@ -78,7 +78,7 @@ def draw_sample(
                 BlindItem(
                     item_id=c.claim_id,
                     persona_id=record.persona_id,
-                    task=record.task.value if record.task else record.target.value,
+                    task=record.task.value if record.task else None,
                     evidence=evidence,
                     claim=c.text,
                 )

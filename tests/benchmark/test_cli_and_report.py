@@ -165,7 +165,7 @@ def test_judge_sample_is_blind_stratified_and_agreement_scores_it(
     judged = {
         c.claim_id: c.label
         for r in RunDirectory(cli_run).records(JudgeRecord)
-        if r.target is not JudgeTarget.MEMORY
+        if r.target is JudgeTarget.TASK
         for c in r.claims
     }
     per_class = {label: sum(judged[r["item_id"]] is label for r in rows) for label in Label}

@@ -332,3 +332,11 @@ async def test_a_rerun_on_the_same_cache_calls_neither_models_nor_the_guard(
     assert sorted(r.model_dump_json(exclude={"calls"}) for r in first) == sorted(
         r.model_dump_json(exclude={"calls"}) for r in again
     )
+
+
+def test_family_of_uses_declared_families_else_the_name() -> None:
+    from benchmark._analysis import family_of
+
+    assert family_of("openai/gpt-4o-mini", {}) == "gpt"
+    assert family_of("hosted_vllm/Qwen/Qwen3-8B", {}) == "qwen"
+    assert family_of("x/my-model", {"x/my-model": "acme"}) == "acme"
