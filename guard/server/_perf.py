@@ -17,10 +17,13 @@ the guard's and the store's cost, not a provider's.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+import socket
 import statistics
+import subprocess
+import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -58,14 +61,20 @@ class SidecarPerf(BaseModel):
 
 
 def echo_claims(messages: Sequence[Message], schema: type[BaseModel] | None) -> str:
-    """Offline writer: every user turn of the extraction prompt becomes a grounded claim."""
+    """Offline writer: every user turn of the extraction prompt becomes a grounded claim, reworded
+    (as extraction does), so the guard embeds the claims and the turns separately."""
     import json
 
     found = _LINE.findall(messages[-1].content)
     return json.dumps(
         {
             "claims": [
-                {"text": text, "source_turn_id": tid, "label": "GROUNDED", "confidence": 0.9}
+                {
+                    "text": f"The user said: {text}",
+                    "source_turn_id": tid,
+                    "label": "GROUNDED",
+                    "confidence": 0.9,
+                }
                 for tid, text in found
             ]
         }
@@ -86,33 +95,66 @@ def _pct(values: Sequence[float], q: float) -> float:
     return ordered[index]
 
 
-@contextmanager
-def _sidecar(data_dir: Path) -> Iterator[str]:
-    import uvicorn
-
+def perf_app() -> Any:
+    """Factory of the sidecar under test (uvicorn ``--factory``): settings from ``MIRAGE_*``,
+    the offline echo writer, ``MIRAGE_PERF_TORCH_THREADS`` embedder threads."""
     from guard.server._app import create_app
 
-    settings = GuardSettings(data_dir=data_dir)
-    app = create_app(
-        settings,
-        writer_llm=FunctionLLM(echo_claims, model="mock/echo-writer"),
+    threads = os.environ.get("MIRAGE_PERF_TORCH_THREADS")
+    if threads:
+        import torch
+
+        torch.set_num_threads(int(threads))
+    return create_app(
+        GuardSettings(), writer_llm=FunctionLLM(echo_claims, model="mock/echo-writer")
     )
-    server = uvicorn.Server(
-        uvicorn.Config(
-            app, host="127.0.0.1", port=0, log_level="warning", access_log=False, lifespan="on"
-        )
-    )
-    thread = threading.Thread(target=server.run, name="mirage-perf-sidecar", daemon=True)
-    thread.start()
-    while not server.started:
-        if not thread.is_alive():
-            raise RuntimeError("the sidecar did not start")
-        thread.join(0.05)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextmanager
+def _sidecar(data_dir: Path, torch_threads: int) -> Iterator[str]:
+    """The sidecar in its own process on loopback, as it runs in production."""
+    port = _free_port()
+    env = {
+        **os.environ,
+        "MIRAGE_DATA_DIR": str(data_dir),
+        "MIRAGE_PERF_TORCH_THREADS": str(torch_threads),
+    }
+    for key in ("MIRAGE_API_KEYS", "MIRAGE_UPSTREAM_URL", "MIRAGE_DATABASE_URL"):
+        env.pop(key, None)
+    command = [
+        sys.executable, "-m", "uvicorn", "guard.server._perf:perf_app", "--factory",
+        "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning", "--no-access-log",
+    ]  # fmt: skip
+    process = subprocess.Popen(command, env=env)
+    url = f"http://127.0.0.1:{port}"
     try:
-        yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+        deadline = time.monotonic() + 180
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"the sidecar exited with code {process.returncode}")
+            try:
+                if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("the sidecar did not become ready in 180 s")
+            time.sleep(0.2)
+        yield url
     finally:
-        server.should_exit = True
-        thread.join()
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def _direct_memory(data_dir: Path) -> Any:
@@ -185,15 +227,16 @@ def run_sidecar_perf(
     samples: int = 100,
     facts_per_write: int = 3,
     duration_s: float = 60.0,
-    concurrency: int = 8,
+    concurrency: int = 16,
     data_dir: Path | None = None,
+    torch_threads: int = 1,
 ) -> SidecarPerf:
     """Measure added latency and sustained throughput of guarded writes on loopback."""
     with tempfile.TemporaryDirectory(prefix="mirage-perf-") as tmp:
         root = Path(data_dir or tmp)
         direct = _direct_memory(root / "direct")
         try:
-            with _sidecar(root / "sidecar") as url:
+            with _sidecar(root / "sidecar", torch_threads) as url:
                 direct_ms, guarded_ms = _latency(url, direct, samples, facts_per_write)
                 writes, errors, elapsed = asyncio.run(_sustained(url, duration_s, concurrency))
         finally:

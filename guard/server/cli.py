@@ -80,6 +80,7 @@ def perf_sidecar(
             duration_s=duration,
             concurrency=concurrency,
             data_dir=data_dir,
+            torch_threads=torch_threads,
         )
     table = Table(title=f"mirage perf sidecar ({r.facts_per_write} facts per write)")
     table.add_column("figure")
