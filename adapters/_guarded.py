@@ -38,7 +38,16 @@ from adapters._embedding import CachingEmbedder
 from adapters._mem0 import Mem0Backend
 from adapters._remote import RemoteMem0Backend
 from guard import Guard
-from guard._domain import Action, Candidate, Decision, MemoryStatus, Provenance, Role, Turn
+from guard._domain import (
+    Action,
+    AuditVerdict,
+    Candidate,
+    Decision,
+    MemoryStatus,
+    Provenance,
+    Role,
+    Turn,
+)
 from guard.decision_log import DEFAULT_TENANT, DecisionLog, MemoryScope, WrittenDecision
 from guard.errors import BackendError, ConfigError, InputError, LLMError, MemoryNotFoundError
 from guard.evidence import Embedder, shared_minilm
@@ -240,14 +249,49 @@ class AsyncGuardedMemory:
             )
         scope = self._scope(user_id, agent_id, run_id)
         caller_meta = self._caller_metadata(metadata)
+        turns = await self._turns(messages)
+        writer_model = self.extractor.model if infer and self.extractor else None
+        decisions = await (self._inferred(turns) if infer else self._verbatim(turns))
+        return await self._store(decisions, scope, caller_meta, turns, writer_model)
+
+    async def remember(
+        self,
+        messages: Any,
+        candidates: Sequence[str | Candidate],
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        writer_model: str | None = None,
+        audit: Sequence[AuditVerdict] | None = None,
+    ) -> dict[str, Any]:
+        """Guarded write of caller-given candidates (an agent's save-memory tool): no extraction
+        call; the conversation is the evidence. Returns what :meth:`add` returns."""
+        scope = self._scope(user_id, agent_id, run_id)
+        caller_meta = self._caller_metadata(metadata)
+        turns = await self._turns(messages)
+        cands = [c if isinstance(c, Candidate) else Candidate(text=c) for c in candidates]
+        decisions = await self.guard.atag(turns, cands, writer_model=writer_model, audit=audit)
+        return await self._store(decisions, scope, caller_meta, turns, writer_model)
+
+    async def _turns(self, messages: Any) -> list[Turn]:
         turns = to_turns(messages)
         if self.decision_log is not None:
             await anyio.to_thread.run_sync(self.decision_log.check_turns, self.tenant, turns)
-        writer_model = self.extractor.model if infer and self.extractor else None
-        decisions = await (self._inferred(turns) if infer else self._verbatim(turns))
+        return turns
+
+    async def _store(
+        self,
+        decisions: Sequence[Decision],
+        scope: MemoryScope,
+        caller_meta: Mapping[str, Any],
+        turns: Sequence[Turn],
+        writer_model: str | None,
+    ) -> dict[str, Any]:
         written = await self._write(decisions, scope, caller_meta, turns, writer_model)
         log.info(
-            "guarded add: tenant=%s turns=%d decisions=%d written=%d",
+            "guarded write: tenant=%s turns=%d decisions=%d written=%d",
             self.tenant, len(turns), len(decisions), sum(1 for w in written if w.memory_id),
         )  # fmt: skip
         return {

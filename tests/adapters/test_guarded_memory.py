@@ -312,3 +312,20 @@ def test_sync_facade_works_inside_and_outside_an_event_loop(build_memory: Build)
         assert memory.get(memory_id) is None
     finally:
         memory.close()
+
+
+async def test_remember_tags_caller_given_candidates_without_an_extraction_call(
+    build_memory: Build, store: InMemoryStore
+) -> None:
+    llm = ScriptedLLM([])
+    memory = build_memory(llm)
+    result = await memory.remember(
+        CONVERSATION, [STATED_TEXT, GENERATED_TEXT], user_id="alice", writer_model="mock/agent"
+    )
+    assert llm.calls == []
+    statuses = {d["text"]: d["status"] for d in result["decisions"]}
+    assert statuses == {STATED_TEXT: "fact", GENERATED_TEXT: "quarantined"}
+    assert {i["memory"] for i in store.items.values()} == {STATED_TEXT, GENERATED_TEXT}
+    empty = await memory.remember(CONVERSATION, [], user_id="alice")
+    assert empty["results"] == []
+    assert empty["decisions"] == []
