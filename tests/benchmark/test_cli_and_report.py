@@ -216,3 +216,41 @@ def test_cli_refuses_to_start_without_provider_keys(
     assert result.exit_code == 2
     assert "OPENAI_API_KEY" in result.output
     assert not (tmp_path / "r").exists()
+
+
+def test_perf_harness_prints_its_figures() -> None:
+    import typer
+
+    from benchmark import perf_harness
+
+    app = typer.Typer()
+    app.command()(perf_harness)
+    result = RUNNER.invoke(
+        app,
+        [
+            "--latency-ms",
+            "1",
+            "--calls",
+            "40",
+            "--concurrency",
+            "8",
+            "--repeats",
+            "1",
+            "--personas",
+            "3",
+            "--personas-file",
+            str(PERSONAS_FILE),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    for row in (
+        "ideal N·L/C",
+        "wall / ideal",
+        "bare sleeps",
+        "fully cached re-run",
+        "cache hits in the re-run",
+    ):
+        assert row in result.output
+    hits = result.output.split("cache hits in the re-run")[1].split("│")[1].strip()
+    done, total = (int(x) for x in hits.split("/"))
+    assert done == total > 0  # the re-run is answered entirely from the cache
