@@ -129,8 +129,14 @@ def load_examples(
             if claim.persona_id not in convs:
                 raise InputError(f"{path}:{n}: unknown persona_id {claim.persona_id!r}")
             conv_id, turns = claim.persona_id, convs[claim.persona_id]
+        user_ids = {t.id for t in turns if t.role is Role.USER}
         if claim.source_turn_id and claim.source_turn_id not in {t.id for t in turns}:
             raise InputError(f"{path}:{n}: source_turn_id {claim.source_turn_id!r} not in turns")
+        if claim.source_turn_id and claim.source_turn_id not in user_ids:
+            raise InputError(
+                f"{path}:{n}: source_turn_id {claim.source_turn_id!r} is not a user turn "
+                "(only what the user said is evidence)"
+            )
         out.append(Example(claim=claim, conversation_id=conv_id, turns=turns))
     if not out:
         raise InputError(f"{path}: no labelled claims" + (f" in split {split!r}" if split else ""))

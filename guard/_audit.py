@@ -19,7 +19,7 @@ class _WireVerdict(BaseModel):
 
     id: str
     label: Label
-    confidence: float = Field(ge=0.0, le=1.0)
+    confidence: float = Field(ge=0.0, le=1.0, strict=True)
     source_turn_id: str | None = None
 
 

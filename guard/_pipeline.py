@@ -25,7 +25,7 @@ from guard._domain import (
     Turn,
 )
 from guard._policy import Policy
-from guard.errors import InputError, LLMError, ProfileError
+from guard.errors import InputError, LLMError, LLMOutputError, ProfileError
 from guard.evidence import Embedder, EvidenceLinker, shared_minilm
 from guard.llm import LLMClient, create_llm
 from guard.metrics import GuardMetrics
@@ -82,7 +82,11 @@ class Guard:
             audit_profile.check_applicable(
                 mode=_MODE_FOR_AUDIT.get(audit_mode, ProfileMode.SELF_AUDIT_SEPARATE),
                 writer_model=writer_model,
-                prompt_version=auditor.prompt_version if auditor else audit_profile.prompt_version,
+                prompt_version=auditor.prompt_version
+                if auditor
+                else _inline_prompt_version()
+                if audit_mode is AuditMode.INLINE
+                else audit_profile.prompt_version,
             )
         self.linker = linker
         self.evidence_profile = evidence_profile
@@ -207,10 +211,19 @@ class Guard:
         try:
             with self._stage("audit"):
                 verdicts = await self.auditor.audit(turns, candidates)
-        except LLMError as exc:
+        except Exception as exc:  # any auditor failure fails closed, typed
+            error = (
+                exc
+                if isinstance(exc, LLMError)
+                else LLMOutputError(
+                    f"self-audit failed unexpectedly: {type(exc).__name__}", model=self.writer_model
+                )
+            )
             if self.on_audit_failure is AuditFailure.ERROR:
-                raise
-            return {}, exc
+                if error is exc:
+                    raise
+                raise error from exc
+            return {}, error
         return {v.candidate_id: v for v in verdicts}, None
 
     def _decide(
@@ -280,12 +293,14 @@ class Guard:
         elif p_oi >= profile.oi_threshold:
             provenance = Provenance.GENERATED
             reasons.append(f"P(over-inference)={p_oi:.3f} >= {profile.oi_threshold:.3f}")
-        elif p_stated >= profile.stated_threshold:
+        elif p_stated >= profile.stated_threshold and not _adds_specifics(link):
             provenance = Provenance.STATED
             reasons.append(f"P(stated)={p_stated:.3f} >= {profile.stated_threshold:.3f}")
         else:
             provenance = Provenance.INFERRED
             reasons.append(f"linked to {link.turn_id} but not a restatement")
+            if _adds_specifics(link):
+                reasons.append("names or numbers the user never said: not a stated fact")
         if verdict is not None and not calibrated and verdict.label.is_over_inference:
             # an uncalibrated self-report may only make a decision more cautious
             if provenance is not Provenance.GENERATED:
@@ -339,6 +354,12 @@ class Guard:
 
     def close(self) -> None:
         self._closed = True
+
+
+def _adds_specifics(link: EvidenceLink) -> bool:
+    """A stated fact may not assert a name or number that is in none of the user's turns."""
+    f = link.features
+    return f.get("unsupported_names", 0.0) > 0 or f.get("unsupported_numbers", 0.0) > 0
 
 
 def _inline_prompt_version() -> str:

@@ -127,28 +127,22 @@ class EvidenceLinker:
     def _encode(self, texts: Sequence[str], extra: Sequence[str]) -> tuple[Vectors, Vectors]:
         """Vectors for ``texts`` (cached) and ``extra`` (never cached), in ONE encoder batch."""
         keys = [_key(t) for t in texts]
-        missing = sorted(
-            {k: t for k, t in zip(keys, texts, strict=True) if self._cache.get(k) is None}.items()
-        )
-        batch = [t for _, t in missing] + list(extra)
-        out = (
-            self.embedder.encode(batch)
-            if batch
-            else np.zeros((0, self.embedder.dimension), np.float32)
-        )
-        for i, (k, _) in enumerate(missing):
-            self._cache.put(k, out[i])
+        local: dict[str, Vectors] = {}
+        missing: dict[str, str] = {}
+        for k, t in zip(keys, texts, strict=True):
+            hit = self._cache.get(k)
+            if hit is not None:
+                local[k] = hit
+            else:
+                missing[k] = t
+        batch = list(missing.values()) + list(extra)
         dim = self.embedder.dimension
-        cached = (
-            np.stack([self._cache_get(k) for k in keys]) if keys else np.zeros((0, dim), np.float32)
-        )
+        out = self.embedder.encode(batch) if batch else np.zeros((0, dim), np.float32)
+        for i, k in enumerate(missing):
+            local[k] = out[i]  # used from here, so a small or busy cache only costs speed
+            self._cache.put(k, out[i])
+        cached = np.stack([local[k] for k in keys]) if keys else np.zeros((0, dim), np.float32)
         return cached.astype(np.float32), out[len(missing) :]
-
-    def _cache_get(self, key: str) -> Vectors:
-        v = self._cache.get(key)
-        if v is None:  # evicted between put and get under heavy concurrency: recompute
-            raise RuntimeError("evidence cache eviction race")  # pragma: no cover
-        return v
 
     def link(self, turns: Sequence[Turn], candidates: Sequence[Candidate]) -> list[EvidenceLink]:
         """One EvidenceLink per candidate, same order. Only user turns are evidence."""

@@ -61,7 +61,7 @@ def parse_json_output(text: str, schema: type[T], *, model: str | None = None) -
             body = body[4:]
     try:
         data: Any = json.loads(body)
-    except (json.JSONDecodeError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
         raise LLMOutputError(f"output is not JSON: {exc}", model=model, output=text) from exc
     try:
         return schema.model_validate(data)

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from guard.errors import (
     LLMAuthError,
     LLMError,
+    LLMOutputError,
     LLMRateLimitError,
     LLMRefusalError,
     LLMTimeoutError,
@@ -121,12 +122,16 @@ class LiteLLMClient(LLMClient):
             raise
         except Exception as exc:  # litellm raises many provider-specific types
             raise _translate(exc, self.model) from exc
-        choice = response.choices[0]
-        text = choice.message.content or ""
+        choices = getattr(response, "choices", None) or []
+        message = getattr(choices[0], "message", None) if choices else None
+        if message is None:
+            raise LLMOutputError("the provider returned no message", model=self.model)
+        choice = choices[0]
+        text = getattr(message, "content", None) or ""
         finish = getattr(choice, "finish_reason", None)
-        if finish == "content_filter" or getattr(choice.message, "refusal", None):
+        if finish == "content_filter" or getattr(message, "refusal", None):
             raise LLMRefusalError(
-                str(getattr(choice.message, "refusal", "content filter")), model=self.model
+                str(getattr(message, "refusal", None) or "content filter"), model=self.model
             )
         usage = getattr(response, "usage", None)
         try:

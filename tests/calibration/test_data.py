@@ -119,12 +119,6 @@ def test_packaged_claims_load_with_the_packaged_personas() -> None:
             assert e.claim.source_turn_id in {t.id for t in e.turns}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="calibration/_data.py:132 only checks that source_turn_id is one of the turns; a "
-    "GROUNDED/INFERRED_REASONABLE label citing an assistant turn is accepted, although assistant "
-    "turns are never evidence (eval then scores an unreachable source_turn_id)",
-)
 def test_linked_label_citing_an_assistant_turn_is_an_input_error(tmp_path: Path) -> None:
     claims = write(
         tmp_path / "c.jsonl",

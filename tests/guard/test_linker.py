@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -125,13 +124,6 @@ def test_identical_sentences_in_two_turns_are_encoded_once() -> None:
     assert link.turn_id in {"u1", "u2"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=RuntimeError,
-    reason="guard/evidence/_linker.py:143-150 re-reads this write's fresh vectors from the LRU "
-    "cache; when a write has more new sentences than cache_size they are evicted before the read "
-    "and link() raises RuntimeError('evidence cache eviction race')",
-)
 def test_a_small_cache_only_costs_speed() -> None:
     linker = EvidenceLinker(HashingEmbedder(), cache_size=2)
     [link] = linker.link(PAPER_TURNS, [Candidate(id="c", text="Has a cat named Pixel")])

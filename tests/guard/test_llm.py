@@ -364,13 +364,6 @@ async def test_conftest_blocks_real_calls() -> None:
         await LiteLLMClient(MODEL).complete(HELLO)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=(IndexError, AttributeError),
-    reason="guard/llm/_litellm.py:124 indexes response.choices[0] and reads choice.message "
-    "unguarded: an answer with no choices (or no message) escapes as IndexError/AttributeError, "
-    "not a typed LLMError, so the Guard cannot fail closed on it",
-)
 @pytest.mark.parametrize(
     "reply",
     [

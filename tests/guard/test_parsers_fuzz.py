@@ -340,12 +340,6 @@ def test_junk_audit_with_on_failure_error_raises_typed(text: str) -> None:
 HUGE_INT = "7" * 5000
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="guard/llm/_base.py parse_json_output catches JSONDecodeError/RecursionError but not "
-    "the plain ValueError json.loads raises for integers over 4300 digits",
-)
 @pytest.mark.parametrize(
     "text",
     [
@@ -359,12 +353,6 @@ def test_huge_integer_output_is_an_output_error(text: str) -> None:
         parse_json_output(text, AuditResponse)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="same bug seen through the Guard: the untyped ValueError escapes atag instead of the "
-    "audit failing closed (quarantine)",
-)
 def test_huge_integer_audit_output_fails_closed_through_the_guard() -> None:
     guard, _ = _guard(HUGE_INT, calibrated=False, on_failure=AuditFailure.QUARANTINE)
     decisions = guard.tag(PAPER_TURNS, CANDS)

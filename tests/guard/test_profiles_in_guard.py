@@ -189,13 +189,6 @@ def test_from_settings_never_borrows_another_models_profile(tmp_path: Path) -> N
     assert decisions[1].action is not Action.STORE
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="guard/_pipeline.py:85 checks an audit profile's prompt_version against itself when "
-    "there is no SelfAuditor (inline mode), so an inline profile fitted for an older "
-    "extract_candidates prompt is accepted; it should be checked against the current "
-    "extract_candidates ref (as from_settings does via _inline_prompt_version)",
-)
 def test_inline_profile_for_another_extraction_prompt_is_refused(
     make_guard: Callable[..., Guard],
 ) -> None:
