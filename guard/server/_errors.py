@@ -62,8 +62,8 @@ _MAPPING: list[tuple[type[MirageError], int, str]] = [
     (MemoryNotFoundError, 404, "memory_not_found"),
     (ProfileError, 409, "profile_error"),
     (ConfigError, 501, "not_configured"),
-    (LLMOutputError, 502, "extraction_failed"),
-    (LLMError, 502, "writer_model_failed"),
+    (LLMOutputError, 502, "model_output_invalid"),
+    (LLMError, 502, "model_failed"),
     (BackendUnavailableError, 503, "upstream_unavailable"),
     (BackendError, 502, "backend_error"),
 ]

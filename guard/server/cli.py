@@ -36,19 +36,31 @@ def serve(
         int, typer.Option("--torch-threads", help="embedder intra-op threads")
     ] = 1,
     log_level: Annotated[str, typer.Option(help="uvicorn log level")] = "info",
+    extraction: Annotated[
+        str,
+        typer.Option(
+            help="infer=true extraction: 'guard' (provenance-aware prompt) or 'mem0' "
+            "(Mem0's own prompt; its facts are tagged before they are written)"
+        ),
+    ] = "guard",
 ) -> None:
     """Run the sidecar: Mem0-compatible REST with the guard in the write path."""
     import uvicorn
 
+    from adapters import ExtractionMode
     from guard.server._app import create_app
 
+    try:
+        mode = ExtractionMode(extraction)
+    except ValueError as exc:
+        raise typer.BadParameter("--extraction must be 'guard' or 'mem0'") from exc
     settings = GuardSettings()
     _torch_threads(torch_threads)
     logging.basicConfig(
         level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
     )
     uvicorn.run(
-        create_app(settings),
+        create_app(settings, extraction=mode),
         host=host or settings.host,
         port=port or settings.port,
         log_level=log_level,

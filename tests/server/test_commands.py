@@ -33,6 +33,13 @@ def test_serve_runs_the_app_factory_on_the_configured_address(
     assert {"/memories", "/v3/memories/add/", "/v1/guard/tag", "/metrics"} <= paths
 
 
+def test_serve_rejects_an_unknown_extraction_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("uvicorn.run", lambda *a, **k: None)
+    result = CliRunner().invoke(app, ["serve", "--extraction", "magic"])
+    assert result.exit_code == 2
+    assert "--extraction" in result.output
+
+
 def test_serve_refuses_malformed_api_keys(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("uvicorn.run", lambda *a, **k: None)
     monkeypatch.setenv("MIRAGE_API_KEYS", "no-tenant-here")

@@ -119,7 +119,7 @@ def test_idempotency_key_makes_a_retry_return_the_first_answer(
 def test_extractor_failure_fails_closed(make_client: Client, store: InMemoryStore) -> None:
     client = make_client(writer=ScriptedLLM(["not json at all"]))
     r = client.post("/memories", json={"messages": CONVERSATION, "user_id": "u1"})
-    assert (r.status_code, r.json()["error"]["type"]) == (502, "extraction_failed")
+    assert (r.status_code, r.json()["error"]["type"]) == (502, "model_output_invalid")
     assert store.items == {}
     assert client.get("/v1/decisions").json()["results"] == []
 
@@ -226,3 +226,49 @@ def test_metrics_have_low_cardinality_labels_and_logs_carry_no_memory_text(
     assert 'mirage_guard_memory_writes_total{status="fact"} 1.0' in text
     assert "user-7731" not in text
     assert SECRET not in text
+
+
+def _audit_fails(messages: Any, schema: Any) -> str:
+    from guard.extraction import ExtractionOutput
+
+    if schema is ExtractionOutput:
+        return conversation_reply()
+    return "the auditor rambles instead of answering in JSON"
+
+
+@pytest.mark.parametrize(("on_failure", "status"), [("quarantine", 200), ("error", 502)])
+def test_self_audit_failure_fails_closed_as_configured(
+    data_dir: Any, store: InMemoryStore, on_failure: str, status: int
+) -> None:
+    from guard import Guard, GuardSettings
+    from guard.llm import FunctionLLM
+    from guard.server import create_app
+    from tests.fakes.embedder import HashingEmbedder
+
+    settings = GuardSettings(data_dir=data_dir, audit_mode="separate", on_audit_failure=on_failure)
+    writer = FunctionLLM(_audit_fails, model="mock/writer")
+    app = create_app(
+        settings,
+        guard=Guard.from_settings(settings, writer_llm=writer, embedder=HashingEmbedder()),
+        backend=store,
+        writer_llm=writer,
+    )
+    with TestClient(app, raise_server_exceptions=False) as client:
+        r = client.post("/memories", json={"messages": CONVERSATION, "user_id": "u1"})
+    assert r.status_code == status
+    if status == 200:
+        # nothing becomes a stated fact without the audit the configuration asked for
+        assert {d["status"] for d in r.json()["decisions"]} == {"quarantined"}
+        assert {i["metadata"]["status"] for i in store.items.values()} == {"quarantined"}
+    else:
+        assert r.json()["error"]["type"] == "model_output_invalid"
+        assert store.items == {}
+
+
+def test_an_unreachable_remote_mem0_is_503(make_client: Client) -> None:
+    from adapters import RemoteMem0Backend
+
+    client = make_client(backend=RemoteMem0Backend("http://127.0.0.1:9", timeout_s=2.0))
+    r = _add(client, {}, "I like tea", infer=False)
+    assert (r.status_code, r.json()["error"]["type"]) == (503, "upstream_unavailable")
+    assert client.get("/readyz").status_code == 503
