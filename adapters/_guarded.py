@@ -690,6 +690,10 @@ class _LoopThread:
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
 
+    @property
+    def closed(self) -> bool:
+        return self._loop.is_closed()
+
     def close(self) -> None:
         if self._loop.is_closed():
             return
@@ -854,6 +858,8 @@ class GuardedMemory:
         self._run(self._async.reset())
 
     def close(self) -> None:
+        if self._runner.closed:
+            return
         try:
             self._run(self._async.close())
         finally:

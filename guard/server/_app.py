@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 import anyio.to_thread
-from fastapi import Depends, FastAPI, Request
+from fastapi import Depends, FastAPI, Request, Security
+from fastapi.security import APIKeyHeader
 from prometheus_client import CollectorRegistry
 
 from adapters import AsyncGuardedMemory, ExtractionMode, MemoryBackend
@@ -83,7 +84,20 @@ def get_sidecar(request: Request) -> Sidecar:
     return sidecar
 
 
-def get_tenant(request: Request) -> str:
+_TOKEN = APIKeyHeader(
+    name="Authorization",
+    scheme_name="Token",
+    description="'Token <key>' (what mem0.MemoryClient sends) or 'Bearer <key>'",
+    auto_error=False,
+)
+_API_KEY = APIKeyHeader(name="X-API-Key", scheme_name="ApiKey", auto_error=False)
+
+
+def get_tenant(
+    request: Request,
+    _token: Annotated[str | None, Security(_TOKEN)] = None,
+    _key: Annotated[str | None, Security(_API_KEY)] = None,
+) -> str:
     """The tenant bound to the caller's API key (auth disabled: the default tenant)."""
     sidecar = get_sidecar(request)
     if not sidecar.keys:

@@ -312,6 +312,7 @@ def test_sync_facade_works_inside_and_outside_an_event_loop(build_memory: Build)
         assert memory.get(memory_id) is None
     finally:
         memory.close()
+    memory.close()  # idempotent
 
 
 async def test_remember_tags_caller_given_candidates_without_an_extraction_call(
