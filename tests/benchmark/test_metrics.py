@@ -69,6 +69,20 @@ def test_spearman_by_hand_and_bootstrap_ci_contains_it() -> None:
     )
 
 
+def test_clustered_bootstrap_resamples_whole_families() -> None:
+    xs, ys = [10.0, 20.0, 30.0, 40.0, 50.0], [0.9, 0.8, 0.7, 0.1, 0.2]
+    # one family: every resample is the whole data set, so the CI collapses onto ρ itself
+    lo, hi = m.bootstrap_spearman_ci(xs, ys, clusters=["f"] * 5, n_boot=50)
+    assert lo == pytest.approx(-0.9)
+    assert hi == pytest.approx(-0.9)
+    with pytest.raises(ValueError, match="same length"):
+        m.bootstrap_spearman_ci(xs, ys, clusters=["f"])
+
+
+def test_probe_error_rate_is_the_oi_share_of_probe_items() -> None:
+    assert m.probe_error_rate(labels(g=45, r=3, s=1, f=1)) == pytest.approx(0.04)
+
+
 def test_auroc_by_hand() -> None:
     # positives 0.9, 0.4; negatives 0.5, 0.1: pairs won 0.9>0.5, 0.9>0.1, 0.4>0.1, lost 0.4<0.5
     assert m.auroc([0.9, 0.4, 0.5, 0.1], [True, True, False, False]) == pytest.approx(0.75)
