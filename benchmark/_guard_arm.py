@@ -32,7 +32,7 @@ GuardFactory = Callable[[], ClaimTagger]
 
 def default_guard_factory() -> ClaimTagger:
     """``guard.Guard`` from the environment's settings (imported lazily)."""
-    from guard import Guard  # type: ignore[attr-defined,unused-ignore]
+    from guard import Guard
 
     tagger: ClaimTagger = Guard.from_settings()
     return tagger
