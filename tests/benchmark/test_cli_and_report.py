@@ -276,11 +276,11 @@ def test_guard_arm_with_the_shipped_guard(tmp_path: Path) -> None:
             "--judge",
             "mock/judge",
             "--personas",
-            "st-001",
+            "st-001,ct-001,nt-001",
             "--personas-file",
             str(PERSONAS_FILE),
             "--tasks",
-            "gift",
+            "gift,letter",
             "--stages",
             "task,judge,accum",
             "--accum-personas",
@@ -296,15 +296,15 @@ def test_guard_arm_with_the_shipped_guard(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     rd = RunDirectory(run_dir)
-    [tags] = rd.records(GuardTagRecord)
-    assert tags.decisions
+    decisions = [d for tags in rd.records(GuardTagRecord) for d in tags.decisions]
     # the mock restates facts verbatim (judge: GROUNDED) and adds unrelated inventions
-    grounded = [d for d in tags.decisions if d.judge_label is Label.GROUNDED]
+    grounded = [d for d in decisions if d.judge_label is Label.GROUNDED]
     assert grounded
     assert all(d.provenance is Provenance.STATED for d in grounded)
-    fabricated = [d for d in tags.decisions if d.judge_label is Label.FABRICATED]
+    fabricated = [d for d in decisions if d.judge_label is Label.FABRICATED]
+    assert fabricated
     assert all(d.action is not Action.STORE for d in fabricated)
     rounds = rd.records(AccumRoundRecord)
-    assert len(rounds) == 2 * 3
+    assert len(rounds) == 2 * 3  # one Accum persona, two prompts, three rounds
     assert all(r.guarded for r in rounds)
     assert all(e.provenance is not None for r in rounds for e in r.memory)
