@@ -308,3 +308,33 @@ def test_guard_arm_with_the_shipped_guard(tmp_path: Path) -> None:
     assert len(rounds) == 2 * 3  # one Accum persona, two prompts, three rounds
     assert all(r.guarded for r in rounds)
     assert all(e.provenance is not None for r in rounds for e in r.memory)
+
+
+async def test_a_run_where_every_call_fails_still_reports(tmp_path: Path) -> None:
+    from collections.abc import Sequence
+
+    from pydantic import BaseModel
+
+    from benchmark._report import write_report
+    from benchmark._runner import BenchmarkRun
+    from benchmark.personas import load_personas
+    from guard.errors import LLMRefusalError
+    from guard.llm import FunctionLLM, Message
+    from tests.benchmark.conftest import FAST, small_config
+
+    def refuse(messages: Sequence[Message], schema: type[BaseModel] | None) -> str:
+        raise LLMRefusalError("content filter")
+
+    run = BenchmarkRun(
+        small_config(guard="off"),
+        tmp_path / "run",
+        provider=lambda model: FunctionLLM(refuse, model=model),
+        options=FAST,
+        personas=load_personas(PERSONAS_FILE),
+    )
+    summary = await run.run()
+    assert summary.errors == summary.units_done > 0
+    files = write_report(tmp_path / "run")
+    md = files.markdown.read_text()
+    assert "| all |" in md
+    assert str(summary.errors) in md
