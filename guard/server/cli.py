@@ -118,6 +118,8 @@ def perf_sidecar(
     table.add_row("writes / errors", f"{r.writes} / {r.errors}", "0 errors")
     console.print(table)
     console.print(
-        f"[dim]{r.samples} samples; offline echo writer; embedded Mem0 (Qdrant + SQLite in WAL "
-        "mode) for both paths; rerun: mirage perf sidecar[/dim]"
+        f"[dim]{r.samples} samples; offline writer (rewords each user turn); embedded Mem0 "
+        "(Qdrant + SQLite in WAL mode) on both paths; torch threads "
+        f"{torch_threads}; rerun: mirage perf sidecar --samples {samples} --facts {facts} "
+        f"--duration {duration:g} --concurrency {concurrency} --torch-threads {torch_threads}[/dim]"
     )
