@@ -400,9 +400,10 @@ class AsyncGuardedMemory:
                 items = await self.backend.add(
                     [{"role": role, "content": d.candidate.text}], scope=scope, metadata=meta
                 )
+                created.extend(str(i["id"]) for i in items if i.get("id"))
                 if len(items) != 1 or not items[0].get("id"):
+                    # e.g. an upstream that ignored infer=false and ran its own extraction
                     raise BackendError(f"the store wrote {len(items)} items for one fact")
-                created.append(str(items[0]["id"]))
                 written.append(WrittenDecision(decision=d, memory_id=created[-1]))
             if self.decision_log is not None:
                 try:

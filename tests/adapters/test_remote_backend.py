@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 import pytest
 
 from adapters import MemoryScope, RemoteMem0Backend
-from guard.errors import BackendUnavailableError, MemoryNotFoundError
+from guard.errors import BackendError, BackendUnavailableError, MemoryNotFoundError
 from tests.fakes.mem0 import InMemoryStore, mem0_rest_app
 
 SCOPE = MemoryScope(user_id="alice")
@@ -85,3 +86,25 @@ async def test_server_errors_and_unreachable_servers_are_unavailable(
             await nowhere.ping()
     finally:
         await nowhere.close()
+
+
+async def test_an_upstream_that_rewrites_facts_is_refused_and_undone(
+    build_memory: Any,
+) -> None:
+    deleted: list[str] = []
+
+    def upstream(request: httpx.Request) -> httpx.Response:
+        if request.method == "POST" and request.url.path == "/memories":
+            # ignores infer=false: runs its own extraction and splits the fact in two
+            return httpx.Response(200, json={"results": [{"id": "m1"}, {"id": "m2"}]})
+        if request.method == "DELETE":
+            deleted.append(request.url.path.rsplit("/", 1)[-1])
+            return httpx.Response(200, json={"message": "deleted"})
+        return httpx.Response(200, json={})
+
+    remote = RemoteMem0Backend("http://mem0.test", transport=httpx.MockTransport(upstream))
+    memory = build_memory(backend=remote)
+    with pytest.raises(BackendError, match="2 items for one fact"):
+        await memory.add("I like tea and coffee", user_id="alice", infer=False)
+    assert sorted(deleted) == ["m1", "m2"]
+    await remote.close()
