@@ -736,6 +736,30 @@ class GuardedMemory:
             )
         )
 
+    @classmethod
+    def from_config(
+        cls,
+        config_dict: dict[str, Any],
+        *,
+        settings: GuardSettings | None = None,
+        writer_llm: LLMClient | None = None,
+        extraction: ExtractionMode = ExtractionMode.GUARD,
+    ) -> GuardedMemory:
+        """Like ``mem0.Memory.from_config``: your own Mem0 configuration (any vector store or
+        embedder Mem0 supports) as the store, with the guard in front of it."""
+        from adapters._mem0 import _import_mem0
+
+        s = settings or GuardSettings()
+        mem0 = _import_mem0(s.data_dir)
+        memory = cls.from_settings(
+            s,
+            writer_llm=writer_llm,
+            backend=Mem0Backend(mem0.Memory.from_config(config_dict)),
+            extraction=extraction,
+        )
+        memory._async._owned.append(memory._async.backend)  # built here: closed by close()
+        return memory
+
     @property
     def inner(self) -> AsyncGuardedMemory:
         return self._async

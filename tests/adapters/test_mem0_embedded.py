@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from adapters import TENANT_KEY, GuardedMemory, Mem0Backend
+from adapters import TENANT_KEY, GuardedMemory, Mem0Backend, embedded_mem0_config
 from adapters._embedding import Mem0Embedding
 from guard import Action, Guard, GuardSettings
 from guard.decision_log import DecisionLog
@@ -141,3 +141,24 @@ def test_verbatim_writes_update_history_delete_and_persistence(
         log.close()
     finally:
         reopened.close()
+
+
+def test_from_config_keeps_the_users_own_mem0_configuration(
+    data_dir: Path, minilm: MiniLMEmbedder
+) -> None:
+    config = embedded_mem0_config(data_dir / "my-mem0", collection="my_memories")
+    memory = GuardedMemory.from_config(
+        config,
+        settings=GuardSettings(data_dir=data_dir),
+        writer_llm=ScriptedLLM([conversation_reply()], model="mock/writer"),
+    )
+    try:
+        memory.add(CONVERSATION, user_id="alice")
+        backend = memory.inner.backend
+        assert isinstance(backend, Mem0Backend)
+        assert backend.memory.collection_name == "my_memories"
+        facts = memory.get_all(filters={"user_id": "alice"})
+        assert [i["memory"] for i in facts["results"]] == [STATED_TEXT]
+    finally:
+        memory.close()
+    assert (data_dir / "my-mem0" / "qdrant").is_dir()
