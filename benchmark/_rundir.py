@@ -24,7 +24,7 @@ from prompts import available_prompts, load_prompt
 
 R = TypeVar("R", bound=Record)
 
-PACKAGES = ("mirage-guard", "litellm", "pydantic", "anyio", "numpy", "scipy", "tenacity")
+PACKAGES = ("mirage-guard", "litellm", "pydantic", "anyio", "numpy", "scipy")
 
 
 def package_versions() -> dict[str, str]:

@@ -165,7 +165,8 @@ class DecisionQuery(BaseModel):
 
 
 def _utc(ts: datetime) -> datetime:
-    return ts if ts.tzinfo is not None else ts.replace(tzinfo=UTC)
+    """Aware UTC: naive times are taken as UTC, aware ones converted (SQLite compares text)."""
+    return ts.astimezone(UTC) if ts.tzinfo is not None else ts.replace(tzinfo=UTC)
 
 
 class DecisionLog:
