@@ -799,6 +799,32 @@ class GuardedMemory:
             )
         )
 
+    def remember(
+        self,
+        messages: Any,
+        candidates: Sequence[str | Candidate],
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        writer_model: str | None = None,
+        audit: Sequence[AuditVerdict] | None = None,
+    ) -> dict[str, Any]:
+        """Guarded write of caller-given candidates (see :meth:`AsyncGuardedMemory.remember`)."""
+        return self._run(
+            self._async.remember(
+                messages,
+                candidates,
+                user_id=user_id,
+                agent_id=agent_id,
+                run_id=run_id,
+                metadata=metadata,
+                writer_model=writer_model,
+                audit=audit,
+            )
+        )
+
     def search(
         self,
         query: str,
