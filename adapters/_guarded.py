@@ -103,6 +103,9 @@ def to_turns(messages: Any) -> list[Turn]:
             raise InputError("a message id must be a non-empty string")
         turns.append(Turn(id=turn_id, role=role, content=content) if turn_id else
                      Turn(role=role, content=content))  # fmt: skip
+    ids = [t.id for t in turns]
+    if len(ids) != len(set(ids)):
+        raise InputError("message ids must be unique within one call")
     return turns
 
 

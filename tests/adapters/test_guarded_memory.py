@@ -330,3 +330,18 @@ async def test_remember_tags_caller_given_candidates_without_an_extraction_call(
     empty = await memory.remember(CONVERSATION, [], user_id="alice")
     assert empty["results"] == []
     assert empty["decisions"] == []
+
+
+@pytest.mark.parametrize("infer", [True, False])
+async def test_duplicate_message_ids_in_one_call_are_an_input_error(
+    build_memory: Build, store: InMemoryStore, infer: bool
+) -> None:
+    # found by schemathesis: two messages with one id reached the decision log as a 502
+    memory = build_memory(FunctionLLM(lambda m, s: claims_reply()))
+    messages = [
+        {"id": "0", "role": "user", "content": "I like tea"},
+        {"id": "0", "role": "user", "content": "I walk to work"},
+    ]
+    with pytest.raises(InputError, match="unique"):
+        await memory.add(messages, user_id="u", infer=infer)
+    assert store.items == {}
