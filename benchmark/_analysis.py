@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from benchmark import metrics as m
 from benchmark._records import (
+    Accounting,
     AccumRoundRecord,
     GuardTagRecord,
     JudgeRecord,
@@ -103,15 +104,6 @@ class GuardRow(BaseModel):
     grounded_retention_with: float
     facts_without: int
     facts_with: int
-
-
-class Accounting(BaseModel):
-    calls: int = 0
-    cached_calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-    cost_unknown_calls: int = 0
 
 
 class RunAnalysis(BaseModel):
@@ -364,19 +356,7 @@ def _accounting(records: Sequence[Record], model: str | None = None) -> Accounti
     """Calls, tokens and cost of all calls, or of one model's calls (subject or judge)."""
     acc = Accounting()
     for r in records:
-        for c in r.calls:
-            if model is not None and c.model != model:
-                continue
-            acc.calls += 1
-            if c.cached:
-                acc.cached_calls += 1
-                continue
-            acc.prompt_tokens += c.prompt_tokens
-            acc.completion_tokens += c.completion_tokens
-            if c.cost_usd is None:
-                acc.cost_unknown_calls += 1
-            else:
-                acc.cost_usd += c.cost_usd
+        acc.add_calls(r.calls, model)
     return acc
 
 

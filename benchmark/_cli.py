@@ -88,12 +88,17 @@ def _print_summary(summary: RunSummary) -> None:
     table.add_column("value", justify="right")
     table.add_row("units done / resumed", f"{summary.units_done} / {summary.units_resumed}")
     table.add_row("failed units", str(summary.errors))
-    table.add_row("LLM calls (cache hits)", f"{summary.calls} ({summary.cached_calls})")
-    table.add_row("tokens in / out", f"{summary.prompt_tokens:,} / {summary.completion_tokens:,}")
-    unknown = f" (+{summary.cost_unknown_calls} calls of unknown price)" * bool(
-        summary.cost_unknown_calls
+    table.add_row(
+        "LLM calls (cache hits)", f"{summary.accounting.calls} ({summary.accounting.cached_calls})"
     )
-    table.add_row("cost USD", f"{summary.cost_usd:.4f}{unknown}")
+    table.add_row(
+        "tokens in / out",
+        f"{summary.accounting.prompt_tokens:,} / {summary.accounting.completion_tokens:,}",
+    )
+    unknown = f" (+{summary.accounting.cost_unknown_calls} calls of unknown price)" * bool(
+        summary.accounting.cost_unknown_calls
+    )
+    table.add_row("cost USD", f"{summary.accounting.cost_usd:.4f}{unknown}")
     console.print(table)
     for message in summary.error_messages[:10]:
         console.print(f"[yellow]failed:[/] {message}")

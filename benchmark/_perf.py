@@ -119,10 +119,10 @@ def measure_cached_rerun(
     return CachedRerunFigures(
         personas=len(personas),
         tasks=6,
-        llm_calls=first.calls,
+        llm_calls=first.accounting.calls,
         first_run_s=first_s,
         cached_rerun_s=again_s,
-        cache_hits=again.cached_calls,
+        cache_hits=again.accounting.cached_calls,
     )
 
 

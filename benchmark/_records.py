@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
 from typing import ClassVar, Literal
 
@@ -45,6 +46,31 @@ class CallInfo(BaseModel):
             cost_usd=completion.cost_usd,
             cached=completion.cached,
         )
+
+
+class Accounting(BaseModel):
+    calls: int = 0
+    cached_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    cost_unknown_calls: int = 0
+
+    def add_calls(self, calls: Sequence[CallInfo], model: str | None = None) -> None:
+        """Count calls (of one model only, if given); cache hits cost nothing."""
+        for c in calls:
+            if model is not None and c.model != model:
+                continue
+            self.calls += 1
+            if c.cached:
+                self.cached_calls += 1
+                continue
+            self.prompt_tokens += c.prompt_tokens
+            self.completion_tokens += c.completion_tokens
+            if c.cost_usd is None:
+                self.cost_unknown_calls += 1
+            else:
+                self.cost_usd += c.cost_usd
 
 
 class StageError(BaseModel):

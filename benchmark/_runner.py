@@ -29,6 +29,7 @@ from benchmark._guard_arm import (
 from benchmark._limits import ConcurrencyLimits, LimitedLLM
 from benchmark._progress import NullProgress, ProgressSink
 from benchmark._records import (
+    Accounting,
     AccumRoundRecord,
     CallInfo,
     GuardTagRecord,
@@ -77,26 +78,11 @@ class RunSummary:
     units_done: int = 0
     units_resumed: int = 0
     errors: int = 0
-    calls: int = 0
-    cached_calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-    cost_unknown_calls: int = 0
+    accounting: Accounting = field(default_factory=Accounting)
     error_messages: list[str] = field(default_factory=list)
 
     def add_calls(self, calls: Sequence[CallInfo]) -> None:
-        for call in calls:
-            self.calls += 1
-            if call.cached:
-                self.cached_calls += 1
-                continue
-            self.prompt_tokens += call.prompt_tokens
-            self.completion_tokens += call.completion_tokens
-            if call.cost_usd is None:
-                self.cost_unknown_calls += 1
-            else:
-                self.cost_usd += call.cost_usd
+        self.accounting.add_calls(calls)
 
 
 def unit_count(config: RunConfig, personas: int) -> dict[Stage, int]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from pydantic import BaseModel
 
@@ -42,57 +42,56 @@ def _to_completion(reply: Reply, model: str, messages: Sequence[Message]) -> Com
     )
 
 
-@dataclass
-class _Recorder:
-    calls: list[RecordedCall] = field(default_factory=list)
+class _RecordingLLM(LLMClient):
+    """Records every call, waits ``latency_s``, then answers with :meth:`_reply`."""
+
+    def __init__(self, *, model: str, latency_s: float) -> None:
+        self.model = model
+        self._latency_s = latency_s
+        self.calls: list[RecordedCall] = []
+
+    async def _reply(
+        self, messages: Sequence[Message], schema: type[BaseModel] | None
+    ) -> Reply:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        schema: type[BaseModel] | None = None,
+        params: SamplingParams | None = None,
+    ) -> Completion:
+        self.calls.append(RecordedCall(list(messages), schema, params or SamplingParams()))
+        if self._latency_s:
+            await asyncio.sleep(self._latency_s)
+        return _to_completion(await self._reply(messages, schema), self.model, messages)
 
 
-class ScriptedLLM(LLMClient):
+class ScriptedLLM(_RecordingLLM):
     """Returns ``replies`` one per call, in order; raises when the script runs out."""
 
     def __init__(
         self, replies: Sequence[Reply], *, model: str = "mock/scripted", latency_s: float = 0.0
     ) -> None:
-        self.model = model
+        super().__init__(model=model, latency_s=latency_s)
         self._replies = list(replies)
-        self._latency_s = latency_s
-        self.calls: list[RecordedCall] = []
 
-    async def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        schema: type[BaseModel] | None = None,
-        params: SamplingParams | None = None,
-    ) -> Completion:
-        self.calls.append(RecordedCall(list(messages), schema, params or SamplingParams()))
-        if self._latency_s:
-            await asyncio.sleep(self._latency_s)
+    async def _reply(self, messages: Sequence[Message], schema: type[BaseModel] | None) -> Reply:
         if not self._replies:
             raise LLMError("script exhausted: no reply left", model=self.model)
-        return _to_completion(self._replies.pop(0), self.model, messages)
+        return self._replies.pop(0)
 
 
-class FunctionLLM(LLMClient):
+class FunctionLLM(_RecordingLLM):
     """Answers every call with ``rule(messages, schema)`` (sync or async)."""
 
     def __init__(self, rule: Rule, *, model: str = "mock/function", latency_s: float = 0.0) -> None:
-        self.model = model
+        super().__init__(model=model, latency_s=latency_s)
         self._rule = rule
-        self._latency_s = latency_s
-        self.calls: list[RecordedCall] = []
 
-    async def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        schema: type[BaseModel] | None = None,
-        params: SamplingParams | None = None,
-    ) -> Completion:
-        self.calls.append(RecordedCall(list(messages), schema, params or SamplingParams()))
-        if self._latency_s:
-            await asyncio.sleep(self._latency_s)
+    async def _reply(self, messages: Sequence[Message], schema: type[BaseModel] | None) -> Reply:
         reply = self._rule(messages, schema)
         if inspect.isawaitable(reply):
             reply = await reply
-        return _to_completion(reply, self.model, messages)
+        return reply

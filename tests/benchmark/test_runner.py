@@ -325,7 +325,7 @@ async def test_a_rerun_on_the_same_cache_calls_neither_models_nor_the_guard(
     assert guards[1].tagged == 0
     assert logs[0][0].fingerprints
     assert logs[1][0].fingerprints == []
-    assert logs[1][1].cached_calls == logs[1][1].calls
+    assert logs[1][1].accounting.cached_calls == logs[1][1].accounting.calls
     assert _unit_lines(tmp_path / "first") == _unit_lines(tmp_path / "again")
     first = RunDirectory(tmp_path / "first").records(GuardTagRecord)
     again = RunDirectory(tmp_path / "again").records(GuardTagRecord)
