@@ -111,17 +111,15 @@ class EvidenceLinker:
                 protos.append(phrase)
                 owners.append(i)
         self._proto_vecs = embedder.encode(protos)
-        self._proto_owner = np.asarray(owners)
+        # prototypes are listed kind by kind, so each kind is one contiguous block of columns
+        self._kind_starts = [owners.index(k) for k in range(len(KINDS))]
 
     @property
     def cached_sentences(self) -> int:
         return len(self._cache)
 
     def _kind_scores(self, vecs: Vectors) -> Vectors:
-        sims = vecs @ self._proto_vecs.T
-        out = np.full((vecs.shape[0], len(KINDS)), -1.0, dtype=np.float32)
-        for k in range(len(KINDS)):
-            out[:, k] = sims[:, self._proto_owner == k].max(axis=1)
+        out: Vectors = np.maximum.reduceat(vecs @ self._proto_vecs.T, self._kind_starts, axis=1)
         return out
 
     def _encode(self, texts: Sequence[str], extra: Sequence[str]) -> tuple[Vectors, Vectors]:
@@ -160,10 +158,10 @@ class EvidenceLinker:
         # units are built turn by turn, so each turn's sentences are contiguous
         starts = [i for i, u in enumerate(units) if i == 0 or units[i - 1].turn_id != u.turn_id]
         turn_max = np.maximum.reduceat(sims, starts, axis=1)  # (n_cand, n_turns)
-        all_user_stems = frozenset().union(*(tx.content_stems(t) for t in turn_text.values()))
-        all_user_numbers = set().union(*(tx.numbers(t) for t in turn_text.values()))
-        all_user_names = set().union(*(tx.proper_names(t) for t in turn_text.values()))
-        all_user_names |= {w for t in turn_text.values() for w in tx.words(t)}
+        texts = tuple(turn_text.values())
+        all_user_stems = frozenset().union(*(tx.content_stems(t) for t in texts))
+        all_user_numbers = frozenset().union(*(tx.numbers(t) for t in texts))
+        all_user_names = frozenset().union(*(tx.word_set(t) for t in texts))
         return [
             self._features(
                 c, sims[i], cand_kinds[i], units, unit_kinds, turn_max[i], turn_text,
@@ -196,8 +194,8 @@ class EvidenceLinker:
         turn_max: Vectors,
         turn_text: dict[str, str],
         user_stems: frozenset[str],
-        user_numbers: set[str],
-        user_words: set[str],
+        user_numbers: frozenset[str],
+        user_words: frozenset[str],
     ) -> EvidenceLink:
         best = int(np.argmax(sims))
         best_unit = units[best]

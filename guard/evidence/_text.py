@@ -73,10 +73,16 @@ def words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text)]
 
 
-def numbers(text: str) -> set[str]:
+@lru_cache(maxsize=65536)
+def word_set(text: str) -> frozenset[str]:
+    return frozenset(words(text))
+
+
+@lru_cache(maxsize=65536)
+def numbers(text: str) -> frozenset[str]:
     found = {n.replace(",", "") for n in _NUMBER.findall(text)}
     found |= {w for w in words(text) if w in _NUMBER_WORDS}
-    return found
+    return frozenset(found)
 
 
 def proper_names(text: str) -> set[str]:
