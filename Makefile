@@ -41,7 +41,7 @@ test: lint typecheck pytest
 bench: install
 	$(BIN)/mirage perf evidence
 	$(BIN)/mirage perf harness
-	$(BIN)/mirage perf sidecar --duration 60
+	$(BIN)/mirage perf sidecar --duration 60 --torch-threads 2 --concurrency 32
 
 eval: install
 	$(BIN)/mirage guard eval --split dev
