@@ -48,6 +48,7 @@ from guard._domain import (
     Role,
     Turn,
 )
+from guard._pipeline import LinkerThread
 from guard.decision_log import DEFAULT_TENANT, DecisionLog, MemoryScope, WrittenDecision
 from guard.errors import BackendError, ConfigError, InputError, LLMError, MemoryNotFoundError
 from guard.evidence import Embedder, shared_minilm
@@ -179,6 +180,7 @@ class AsyncGuardedMemory:
         metrics: GuardMetrics | None = None,
         extraction: ExtractionMode = ExtractionMode.GUARD,
         embedder: Embedder | None = None,
+        linker_thread: LinkerThread = "dedicated",
     ) -> AsyncGuardedMemory:
         """Build everything from :class:`GuardSettings`; what is built here is closed by close()."""
         s = settings or GuardSettings()
@@ -190,7 +192,13 @@ class AsyncGuardedMemory:
         needs_model = guard is None or (backend is None and not s.upstream_url)
         shared = CachingEmbedder(embedder or shared_minilm()) if needs_model else None
         if guard is None:
-            guard = Guard.from_settings(s, writer_llm=writer_llm, embedder=shared, metrics=metrics)
+            guard = Guard.from_settings(
+                s,
+                writer_llm=writer_llm,
+                embedder=shared,
+                metrics=metrics,
+                linker_thread=linker_thread,
+            )
             owned.append(guard)
         if backend is None:
             backend = (

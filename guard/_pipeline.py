@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import anyio.to_thread
@@ -36,6 +38,7 @@ _MODE_FOR_AUDIT = {
     AuditMode.INLINE: ProfileMode.SELF_AUDIT_INLINE,
 }
 EVIDENCE_ONLY = "evidence-only"
+LinkerThread = Literal["dedicated", "pool"]
 
 
 def validate_write(turns: Sequence[Turn], candidates: Sequence[Candidate]) -> None:
@@ -73,6 +76,7 @@ class Guard:
         on_audit_failure: AuditFailure = AuditFailure.QUARANTINE,
         writer_model: str | None = None,
         metrics: GuardMetrics | None = None,
+        linker_thread: LinkerThread = "dedicated",
     ) -> None:
         evidence_profile.check_applicable(
             mode=ProfileMode.EVIDENCE, writer_model=None, prompt_version=None
@@ -99,6 +103,15 @@ class Guard:
         self.metrics = metrics
         self._closed = False
         self._lock = threading.Lock()
+        # "dedicated": one long-lived thread runs the encoder, so torch's OpenMP team stays warm
+        # on it (~10 % faster for sequential writes, `mirage perf evidence`). "pool": anyio's
+        # worker threads, so concurrent writes reach a coalescing embedder together and share
+        # one forward pass (the sidecar: ~1.7x the writes/s of "dedicated", `mirage perf sidecar`).
+        self._linker_thread = (
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix="mirage-linker")
+            if linker_thread == "dedicated"
+            else None
+        )
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -110,6 +123,7 @@ class Guard:
         embedder: Embedder | None = None,
         metrics: GuardMetrics | None = None,
         profiles: ProfileStore | None = None,
+        linker_thread: LinkerThread = "dedicated",
     ) -> Guard:
         s = settings or GuardSettings()
         store = profiles or ProfileStore(s.profile_dir)
@@ -140,6 +154,7 @@ class Guard:
             on_audit_failure=s.on_audit_failure,
             writer_model=writer_model,
             metrics=metrics,
+            linker_thread=linker_thread,
         )
 
     # ------------------------------------------------------------------ tagging
@@ -171,7 +186,7 @@ class Guard:
         if not candidates:
             return []
         with self._stage("linker"):
-            links = await anyio.to_thread.run_sync(self.linker.link, turns, candidates)
+            links = await self._run_linker(turns, candidates)
         verdicts, audit_error = await self._verdicts(turns, candidates, audit)
         with self._stage("score"):
             decisions = self._decide(candidates, links, verdicts, audit_error, writer_model)
@@ -352,8 +367,23 @@ class Guard:
             "policy": self.policy.model_dump(mode="json"),
         }
 
+    async def _run_linker(
+        self, turns: Sequence[Turn], candidates: Sequence[Candidate]
+    ) -> list[EvidenceLink]:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # another anyio backend (trio): use its thread pool
+            loop = None
+        if loop is not None and self._linker_thread is not None:
+            return await loop.run_in_executor(
+                self._linker_thread, self.linker.link, turns, candidates
+            )
+        return await anyio.to_thread.run_sync(self.linker.link, turns, candidates)
+
     def close(self) -> None:
         self._closed = True
+        if self._linker_thread is not None:
+            self._linker_thread.shutdown(wait=False)
 
 
 def _adds_specifics(link: EvidenceLink) -> bool:

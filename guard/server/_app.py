@@ -152,6 +152,7 @@ def create_app(
                 decision_log=decision_log,
                 metrics=metrics,
                 extraction=extraction,
+                linker_thread="pool",  # concurrent requests share forward passes
             )
         )
         app.state.sidecar = Sidecar(
