@@ -72,6 +72,16 @@ def litellm_provider(options: RuntimeOptions) -> ProviderFactory:
     return factory
 
 
+def _unit_fields(key: str, model: str, persona: Persona) -> dict[str, object]:
+    """Fields every record of one unit of work carries."""
+    return {
+        "unit": key,
+        "model": model,
+        "persona_id": persona.persona_id,
+        "group": persona.group,
+    }
+
+
 @dataclass
 class RunSummary:
     run_dir: Path
@@ -214,12 +224,7 @@ class BenchmarkRun:
 
     async def probe(self, model: str, persona: Persona) -> ProbeRecord:
         key = f"probe|{model}|{persona.persona_id}"
-        base = {
-            "unit": key,
-            "model": model,
-            "persona_id": persona.persona_id,
-            "group": persona.group,
-        }
+        base = _unit_fields(key, model, persona)
 
         async def work() -> ProbeRecord:
             out, info = await run_probe(
@@ -259,10 +264,7 @@ class BenchmarkRun:
     ) -> JudgeRecord:
         key = f"judge|{prefix}"
         base = {
-            "unit": key,
-            "model": model,
-            "persona_id": persona.persona_id,
-            "group": persona.group,
+            **_unit_fields(key, model, persona),
             "judge": self.config.judge,
             "target": target,
             "task": task,
@@ -294,10 +296,7 @@ class BenchmarkRun:
             return
         key = f"task|{model}|{persona.persona_id}|{task.value}"
         base = {
-            "unit": key,
-            "model": model,
-            "persona_id": persona.persona_id,
-            "group": persona.group,
+            **_unit_fields(key, model, persona),
             "task": task,
         }
 
@@ -321,10 +320,7 @@ class BenchmarkRun:
     async def self_audit(self, model: str, persona: Persona, task: Task, output: str) -> None:
         key = f"self_audit|{model}|{persona.persona_id}|{task.value}"
         base = {
-            "unit": key,
-            "model": model,
-            "persona_id": persona.persona_id,
-            "group": persona.group,
+            **_unit_fields(key, model, persona),
             "task": task,
         }
 
@@ -365,10 +361,7 @@ class BenchmarkRun:
             return
         key = f"guard|{model}|{persona.persona_id}|{task.value}"
         base = {
-            "unit": key,
-            "model": model,
-            "persona_id": persona.persona_id,
-            "group": persona.group,
+            **_unit_fields(key, model, persona),
             "task": task,
         }
 
@@ -441,10 +434,7 @@ class BenchmarkRun:
         evidence: list[Evidence],
     ) -> AccumRoundRecord:
         base = {
-            "unit": key,
-            "model": model,
-            "persona_id": persona.persona_id,
-            "group": persona.group,
+            **_unit_fields(key, model, persona),
             "policy": policy,
             "guarded": guarded,
             "round": round_no,
