@@ -17,6 +17,7 @@ from calibration._jobs import featurize, fit_profile, oi_scores, summarize_score
 from calibration._profile import CalibrationProfile, ProfileMode
 from calibration._store import ProfileStore
 from guard.errors import InputError
+from guard.evidence import EvidenceLinker
 
 app = typer.Typer(help="Fit per-model calibration profiles; refuse cross-model reuse.")
 console = Console()
@@ -29,10 +30,18 @@ PersonasOpt = Annotated[
 ]
 
 
-def _linker() -> object:
-    from guard.evidence import EvidenceLinker, shared_minilm
+def _linker() -> EvidenceLinker:
+    from guard.evidence import shared_minilm
 
     return EvidenceLinker(shared_minilm())
+
+
+def _with_held_out(
+    profile: CalibrationProfile, split: str, scored: dict[str, float | list[float]]
+) -> CalibrationProfile:
+    """The profile with its held-out figures recorded next to the training ones."""
+    held_out = {f"{split}_{k}": v for k, v in scored.items()}
+    return profile.model_copy(update={"metrics": {**profile.metrics, **held_out}})
 
 
 def _show_metrics(title: str, metrics: dict[str, float | list[float]]) -> None:
@@ -57,11 +66,8 @@ def fit_evidence(
     oi_objective: Annotated[str, typer.Option(help="e.g. recall>=0.8")] = "recall>=0.8",
 ) -> None:
     """Fit the evidence-only profile (no LLM) on labelled claims. This made the shipped one."""
-    from guard.evidence import EvidenceLinker
-
     path = data or packaged("claims.jsonl")
     linker = _linker()
-    assert isinstance(linker, EvidenceLinker)
     table = featurize(load_examples(path, personas=personas, split=split), linker)
     profile = fit_profile(
         table,
@@ -73,11 +79,7 @@ def fit_evidence(
     )
     held_out = featurize(load_examples(path, personas=personas, split=eval_split), linker)
     scored = summarize_scores(profile, held_out)
-    profile = profile.model_copy(
-        update={
-            "metrics": {**profile.metrics, **{f"{eval_split}_{k}": v for k, v in scored.items()}}
-        }
-    )
+    profile = _with_held_out(profile, eval_split, scored)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(profile.model_dump_json(indent=2) + "\n", encoding="utf-8")
     _show_metrics(f"evidence-only profile -> {out}", dict(profile.metrics))
@@ -118,8 +120,6 @@ def fit(
     oi_objective: str = "recall>=0.9",
 ) -> None:
     """Fit a per-model self-audit profile (evidence + the model's own labels)."""
-    from guard.evidence import EvidenceLinker
-
     if not mode.uses_audit:
         raise typer.BadParameter("use `fit-evidence` for the evidence-only profile")
     by_claim, writer_model, prompt_version = load_verdicts(verdicts)
@@ -130,7 +130,6 @@ def fit(
     train = [e for e in examples if e.claim.split != "dev"]
     dev = [e for e in examples if e.claim.split == "dev"] or train
     linker = _linker()
-    assert isinstance(linker, EvidenceLinker)
     table = featurize(train, linker, by_claim)
     profile = fit_profile(
         table,
@@ -143,9 +142,7 @@ def fit(
         oi_objective=oi_objective,
     )
     scored = summarize_scores(profile, featurize(dev, linker, by_claim))
-    profile = profile.model_copy(
-        update={"metrics": {**profile.metrics, **{f"dev_{k}": v for k, v in scored.items()}}}
-    )
+    profile = _with_held_out(profile, "dev", scored)
     saved = ProfileStore(profile_dir).save(profile)
     _show_metrics(f"{profile.profile_id} -> {saved}", dict(profile.metrics))
 
@@ -161,13 +158,10 @@ def compare(
 
     The guard itself refuses such reuse; this shows why.
     """
-    from guard.evidence import EvidenceLinker
-
     prof = CalibrationProfile.model_validate_json(profile.read_text(encoding="utf-8"))
     by_claim, model_b, _ = load_verdicts(verdicts)
     examples = [e for e in load_examples(data, personas=personas) if e.claim.claim_id in by_claim]
     linker = _linker()
-    assert isinstance(linker, EvidenceLinker)
     table = featurize(examples, linker, by_claim)
     p = oi_scores(prof, table)
     y = table.y_oi
