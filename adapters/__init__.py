@@ -7,14 +7,14 @@
 >>> memory.get_all(filters={"user_id": "alice"}, include_hypotheses=True)
 """
 
-from adapters._backend import (
+from mirage_guard.adapters._backend import (
     PROTECTED_KEYS,
     PROVENANCE_KEYS,
     TENANT_KEY,
     MemoryBackend,
     matches,
 )
-from adapters._guarded import (
+from mirage_guard.adapters._guarded import (
     AsyncGuardedMemory,
     ExtractionMode,
     GuardedMemory,
@@ -22,10 +22,10 @@ from adapters._guarded import (
     statuses_for,
     to_turns,
 )
-from adapters._mem0 import EMBEDDING_DIMS, Mem0Backend, embedded_mem0_config
-from adapters._mem0_extraction import Mem0PromptExtractor
-from adapters._remote import RemoteMem0Backend
-from guard.decision_log import MemoryScope
+from mirage_guard.adapters._mem0 import EMBEDDING_DIMS, Mem0Backend, embedded_mem0_config
+from mirage_guard.adapters._mem0_extraction import Mem0PromptExtractor
+from mirage_guard.adapters._remote import RemoteMem0Backend
+from mirage_guard.guard.decision_log import MemoryScope
 
 __all__ = [
     "EMBEDDING_DIMS",

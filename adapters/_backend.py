@@ -11,8 +11,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from guard.decision_log import MemoryScope
-from guard.errors import InputError
+from mirage_guard.guard.decision_log import MemoryScope
+from mirage_guard.guard.errors import InputError
 
 # Keys the guard owns inside a memory's metadata; callers may neither set nor change them.
 PROVENANCE_KEYS = ("provenance", "source_turn_id", "guard_score", "profile_id", "status")

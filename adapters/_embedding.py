@@ -15,8 +15,8 @@ from typing import Literal
 
 import numpy as np
 
-from guard.evidence import Embedder
-from guard.evidence._embedder import Vectors
+from mirage_guard.guard.evidence import Embedder
+from mirage_guard.guard.evidence._embedder import Vectors
 
 
 class _Request:

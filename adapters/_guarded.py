@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 import anyio
 import anyio.to_thread
 
-from adapters._backend import (
+from mirage_guard.adapters._backend import (
     PROTECTED_KEYS,
     PROVENANCE_KEYS,
     SCOPE_KEYS,
@@ -34,11 +34,11 @@ from adapters._backend import (
     MemoryBackend,
     matches,
 )
-from adapters._embedding import CachingEmbedder
-from adapters._mem0 import Mem0Backend
-from adapters._remote import RemoteMem0Backend
-from guard import Guard
-from guard._domain import (
+from mirage_guard.adapters._embedding import CachingEmbedder
+from mirage_guard.adapters._mem0 import Mem0Backend
+from mirage_guard.adapters._remote import RemoteMem0Backend
+from mirage_guard.guard import Guard
+from mirage_guard.guard._domain import (
     Action,
     AuditVerdict,
     Candidate,
@@ -48,14 +48,25 @@ from guard._domain import (
     Role,
     Turn,
 )
-from guard._pipeline import LinkerThread
-from guard.decision_log import DEFAULT_TENANT, DecisionLog, MemoryScope, WrittenDecision
-from guard.errors import BackendError, ConfigError, InputError, LLMError, MemoryNotFoundError
-from guard.evidence import Embedder, shared_minilm
-from guard.extraction import CandidateExtractor, Extractor
-from guard.llm import LLMClient, RetryingLLM, create_llm
-from guard.metrics import GuardMetrics
-from guard.settings import AuditMode, GuardSettings
+from mirage_guard.guard._pipeline import LinkerThread
+from mirage_guard.guard.decision_log import (
+    DEFAULT_TENANT,
+    DecisionLog,
+    MemoryScope,
+    WrittenDecision,
+)
+from mirage_guard.guard.errors import (
+    BackendError,
+    ConfigError,
+    InputError,
+    LLMError,
+    MemoryNotFoundError,
+)
+from mirage_guard.guard.evidence import Embedder, shared_minilm
+from mirage_guard.guard.extraction import CandidateExtractor, Extractor
+from mirage_guard.guard.llm import LLMClient, RetryingLLM, create_llm
+from mirage_guard.guard.metrics import GuardMetrics
+from mirage_guard.guard.settings import AuditMode, GuardSettings
 
 T = TypeVar("T")
 log = logging.getLogger("mirage.memory")
@@ -683,7 +694,7 @@ def make_extractor(
     writer_llm: LLMClient, extraction: ExtractionMode, settings: GuardSettings
 ) -> Extractor:
     if extraction is ExtractionMode.MEM0:
-        from adapters._mem0_extraction import Mem0PromptExtractor
+        from mirage_guard.adapters._mem0_extraction import Mem0PromptExtractor
 
         return Mem0PromptExtractor(writer_llm)
     return CandidateExtractor(writer_llm, inline_audit=settings.audit_mode is AuditMode.INLINE)
@@ -758,7 +769,7 @@ class GuardedMemory:
     ) -> GuardedMemory:
         """Like ``mem0.Memory.from_config``: your own Mem0 configuration (any vector store or
         embedder Mem0 supports) as the store, with the guard in front of it."""
-        from adapters._mem0 import _import_mem0
+        from mirage_guard.adapters._mem0 import _import_mem0
 
         s = settings or GuardSettings()
         mem0 = _import_mem0(s.data_dir)

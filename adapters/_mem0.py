@@ -17,10 +17,10 @@ from typing import Any, TypeVar
 
 import anyio.to_thread
 
-from adapters._backend import Item, MemoryBackend
-from adapters._embedding import Mem0Embedding
-from guard.decision_log import MemoryScope
-from guard.errors import (
+from mirage_guard.adapters._backend import Item, MemoryBackend
+from mirage_guard.adapters._embedding import Mem0Embedding
+from mirage_guard.guard.decision_log import MemoryScope
+from mirage_guard.guard.errors import (
     BackendError,
     BackendUnavailableError,
     ConfigError,
@@ -28,8 +28,8 @@ from guard.errors import (
     MemoryNotFoundError,
     MissingExtraError,
 )
-from guard.evidence import Embedder, minilm_model_path
-from guard.settings import GuardSettings
+from mirage_guard.guard.evidence import Embedder, minilm_model_path
+from mirage_guard.guard.settings import GuardSettings
 
 T = TypeVar("T")
 

@@ -14,10 +14,10 @@ from importlib import metadata
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from adapters._mem0 import _import_mem0
-from guard._domain import Candidate, Role, Turn
-from guard.extraction import ExtractionResult
-from guard.llm import LLMClient, Message, SamplingParams
+from mirage_guard.adapters._mem0 import _import_mem0
+from mirage_guard.guard._domain import Candidate, Role, Turn
+from mirage_guard.guard.extraction import ExtractionResult
+from mirage_guard.guard.llm import LLMClient, Message, SamplingParams
 
 
 class Mem0Fact(BaseModel):

@@ -14,9 +14,14 @@ from urllib.parse import quote
 
 import httpx
 
-from adapters._backend import SCOPE_KEYS, Item, MemoryBackend, matches
-from guard.decision_log import MemoryScope
-from guard.errors import BackendError, BackendUnavailableError, InputError, MemoryNotFoundError
+from mirage_guard.adapters._backend import SCOPE_KEYS, Item, MemoryBackend, matches
+from mirage_guard.guard.decision_log import MemoryScope
+from mirage_guard.guard.errors import (
+    BackendError,
+    BackendUnavailableError,
+    InputError,
+    MemoryNotFoundError,
+)
 
 
 def _path_id(memory_id: str) -> str:

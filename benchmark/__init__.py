@@ -4,23 +4,28 @@ Stages Probe, Task, Self-audit, Judge and Accum over 150 personas x 6 tasks, for
 model string (``hosted_vllm/...`` included; ``mock/...`` is the offline mock). A run lives in a
 resumable directory (manifest + append-only JSONL records + call cache); ``analyse`` and
 ``write_report`` turn it into figures. The metrics are pure functions in
-:mod:`benchmark.metrics`.
+:mod:`mirage_guard.benchmark.metrics`.
 
 CLI: ``mirage bench run|report|judge-sample|judge-agreement`` and ``mirage perf harness``.
 """
 
-from benchmark import metrics
-from benchmark._analysis import RunAnalysis, analyse
-from benchmark._cache import CACHE_KEY_EXCLUDE, CachedLLM, DiskCache, prompt_scope
-from benchmark._cli import bench_app
-from benchmark._config import GuardArm, RunConfig, RuntimeOptions, Stage
-from benchmark._guard_arm import ClaimTagger
-from benchmark._judge_validation import AgreementReport, BlindItem, compare, draw_sample
-from benchmark._limits import ConcurrencyLimits, LimitedLLM
-from benchmark._offline import offline_answer, offline_llm
-from benchmark._perf import perf_harness
-from benchmark._persona_drafting import draft_persona
-from benchmark._records import (
+from mirage_guard.benchmark import metrics
+from mirage_guard.benchmark._analysis import RunAnalysis, analyse
+from mirage_guard.benchmark._cache import CACHE_KEY_EXCLUDE, CachedLLM, DiskCache, prompt_scope
+from mirage_guard.benchmark._cli import bench_app
+from mirage_guard.benchmark._config import GuardArm, RunConfig, RuntimeOptions, Stage
+from mirage_guard.benchmark._guard_arm import ClaimTagger
+from mirage_guard.benchmark._judge_validation import (
+    AgreementReport,
+    BlindItem,
+    compare,
+    draw_sample,
+)
+from mirage_guard.benchmark._limits import ConcurrencyLimits, LimitedLLM
+from mirage_guard.benchmark._offline import offline_answer, offline_llm
+from mirage_guard.benchmark._perf import perf_harness
+from mirage_guard.benchmark._persona_drafting import draft_persona
+from mirage_guard.benchmark._records import (
     AccumRoundRecord,
     GuardTagRecord,
     JudgeRecord,
@@ -31,12 +36,18 @@ from benchmark._records import (
     SelfAuditRecord,
     TaskRecord,
 )
-from benchmark._report import ReportFiles, write_report
-from benchmark._rundir import RunDirectory, RunManifest
-from benchmark._runner import BenchmarkRun, RunSummary
-from benchmark._schemas import Accuracy
-from benchmark._tasks import Task
-from benchmark.personas import Persona, PersonaGroup, RevealedFact, load_personas, select_personas
+from mirage_guard.benchmark._report import ReportFiles, write_report
+from mirage_guard.benchmark._rundir import RunDirectory, RunManifest
+from mirage_guard.benchmark._runner import BenchmarkRun, RunSummary
+from mirage_guard.benchmark._schemas import Accuracy
+from mirage_guard.benchmark._tasks import Task
+from mirage_guard.benchmark.personas import (
+    Persona,
+    PersonaGroup,
+    RevealedFact,
+    load_personas,
+    select_personas,
+)
 
 __all__ = [
     "CACHE_KEY_EXCLUDE",

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, Field
 
-from benchmark import metrics as m
-from benchmark._records import (
+from mirage_guard.benchmark import metrics as m
+from mirage_guard.benchmark._records import (
     Accounting,
     AccumRoundRecord,
     GuardTagRecord,
@@ -23,11 +23,11 @@ from benchmark._records import (
     SelfAuditRecord,
     TaskRecord,
 )
-from benchmark._rundir import RunDirectory, RunManifest
-from benchmark._schemas import Accuracy
-from benchmark._tasks import Task
-from benchmark.personas import PersonaGroup
-from guard._domain import Action, Label
+from mirage_guard.benchmark._rundir import RunDirectory, RunManifest
+from mirage_guard.benchmark._schemas import Accuracy
+from mirage_guard.benchmark._tasks import Task
+from mirage_guard.benchmark.personas import PersonaGroup
+from mirage_guard.guard._domain import Action, Label
 
 
 class Shares(BaseModel):

@@ -22,8 +22,8 @@ from typing import IO, Any
 import anyio
 from pydantic import BaseModel
 
-from guard.llm import Completion, LLMClient, Message, SamplingParams
-from prompts import Prompt
+from mirage_guard.guard.llm import Completion, LLMClient, Message, SamplingParams
+from mirage_guard.prompts import Prompt
 
 CACHE_KEY_EXCLUDE: frozenset[str] = frozenset(
     {"timeout_s", "concurrency", "attempts", "api_base", "api_key", "retry", "progress"}

@@ -11,14 +11,19 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from benchmark._config import GuardArm, RunConfig, RuntimeOptions, Stage
-from benchmark._offline import is_offline, offline_llm
-from benchmark._progress import RichProgress
-from benchmark._records import RetentionPolicy
-from benchmark._runner import BenchmarkRun, ProviderFactory, RunSummary, litellm_provider
-from benchmark._tasks import parse_tasks
-from guard.errors import InputError, MirageError
-from guard.llm import LLMClient
+from mirage_guard.benchmark._config import GuardArm, RunConfig, RuntimeOptions, Stage
+from mirage_guard.benchmark._offline import is_offline, offline_llm
+from mirage_guard.benchmark._progress import RichProgress
+from mirage_guard.benchmark._records import RetentionPolicy
+from mirage_guard.benchmark._runner import (
+    BenchmarkRun,
+    ProviderFactory,
+    RunSummary,
+    litellm_provider,
+)
+from mirage_guard.benchmark._tasks import parse_tasks
+from mirage_guard.guard.errors import InputError, MirageError
+from mirage_guard.guard.llm import LLMClient
 
 bench_app = typer.Typer(
     help="MirageBench: measure over-inference of any litellm model, with and without the guard.",
@@ -57,7 +62,7 @@ def parse_api_bases(values: list[str] | None) -> tuple[str | None, dict[str, str
 
 def missing_keys(models: list[str], options: RuntimeOptions) -> dict[str, list[str]]:
     """Provider env vars litellm says are missing, per model (mock/ and custom endpoints skip)."""
-    from guard.llm._litellm import _import_litellm
+    from mirage_guard.guard.llm._litellm import _import_litellm
 
     litellm = _import_litellm()
     missing: dict[str, list[str]] = {}
@@ -228,7 +233,7 @@ def report(
     ] = None,
 ) -> None:
     """Markdown + one self-contained HTML page with plots + a leaderboard CSV."""
-    from benchmark._report import write_report
+    from mirage_guard.benchmark._report import write_report
 
     try:
         files = write_report(run_dir, out)
@@ -251,8 +256,8 @@ def judge_sample(
     personas_file: Annotated[Path | None, typer.Option(help="personas JSONL")] = None,
 ) -> None:
     """A stratified blind sample (without the judge's labels) for human annotation."""
-    from benchmark._judge_validation import draw_sample, write_jsonl
-    from benchmark.personas import load_personas
+    from mirage_guard.benchmark._judge_validation import draw_sample, write_jsonl
+    from mirage_guard.benchmark.personas import load_personas
 
     people = load_personas(personas_file) if personas_file else None
     items = draw_sample(run_dir, per_class=per_class, seed=seed, personas=people)
@@ -275,7 +280,7 @@ def judge_agreement(
     out: Annotated[Path | None, typer.Option(help="also write the figures as JSON")] = None,
 ) -> None:
     """Cohen's κ (4-class and binary), per-class F1 and confusion matrix, judge vs human."""
-    from benchmark._judge_validation import compare, dumps, judge_labels, read_labels
+    from mirage_guard.benchmark._judge_validation import compare, dumps, judge_labels, read_labels
 
     if (run_dir is None) == (judge_labels_file is None):
         raise typer.BadParameter("give exactly one of --run-dir or --judge-labels")

@@ -8,8 +8,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from benchmark._records import RetentionPolicy
-from benchmark._tasks import Task
+from mirage_guard.benchmark._records import RetentionPolicy
+from mirage_guard.benchmark._tasks import Task
 
 
 class GuardArm(StrEnum):

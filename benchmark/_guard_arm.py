@@ -6,15 +6,15 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from benchmark._cache import DiskCache, cache_key
-from benchmark._records import GuardClaimDecision, JudgeClaimRecord, StoredMemoryItem
-from benchmark._schemas import MemoryItem
-from benchmark._stages import Evidence, normalise
-from guard._domain import Action, Candidate, Decision, Role, Turn
+from mirage_guard.benchmark._cache import DiskCache, cache_key
+from mirage_guard.benchmark._records import GuardClaimDecision, JudgeClaimRecord, StoredMemoryItem
+from mirage_guard.benchmark._schemas import MemoryItem
+from mirage_guard.benchmark._stages import Evidence, normalise
+from mirage_guard.guard._domain import Action, Candidate, Decision, Role, Turn
 
 
 class ClaimTagger(Protocol):
-    """What the benchmark needs of ``guard.Guard``."""
+    """What the benchmark needs of ``mirage_guard.guard.Guard``."""
 
     async def atag(
         self,
@@ -31,8 +31,8 @@ GuardFactory = Callable[[], ClaimTagger]
 
 
 def default_guard_factory() -> ClaimTagger:
-    """``guard.Guard`` from the environment's settings (imported lazily)."""
-    from guard import Guard
+    """``mirage_guard.guard.Guard`` from the environment's settings (imported lazily)."""
+    from mirage_guard.guard import Guard
 
     tagger: ClaimTagger = Guard.from_settings()
     return tagger

@@ -16,12 +16,12 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from benchmark import metrics as m
-from benchmark._records import JudgeRecord, JudgeTarget
-from benchmark._rundir import RunDirectory
-from benchmark.personas import Persona, load_personas
-from guard._domain import Label
-from guard.errors import InputError
+from mirage_guard.benchmark import metrics as m
+from mirage_guard.benchmark._records import JudgeRecord, JudgeTarget
+from mirage_guard.benchmark._rundir import RunDirectory
+from mirage_guard.benchmark.personas import Persona, load_personas
+from mirage_guard.guard._domain import Label
+from mirage_guard.guard.errors import InputError
 
 
 class BlindItem(BaseModel):

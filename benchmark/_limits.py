@@ -7,8 +7,8 @@ from collections.abc import Sequence
 import anyio
 from pydantic import BaseModel
 
-from guard.errors import ConfigError
-from guard.llm import Completion, LLMClient, Message, SamplingParams
+from mirage_guard.guard.errors import ConfigError
+from mirage_guard.guard.llm import Completion, LLMClient, Message, SamplingParams
 
 
 class ConcurrencyLimits:

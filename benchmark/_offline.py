@@ -15,13 +15,13 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
-from benchmark._schemas import (
+from mirage_guard.benchmark._schemas import (
     JudgeOutput,
     MemoryUpdateOutput,
     ProbeOutput,
     SelfAuditOutput,
 )
-from guard.llm import FunctionLLM, Message
+from mirage_guard.guard.llm import FunctionLLM, Message
 
 OFFLINE_PREFIX = "mock/"
 

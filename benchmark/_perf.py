@@ -19,13 +19,13 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from benchmark._cache import CachedLLM, DiskCache
-from benchmark._config import GuardArm, RunConfig, RuntimeOptions
-from benchmark._limits import ConcurrencyLimits, LimitedLLM
-from benchmark._offline import offline_llm
-from benchmark._runner import BenchmarkRun, RunSummary
-from benchmark.personas import Persona, load_personas, select_personas
-from guard.llm import FunctionLLM, LLMClient, Message, RetryingLLM
+from mirage_guard.benchmark._cache import CachedLLM, DiskCache
+from mirage_guard.benchmark._config import GuardArm, RunConfig, RuntimeOptions
+from mirage_guard.benchmark._limits import ConcurrencyLimits, LimitedLLM
+from mirage_guard.benchmark._offline import offline_llm
+from mirage_guard.benchmark._runner import BenchmarkRun, RunSummary
+from mirage_guard.benchmark.personas import Persona, load_personas, select_personas
+from mirage_guard.guard.llm import FunctionLLM, LLMClient, Message, RetryingLLM
 
 PERF_SUBJECT = "mock/perf-subject"
 PERF_JUDGE = "mock/perf-judge"

@@ -6,11 +6,11 @@ validated against the persona schema and must still be reviewed by a person befo
 
 from __future__ import annotations
 
-from benchmark._cache import prompt_scope
-from benchmark.personas import Persona, PersonaGroup
-from guard.errors import LLMOutputError
-from guard.llm import LLMClient, Message, SamplingParams
-from prompts import load_prompt
+from mirage_guard.benchmark._cache import prompt_scope
+from mirage_guard.benchmark.personas import Persona, PersonaGroup
+from mirage_guard.guard.errors import LLMOutputError
+from mirage_guard.guard.llm import LLMClient, Message, SamplingParams
+from mirage_guard.prompts import load_prompt
 
 
 async def draft_persona(

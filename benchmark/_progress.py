@@ -14,7 +14,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from benchmark._config import Stage
+from mirage_guard.benchmark._config import Stage
 
 
 class ProgressSink(Protocol):

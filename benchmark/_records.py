@@ -8,11 +8,11 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from benchmark._schemas import Accuracy, MemoryItem, ProbeItem, SelfAuditClaim
-from benchmark._tasks import Task
-from benchmark.personas import PersonaGroup
-from guard._domain import Action, Label, Provenance
-from guard.llm import Completion
+from mirage_guard.benchmark._schemas import Accuracy, MemoryItem, ProbeItem, SelfAuditClaim
+from mirage_guard.benchmark._tasks import Task
+from mirage_guard.benchmark.personas import PersonaGroup
+from mirage_guard.guard._domain import Action, Label, Provenance
+from mirage_guard.guard.llm import Completion
 
 
 class RetentionPolicy(StrEnum):

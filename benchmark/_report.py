@@ -11,9 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from benchmark._analysis import RunAnalysis, analyse
-from benchmark._schemas import Accuracy
-from guard.errors import MissingExtraError
+from mirage_guard.benchmark._analysis import RunAnalysis, analyse
+from mirage_guard.benchmark._schemas import Accuracy
+from mirage_guard.guard.errors import MissingExtraError
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

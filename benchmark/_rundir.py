@@ -17,10 +17,10 @@ from typing import IO, Any, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
-from benchmark._config import RunConfig
-from benchmark._records import RECORD_TYPES, Record
-from guard.errors import ConfigError, InputError
-from prompts import available_prompts, load_prompt
+from mirage_guard.benchmark._config import RunConfig
+from mirage_guard.benchmark._records import RECORD_TYPES, Record
+from mirage_guard.guard.errors import ConfigError, InputError
+from mirage_guard.prompts import available_prompts, load_prompt
 
 R = TypeVar("R", bound=Record)
 

@@ -17,18 +17,18 @@ from typing import TypeVar
 
 import anyio
 
-from benchmark._cache import CachedLLM, DiskCache
-from benchmark._config import RunConfig, RuntimeOptions, Stage
-from benchmark._guard_arm import (
+from mirage_guard.benchmark._cache import CachedLLM, DiskCache
+from mirage_guard.benchmark._config import RunConfig, RuntimeOptions, Stage
+from mirage_guard.benchmark._guard_arm import (
     CachedTagger,
     ClaimTagger,
     GuardFactory,
     guard_memory_update,
     tag_task_claims,
 )
-from benchmark._limits import ConcurrencyLimits, LimitedLLM
-from benchmark._progress import NullProgress, ProgressSink
-from benchmark._records import (
+from mirage_guard.benchmark._limits import ConcurrencyLimits, LimitedLLM
+from mirage_guard.benchmark._progress import NullProgress, ProgressSink
+from mirage_guard.benchmark._records import (
     Accounting,
     AccumRoundRecord,
     CallInfo,
@@ -43,8 +43,8 @@ from benchmark._records import (
     StoredMemoryItem,
     TaskRecord,
 )
-from benchmark._rundir import RunDirectory
-from benchmark._stages import (
+from mirage_guard.benchmark._rundir import RunDirectory
+from mirage_guard.benchmark._stages import (
     MEMORY_REQUEST,
     PROBE_REQUEST,
     AccumRound,
@@ -56,10 +56,10 @@ from benchmark._stages import (
     run_self_audit,
     run_task,
 )
-from benchmark._tasks import Task
-from benchmark.personas import Persona, load_personas, select_personas
-from guard.errors import LLMAuthError, MirageError
-from guard.llm import LLMClient, RetryingLLM, SamplingParams, create_llm
+from mirage_guard.benchmark._tasks import Task
+from mirage_guard.benchmark.personas import Persona, load_personas, select_personas
+from mirage_guard.guard.errors import LLMAuthError, MirageError
+from mirage_guard.guard.llm import LLMClient, RetryingLLM, SamplingParams, create_llm
 
 R = TypeVar("R", bound=Record)
 ProviderFactory = Callable[[str], LLMClient]
@@ -382,7 +382,7 @@ class BenchmarkRun:
     def tagger(self) -> ClaimTagger:
         if self._tagger is None:
             if self.guard_factory is None:
-                from benchmark._guard_arm import default_guard_factory
+                from mirage_guard.benchmark._guard_arm import default_guard_factory
 
                 self.guard_factory = default_guard_factory
             self._tagger = CachedTagger(self.guard_factory(), self.cache)

@@ -13,24 +13,24 @@ from typing import NamedTuple, TypeVar
 
 from pydantic import BaseModel
 
-from benchmark._cache import prompt_scope
-from benchmark._records import (
+from mirage_guard.benchmark._cache import prompt_scope
+from mirage_guard.benchmark._records import (
     CallInfo,
     JudgeClaimRecord,
     RetentionPolicy,
     StoredMemoryItem,
 )
-from benchmark._schemas import (
+from mirage_guard.benchmark._schemas import (
     JudgeOutput,
     MemoryUpdateOutput,
     ProbeOutput,
     SelfAuditOutput,
 )
-from benchmark._tasks import Task
-from benchmark.personas import Persona
-from guard.errors import LLMOutputError
-from guard.llm import LLMClient, Message, SamplingParams
-from prompts import Prompt, load_prompt
+from mirage_guard.benchmark._tasks import Task
+from mirage_guard.benchmark.personas import Persona
+from mirage_guard.guard.errors import LLMOutputError
+from mirage_guard.guard.llm import LLMClient, Message, SamplingParams
+from mirage_guard.prompts import Prompt, load_prompt
 
 S = TypeVar("S", bound=BaseModel)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from prompts import Prompt, load_prompt
+from mirage_guard.prompts import Prompt, load_prompt
 
 
 class Task(StrEnum):
@@ -56,7 +56,7 @@ PAPER_TASK_KEYS: dict[Task, str] = {
 def parse_tasks(values: list[str] | None) -> list[Task]:
     if not values:
         return list(Task)
-    from guard.errors import InputError
+    from mirage_guard.guard.errors import InputError
 
     out: list[Task] = []
     for value in values:

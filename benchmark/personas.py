@@ -16,8 +16,8 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError, model_validator
 
-from guard._domain import Role, Turn
-from guard.errors import InputError
+from mirage_guard.guard._domain import Role, Turn
+from mirage_guard.guard.errors import InputError
 
 NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
@@ -146,7 +146,7 @@ def load_personas(path: str | Path | None = None) -> list[Persona]:
         if not file.is_file():
             raise InputError(f"no persona file at {file}")
         return _parse_lines(file.read_text(encoding="utf-8").splitlines(), str(file))
-    resource = resources.files("benchmark").joinpath("data", PERSONAS_RESOURCE)
+    resource = resources.files("mirage_guard.benchmark").joinpath("data", PERSONAS_RESOURCE)
     if not resource.is_file():
         raise InputError(
             "the packaged persona file benchmark/data/personas.jsonl is missing; "

@@ -1,6 +1,6 @@
 """Calibration: per-model profiles that give a guard score its meaning, and jobs to fit them."""
 
-from calibration._profile import (
+from mirage_guard.calibration._profile import (
     AUDIT_FEATURES,
     CalibrationProfile,
     DataRef,
@@ -10,7 +10,7 @@ from calibration._profile import (
     feature_version,
     make_profile_id,
 )
-from calibration._store import ProfileStore
+from mirage_guard.calibration._store import ProfileStore
 
 __all__ = [
     "AUDIT_FEATURES",

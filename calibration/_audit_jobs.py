@@ -8,10 +8,10 @@ from pathlib import Path
 
 import anyio
 
-from calibration._data import Example, group_by_conversation
-from guard._audit import SelfAuditor
-from guard._domain import AuditVerdict
-from guard.errors import InputError, LLMError
+from mirage_guard.calibration._data import Example, group_by_conversation
+from mirage_guard.guard._audit import SelfAuditor
+from mirage_guard.guard._domain import AuditVerdict
+from mirage_guard.guard.errors import InputError, LLMError
 
 
 class AuditRecord(AuditVerdict):

@@ -10,14 +10,14 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from calibration._audit_jobs import collect_verdicts, load_verdicts, save_verdicts
-from calibration._data import load_examples, packaged
-from calibration._fit import Objective, choose_threshold, precision_recall_at
-from calibration._jobs import featurize, fit_profile, oi_scores, summarize_scores
-from calibration._profile import CalibrationProfile, ProfileMode
-from calibration._store import ProfileStore
-from guard.errors import InputError
-from guard.evidence import EvidenceLinker
+from mirage_guard.calibration._audit_jobs import collect_verdicts, load_verdicts, save_verdicts
+from mirage_guard.calibration._data import load_examples, packaged
+from mirage_guard.calibration._fit import Objective, choose_threshold, precision_recall_at
+from mirage_guard.calibration._jobs import featurize, fit_profile, oi_scores, summarize_scores
+from mirage_guard.calibration._profile import CalibrationProfile, ProfileMode
+from mirage_guard.calibration._store import ProfileStore
+from mirage_guard.guard.errors import InputError
+from mirage_guard.guard.evidence import EvidenceLinker
 
 app = typer.Typer(help="Fit per-model calibration profiles; refuse cross-model reuse.")
 console = Console()
@@ -31,7 +31,7 @@ PersonasOpt = Annotated[
 
 
 def _linker() -> EvidenceLinker:
-    from guard.evidence import shared_minilm
+    from mirage_guard.guard.evidence import shared_minilm
 
     return EvidenceLinker(shared_minilm())
 
@@ -95,8 +95,8 @@ def audit(
     concurrency: int = 4,
 ) -> None:
     """Ask WRITER_MODEL to self-audit every labelled claim (one call per conversation)."""
-    from guard._audit import SelfAuditor
-    from guard.llm import RetryingLLM, create_llm
+    from mirage_guard.guard._audit import SelfAuditor
+    from mirage_guard.guard.llm import RetryingLLM, create_llm
 
     examples = load_examples(data, personas=personas)
     auditor = SelfAuditor(RetryingLLM(create_llm(writer_model, api_base=api_base)))

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
-from guard._domain import Candidate, Label, Role, Turn
-from guard.errors import InputError
+from mirage_guard.guard._domain import Candidate, Label, Role, Turn
+from mirage_guard.guard.errors import InputError
 
 
 class _Fact(BaseModel):
@@ -81,7 +81,7 @@ class Example:
 
 
 def packaged(name: str) -> Path:
-    return Path(str(resources.files("benchmark").joinpath("data", name)))
+    return Path(str(resources.files("mirage_guard.benchmark").joinpath("data", name)))
 
 
 def _read_jsonl(path: Path) -> Iterable[tuple[int, dict[str, object]]]:

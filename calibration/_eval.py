@@ -8,9 +8,9 @@ import numpy as np
 from pydantic import BaseModel
 from sklearn.metrics import cohen_kappa_score, precision_recall_fscore_support, roc_auc_score
 
-from calibration._data import Example, group_by_conversation
-from calibration._fit import cluster_bootstrap
-from guard._domain import AuditVerdict, Decision, Label, Provenance
+from mirage_guard.calibration._data import Example, group_by_conversation
+from mirage_guard.calibration._fit import cluster_bootstrap
+from mirage_guard.guard._domain import AuditVerdict, Decision, Label, Provenance
 
 PROVENANCES = (Provenance.STATED, Provenance.INFERRED, Provenance.GENERATED)
 
@@ -45,7 +45,7 @@ async def decide_all(
     verdicts: Mapping[str, AuditVerdict] | None = None,
 ) -> dict[str, Decision]:
     """Run the real guard over each conversation's claims (one write per conversation)."""
-    from guard._pipeline import Guard
+    from mirage_guard.guard._pipeline import Guard
 
     assert isinstance(guard, Guard)
     out: dict[str, Decision] = {}

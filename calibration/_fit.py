@@ -12,8 +12,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import precision_recall_curve, roc_auc_score
 from sklearn.preprocessing import StandardScaler
 
-from calibration._profile import LogisticModel
-from guard.errors import InputError
+from mirage_guard.calibration._profile import LogisticModel
+from mirage_guard.guard.errors import InputError
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-from calibration._data import Example, file_sha256, group_by_conversation
-from calibration._fit import (
+from mirage_guard.calibration._data import Example, file_sha256, group_by_conversation
+from mirage_guard.calibration._fit import (
     FloatArray,
     IntArray,
     Objective,
@@ -19,7 +19,7 @@ from calibration._fit import (
     fit_logistic,
     precision_recall_at,
 )
-from calibration._profile import (
+from mirage_guard.calibration._profile import (
     AUDIT_FEATURES,
     CalibrationProfile,
     DataRef,
@@ -28,8 +28,8 @@ from calibration._profile import (
     feature_version,
     make_profile_id,
 )
-from guard._domain import AuditVerdict, Label
-from guard.evidence import FEATURE_NAMES, EvidenceLinker
+from mirage_guard.guard._domain import AuditVerdict, Label
+from mirage_guard.guard.evidence import FEATURE_NAMES, EvidenceLinker
 
 
 @dataclass

@@ -11,8 +11,8 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from guard._domain import AuditVerdict, Label
-from guard.errors import ProfileMismatchError
+from mirage_guard.guard._domain import AuditVerdict, Label
+from mirage_guard.guard.errors import ProfileMismatchError
 
 FloatArray = npt.NDArray[np.float64]
 

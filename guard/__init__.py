@@ -7,8 +7,8 @@ blocked accordingly.
 
 from typing import TYPE_CHECKING, Any
 
-from guard._audit import AuditResponse, SelfAuditor, parse_audit
-from guard._domain import (
+from mirage_guard.guard._audit import AuditResponse, SelfAuditor, parse_audit
+from mirage_guard.guard._domain import (
     LABEL_TO_PROVENANCE,
     Action,
     AuditVerdict,
@@ -21,11 +21,11 @@ from guard._domain import (
     Role,
     Turn,
 )
-from guard._policy import Policy
-from guard.settings import AuditFailure, AuditMode, GuardSettings
+from mirage_guard.guard._policy import Policy
+from mirage_guard.guard.settings import AuditFailure, AuditMode, GuardSettings
 
 if TYPE_CHECKING:
-    from guard._pipeline import Guard
+    from mirage_guard.guard._pipeline import Guard
 
 __version__ = "0.1.0"
 
@@ -33,7 +33,7 @@ __version__ = "0.1.0"
 def __getattr__(name: str) -> Any:
     # The pipeline imports `calibration`, which imports the domain model from here: load lazily.
     if name == "Guard":
-        from guard._pipeline import Guard
+        from mirage_guard.guard._pipeline import Guard
 
         return Guard
     raise AttributeError(f"module 'guard' has no attribute {name!r}")

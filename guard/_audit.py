@@ -8,10 +8,10 @@ from collections.abc import Sequence
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
-from guard._domain import AuditVerdict, Candidate, Label, Role, Turn
-from guard.errors import LLMOutputError, LLMTimeoutError
-from guard.llm import LLMClient, Message, SamplingParams, parse_json_output
-from prompts import Prompt, load_prompt
+from mirage_guard.guard._domain import AuditVerdict, Candidate, Label, Role, Turn
+from mirage_guard.guard.errors import LLMOutputError, LLMTimeoutError
+from mirage_guard.guard.llm import LLMClient, Message, SamplingParams, parse_json_output
+from mirage_guard.prompts import Prompt, load_prompt
 
 
 class _WireVerdict(BaseModel):

@@ -92,8 +92,8 @@ class DemoResult:
 
 async def run_example(data_dir: Path) -> DemoResult:
     """Write the example through a GuardedMemory on embedded defaults and read it back."""
-    from adapters import AsyncGuardedMemory
-    from guard.settings import GuardSettings
+    from mirage_guard.adapters import AsyncGuardedMemory
+    from mirage_guard.guard.settings import GuardSettings
 
     settings = GuardSettings(data_dir=data_dir)
     memory = AsyncGuardedMemory.from_settings(settings)

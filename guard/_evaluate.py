@@ -6,14 +6,14 @@ from pathlib import Path
 
 import anyio
 
-from calibration import ProfileMode, ProfileStore
-from calibration._audit_jobs import load_verdicts
-from calibration._data import load_examples, packaged
-from calibration._eval import EvalReport, decide_all, evaluate
-from guard._domain import AuditVerdict
-from guard._pipeline import Guard
-from guard.evidence import EvidenceLinker, shared_minilm
-from guard.settings import AuditMode, GuardSettings
+from mirage_guard.calibration import ProfileMode, ProfileStore
+from mirage_guard.calibration._audit_jobs import load_verdicts
+from mirage_guard.calibration._data import load_examples, packaged
+from mirage_guard.calibration._eval import EvalReport, decide_all, evaluate
+from mirage_guard.guard._domain import AuditVerdict
+from mirage_guard.guard._pipeline import Guard
+from mirage_guard.guard.evidence import EvidenceLinker, shared_minilm
+from mirage_guard.guard.settings import AuditMode, GuardSettings
 
 
 def build_eval_guard(

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 
 import anyio
 
-from calibration._data import Example, group_by_conversation, load_examples
-from guard._pipeline import Guard
-from guard.evidence import shared_minilm
-from guard.settings import GuardSettings
+from mirage_guard.calibration._data import Example, group_by_conversation, load_examples
+from mirage_guard.guard._pipeline import Guard
+from mirage_guard.guard.evidence import shared_minilm
+from mirage_guard.guard.settings import GuardSettings
 
 
 @dataclass(frozen=True)

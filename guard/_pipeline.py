@@ -14,9 +14,9 @@ import anyio
 import anyio.to_thread
 import numpy as np
 
-from calibration import CalibrationProfile, ProfileMode, ProfileStore, audit_features
-from guard._audit import SelfAuditor
-from guard._domain import (
+from mirage_guard.calibration import CalibrationProfile, ProfileMode, ProfileStore, audit_features
+from mirage_guard.guard._audit import SelfAuditor
+from mirage_guard.guard._domain import (
     Action,
     AuditVerdict,
     Candidate,
@@ -26,12 +26,12 @@ from guard._domain import (
     Role,
     Turn,
 )
-from guard._policy import Policy
-from guard.errors import InputError, LLMError, LLMOutputError, ProfileError
-from guard.evidence import Embedder, EvidenceLinker, shared_minilm
-from guard.llm import LLMClient, create_llm
-from guard.metrics import GuardMetrics
-from guard.settings import AuditFailure, AuditMode, GuardSettings
+from mirage_guard.guard._policy import Policy
+from mirage_guard.guard.errors import InputError, LLMError, LLMOutputError, ProfileError
+from mirage_guard.guard.evidence import Embedder, EvidenceLinker, shared_minilm
+from mirage_guard.guard.llm import LLMClient, create_llm
+from mirage_guard.guard.metrics import GuardMetrics
+from mirage_guard.guard.settings import AuditFailure, AuditMode, GuardSettings
 
 _MODE_FOR_AUDIT = {
     AuditMode.SEPARATE: ProfileMode.SELF_AUDIT_SEPARATE,
@@ -393,7 +393,7 @@ def _adds_specifics(link: EvidenceLink) -> bool:
 
 
 def _inline_prompt_version() -> str:
-    from prompts import load_prompt
+    from mirage_guard.prompts import load_prompt
 
     try:
         return load_prompt("extract_candidates").ref

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from guard._domain import Action, Provenance
+from mirage_guard.guard._domain import Action, Provenance
 
 
 class Policy(BaseModel):

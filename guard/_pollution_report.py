@@ -2,7 +2,7 @@
 
 The page has no external JS, CSS or fonts; charts are hand-drawn inline SVG (deterministic, no
 plotting extra needed, text stays selectable). It never contains memory text, user/agent/run ids
-or tenant names: it is rendered from :class:`~guard._pollution.PollutionSummary` alone.
+or tenant names: it is rendered from :class:`~mirage_guard.guard._pollution.PollutionSummary` alone.
 An empty window is not an error: the page says "No decisions" explicitly (exit code 0).
 """
 
@@ -20,8 +20,8 @@ import typer
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
-from guard._domain import Action, Provenance
-from guard._pollution import (
+from mirage_guard.guard._domain import Action, Provenance
+from mirage_guard.guard._pollution import (
     Granularity,
     GroupFigures,
     PollutionSummary,
@@ -30,9 +30,9 @@ from guard._pollution import (
     as_utc,
     summarize,
 )
-from guard.decision_log import DecisionLog, LoggedDecision
-from guard.errors import ConfigError, InputError, MirageError
-from guard.settings import GuardSettings
+from mirage_guard.guard.decision_log import DecisionLog, LoggedDecision
+from mirage_guard.guard.errors import ConfigError, InputError, MirageError
+from mirage_guard.guard.settings import GuardSettings
 
 PROVENANCE_COLOURS: dict[Provenance, str] = {
     Provenance.STATED: "#009E73",

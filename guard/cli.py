@@ -12,10 +12,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from benchmark import bench_app, perf_harness
-from calibration._cli import app as calibrate_app
-from guard._pollution_report import report_pollution
-from guard.server.cli import perf_sidecar, serve
+from mirage_guard.benchmark import bench_app, perf_harness
+from mirage_guard.calibration._cli import app as calibrate_app
+from mirage_guard.guard._pollution_report import report_pollution
+from mirage_guard.guard.server.cli import perf_sidecar, serve
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -50,7 +50,7 @@ def demo(
     ] = None,
 ) -> None:
     """The guard on embedded defaults: no keys, no servers."""
-    from guard._demo import run_demo
+    from mirage_guard.guard._demo import run_demo
 
     run_demo(console, data_dir)
 
@@ -74,7 +74,7 @@ def guard_eval(
     as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON")] = False,
 ) -> None:
     """AUROC, binary kappa, provenance accuracy, per-class P/R and source-turn accuracy."""
-    from guard._evaluate import run_eval
+    from mirage_guard.guard._evaluate import run_eval
 
     report = run_eval(
         data=data,
@@ -121,7 +121,7 @@ def perf_evidence(
     batch: Annotated[int, typer.Option(help="facts per guarded write")] = 10,
 ) -> None:
     """Guard evidence-path facts/s vs raw encoder sentences/s on the same texts."""
-    from guard._perf import measure_evidence
+    from mirage_guard.guard._perf import measure_evidence
 
     result = measure_evidence(n=n, runs=runs, batch=batch)
     table = Table(title=f"evidence path, {n} facts x {runs} runs (median), {batch} facts/write")

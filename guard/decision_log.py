@@ -33,9 +33,9 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
-from guard._domain import Action, Decision, Provenance, Role, Turn
-from guard.errors import IdempotencyConflictError, InputError
-from guard.settings import GuardSettings
+from mirage_guard.guard._domain import Action, Decision, Provenance, Role, Turn
+from mirage_guard.guard.errors import IdempotencyConflictError, InputError
+from mirage_guard.guard.settings import GuardSettings
 
 DEFAULT_TENANT = "default"
 

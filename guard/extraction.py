@@ -7,7 +7,7 @@ with a confidence. The turn id and label are *hints* (``Candidate.claimed_source
 same labels are handed to the guard as the writer's self-audit, so the audit costs no extra call.
 
 Anything that does not parse against the schema raises :class:`guard.errors.LLMOutputError`
-(from :meth:`guard.llm.Completion.parse`);
+(from :meth:`mirage_guard.guard.llm.Completion.parse`);
 callers fail closed (nothing is written).
 """
 
@@ -18,9 +18,9 @@ from typing import Annotated, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from guard._domain import AuditVerdict, Candidate, Label, Role, Turn
-from guard.llm import LLMClient, Message, SamplingParams
-from prompts import Prompt, load_prompt
+from mirage_guard.guard._domain import AuditVerdict, Candidate, Label, Role, Turn
+from mirage_guard.guard.llm import LLMClient, Message, SamplingParams
+from mirage_guard.prompts import Prompt, load_prompt
 
 PROMPT_NAME = "extract_candidates"
 ClaimText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]

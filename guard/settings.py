@@ -8,7 +8,7 @@ from pathlib import Path
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from guard._domain import Action
+from mirage_guard.guard._domain import Action
 
 
 class AuditMode(StrEnum):

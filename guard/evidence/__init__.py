@@ -1,7 +1,12 @@
 """Evidence path (no LLM): embedder + linker + features."""
 
-from guard.evidence._embedder import Embedder, MiniLMEmbedder, minilm_model_path, shared_minilm
-from guard.evidence._linker import FEATURE_NAMES, KINDS, EvidenceLinker
+from mirage_guard.guard.evidence._embedder import (
+    Embedder,
+    MiniLMEmbedder,
+    minilm_model_path,
+    shared_minilm,
+)
+from mirage_guard.guard.evidence._linker import FEATURE_NAMES, KINDS, EvidenceLinker
 
 __all__ = [
     "FEATURE_NAMES",

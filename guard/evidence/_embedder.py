@@ -11,7 +11,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from guard.errors import MissingExtraError
+from mirage_guard.guard.errors import MissingExtraError
 
 Vectors = npt.NDArray[np.float32]
 

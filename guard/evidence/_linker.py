@@ -17,14 +17,16 @@ from importlib import resources
 
 import numpy as np
 
-from guard._domain import Candidate, EvidenceLink, Role, Turn
-from guard.evidence import _text as tx
-from guard.evidence._embedder import Embedder, Vectors
+from mirage_guard.guard._domain import Candidate, EvidenceLink, Role, Turn
+from mirage_guard.guard.evidence import _text as tx
+from mirage_guard.guard.evidence._embedder import Embedder, Vectors
 
 KINDS: tuple[str, ...] = tuple(
     k
     for k in json.loads(
-        resources.files("guard.evidence").joinpath("attribute_kinds.json").read_text("utf-8")
+        resources.files("mirage_guard.guard.evidence")
+        .joinpath("attribute_kinds.json")
+        .read_text("utf-8")
     )
     if not k.startswith("_")
 )
@@ -104,7 +106,9 @@ class EvidenceLinker:
         protos: list[str] = []
         owners: list[int] = []
         raw = json.loads(
-            resources.files("guard.evidence").joinpath("attribute_kinds.json").read_text("utf-8")
+            resources.files("mirage_guard.guard.evidence")
+            .joinpath("attribute_kinds.json")
+            .read_text("utf-8")
         )
         for i, kind in enumerate(KINDS):
             for phrase in raw[kind]:

@@ -1,6 +1,6 @@
 """Language-model seam: one interface, litellm as the real provider, scripted fakes for tests."""
 
-from guard.llm._base import (
+from mirage_guard.guard.llm._base import (
     Completion,
     LLMClient,
     Message,
@@ -8,9 +8,9 @@ from guard.llm._base import (
     Usage,
     parse_json_output,
 )
-from guard.llm._litellm import LiteLLMClient
-from guard.llm._retry import RetryingLLM
-from guard.llm._scripted import FunctionLLM, RecordedCall, ScriptedLLM
+from mirage_guard.guard.llm._litellm import LiteLLMClient
+from mirage_guard.guard.llm._retry import RetryingLLM
+from mirage_guard.guard.llm._scripted import FunctionLLM, RecordedCall, ScriptedLLM
 
 
 def create_llm(model: str, *, api_base: str | None = None, timeout_s: float = 60.0) -> LLMClient:

@@ -9,7 +9,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from guard.errors import LLMOutputError
+from mirage_guard.guard.errors import LLMOutputError
 
 T = TypeVar("T", bound=BaseModel)
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from guard.errors import (
+from mirage_guard.guard.errors import (
     LLMAuthError,
     LLMError,
     LLMOutputError,
@@ -17,7 +17,7 @@ from guard.errors import (
     LLMTimeoutError,
     LLMUnavailableError,
 )
-from guard.llm._base import Completion, LLMClient, Message, SamplingParams, Usage
+from mirage_guard.guard.llm._base import Completion, LLMClient, Message, SamplingParams, Usage
 
 
 def _import_litellm() -> Any:

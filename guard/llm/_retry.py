@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
-from guard.errors import LLMRateLimitError, MirageError
-from guard.llm._base import Completion, LLMClient, Message, SamplingParams
+from mirage_guard.guard.errors import LLMRateLimitError, MirageError
+from mirage_guard.guard.llm._base import Completion, LLMClient, Message, SamplingParams
 
 
 class RetryingLLM(LLMClient):

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from guard.errors import LLMError
-from guard.llm._base import Completion, LLMClient, Message, SamplingParams, Usage
+from mirage_guard.guard.errors import LLMError
+from mirage_guard.guard.llm._base import Completion, LLMClient, Message, SamplingParams, Usage
 
 Reply = str | Completion | Exception
 Rule = Callable[[Sequence[Message], type[BaseModel] | None], Reply | Awaitable[Reply]]

@@ -4,6 +4,6 @@
 >>> app = create_app(GuardSettings())   # or: `mirage serve`
 """
 
-from guard.server._app import Sidecar, create_app
+from mirage_guard.guard.server._app import Sidecar, create_app
 
 __all__ = ["Sidecar", "create_app"]

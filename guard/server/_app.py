@@ -17,14 +17,18 @@ from fastapi import Depends, FastAPI, Request, Security
 from fastapi.security import APIKeyHeader
 from prometheus_client import CollectorRegistry
 
-from adapters import AsyncGuardedMemory, ExtractionMode, MemoryBackend
-from calibration import ProfileStore
-from guard._pipeline import Guard
-from guard.decision_log import DEFAULT_TENANT, DecisionLog
-from guard.llm import LLMClient
-from guard.metrics import GuardMetrics
-from guard.server._errors import BodyLimitMiddleware, UnauthorizedError, install_error_handlers
-from guard.settings import GuardSettings
+from mirage_guard.adapters import AsyncGuardedMemory, ExtractionMode, MemoryBackend
+from mirage_guard.calibration import ProfileStore
+from mirage_guard.guard._pipeline import Guard
+from mirage_guard.guard.decision_log import DEFAULT_TENANT, DecisionLog
+from mirage_guard.guard.llm import LLMClient
+from mirage_guard.guard.metrics import GuardMetrics
+from mirage_guard.guard.server._errors import (
+    BodyLimitMiddleware,
+    UnauthorizedError,
+    install_error_handlers,
+)
+from mirage_guard.guard.settings import GuardSettings
 
 log = logging.getLogger("mirage.server")
 
@@ -171,7 +175,7 @@ def create_app(
         finally:
             await memory.close()
 
-    from guard.server._routes import guard_router, mem0_router, ops_router
+    from mirage_guard.guard.server._routes import guard_router, mem0_router, ops_router
 
     app = FastAPI(
         title="mirage-guard sidecar",

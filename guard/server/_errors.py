@@ -1,6 +1,6 @@
 """Typed JSON errors and the request body limit.
 
-Handlers raise ``guard.errors`` types; these handlers turn them into
+Handlers raise ``mirage_guard.guard.errors`` types; these handlers turn them into
 ``{"detail": ..., "error": {"type", "message", "retryable"}}`` (``detail`` is what Mem0 clients
 read). Nothing here logs request bodies or memory text.
 """
@@ -16,7 +16,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from guard.errors import (
+from mirage_guard.guard.errors import (
     BackendError,
     BackendUnavailableError,
     ConfigError,

@@ -33,8 +33,8 @@ from typing import Any
 import httpx
 from pydantic import BaseModel
 
-from guard.llm import FunctionLLM, Message
-from guard.settings import GuardSettings
+from mirage_guard.guard.llm import FunctionLLM, Message
+from mirage_guard.guard.settings import GuardSettings
 
 _HOBBIES = ("climbing", "sourdough baking", "chess", "cello", "trail running", "pottery")
 _CITIES = ("Lisbon", "Osaka", "Leeds", "Denver", "Tallinn", "Recife")
@@ -98,7 +98,7 @@ def _pct(values: Sequence[float], q: float) -> float:
 def perf_app() -> Any:
     """Factory of the sidecar under test (uvicorn ``--factory``): settings from ``MIRAGE_*``,
     the offline echo writer, ``MIRAGE_PERF_TORCH_THREADS`` embedder threads."""
-    from guard.server._app import create_app
+    from mirage_guard.guard.server._app import create_app
 
     threads = os.environ.get("MIRAGE_PERF_TORCH_THREADS")
     if threads:
@@ -129,7 +129,7 @@ def _sidecar(data_dir: Path, torch_threads: int) -> Iterator[str]:
     for key in ("MIRAGE_API_KEYS", "MIRAGE_UPSTREAM_URL", "MIRAGE_DATABASE_URL"):
         env.pop(key, None)
     command = [
-        sys.executable, "-m", "uvicorn", "guard.server._perf:perf_app", "--factory",
+        sys.executable, "-m", "uvicorn", "mirage_guard.guard.server._perf:perf_app", "--factory",
         "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning", "--no-access-log",
     ]  # fmt: skip
     process = subprocess.Popen(command, env=env)
@@ -158,7 +158,7 @@ def _sidecar(data_dir: Path, torch_threads: int) -> Iterator[str]:
 
 
 def _direct_memory(data_dir: Path) -> Any:
-    from adapters._mem0 import _import_mem0, embedded_mem0_config, tune_embedded_sqlite
+    from mirage_guard.adapters._mem0 import _import_mem0, embedded_mem0_config, tune_embedded_sqlite
 
     mem0 = _import_mem0(data_dir)
     memory = mem0.Memory.from_config(embedded_mem0_config(data_dir))

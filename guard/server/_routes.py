@@ -10,11 +10,11 @@ from fastapi import APIRouter, Header, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from guard._domain import Action, Provenance
-from guard.decision_log import DecisionQuery, MemoryScope
-from guard.errors import BackendUnavailableError, InputError, MemoryNotFoundError
-from guard.server._app import SidecarDep, TenantDep, request_hash
-from guard.server._models import (
+from mirage_guard.guard._domain import Action, Provenance
+from mirage_guard.guard.decision_log import DecisionQuery, MemoryScope
+from mirage_guard.guard.errors import BackendUnavailableError, InputError, MemoryNotFoundError
+from mirage_guard.guard.server._app import SidecarDep, TenantDep, request_hash
+from mirage_guard.guard.server._models import (
     AddRequest,
     AddResponse,
     DecisionList,

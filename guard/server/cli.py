@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from guard.settings import GuardSettings
+from mirage_guard.guard.settings import GuardSettings
 
 
 def _torch_threads(n: int) -> None:
@@ -47,8 +47,8 @@ def serve(
     """Run the sidecar: Mem0-compatible REST with the guard in the write path."""
     import uvicorn
 
-    from adapters import ExtractionMode
-    from guard.server._app import create_app
+    from mirage_guard.adapters import ExtractionMode
+    from mirage_guard.guard.server._app import create_app
 
     try:
         mode = ExtractionMode(extraction)
@@ -81,7 +81,7 @@ def perf_sidecar(
     ] = None,
 ) -> None:
     """Added latency of a guarded write over Mem0 ``add(infer=False)``, and writes/s on loopback."""
-    from guard.server._perf import run_sidecar_perf
+    from mirage_guard.guard.server._perf import run_sidecar_perf
 
     _torch_threads(torch_threads)
     console = Console()

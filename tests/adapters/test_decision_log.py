@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from guard import Action, Candidate, Decision, Provenance
-from guard._domain import Role, Turn
-from guard.decision_log import DecisionLog, DecisionQuery, MemoryScope, WrittenDecision
-from guard.errors import IdempotencyConflictError, InputError
+from mirage_guard.guard import Action, Candidate, Decision, Provenance
+from mirage_guard.guard._domain import Role, Turn
+from mirage_guard.guard.decision_log import DecisionLog, DecisionQuery, MemoryScope, WrittenDecision
+from mirage_guard.guard.errors import IdempotencyConflictError, InputError
 
 
 def _decision(text: str, provenance: Provenance, action: Action, turn: str | None) -> Decision:

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from adapters._embedding import CachingEmbedder, Mem0Embedding
-from guard.evidence._embedder import Vectors
+from mirage_guard.adapters._embedding import CachingEmbedder, Mem0Embedding
+from mirage_guard.guard.evidence._embedder import Vectors
 from tests.fakes.embedder import CountingEmbedder, HashingEmbedder
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from guard import Label, Role, Turn
-from guard.errors import LLMOutputError
-from guard.extraction import CandidateExtractor, ExtractionOutput
-from guard.llm import ScriptedLLM
-from prompts import load_prompt
+from mirage_guard.guard import Label, Role, Turn
+from mirage_guard.guard.errors import LLMOutputError
+from mirage_guard.guard.extraction import CandidateExtractor, ExtractionOutput
+from mirage_guard.guard.llm import ScriptedLLM
+from mirage_guard.prompts import load_prompt
 from tests.fakes.mem0 import claims_reply
 
 TURNS = [

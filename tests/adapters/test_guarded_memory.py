@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from sqlalchemy.exc import OperationalError
 
-from adapters import TENANT_KEY, AsyncGuardedMemory, GuardedMemory, Mem0PromptExtractor
-from guard import AuditMode, Guard, GuardSettings
-from guard._domain import Action, Provenance
-from guard.decision_log import DecisionLog, DecisionQuery
-from guard.errors import (
+from mirage_guard.adapters import TENANT_KEY, AsyncGuardedMemory, GuardedMemory, Mem0PromptExtractor
+from mirage_guard.guard import AuditMode, Guard, GuardSettings
+from mirage_guard.guard._domain import Action, Provenance
+from mirage_guard.guard.decision_log import DecisionLog, DecisionQuery
+from mirage_guard.guard.errors import (
     BackendError,
     BackendUnavailableError,
     ConfigError,
@@ -21,8 +21,8 @@ from guard.errors import (
     LLMOutputError,
     MemoryNotFoundError,
 )
-from guard.extraction import CandidateExtractor
-from guard.llm import FunctionLLM, ScriptedLLM
+from mirage_guard.guard.extraction import CandidateExtractor
+from mirage_guard.guard.llm import FunctionLLM, ScriptedLLM
 from tests.fakes.embedder import HashingEmbedder
 from tests.fakes.mem0 import (
     CONVERSATION,

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from adapters import TENANT_KEY, GuardedMemory, Mem0Backend, embedded_mem0_config
-from adapters._embedding import Mem0Embedding
-from guard import Action, Guard, GuardSettings
-from guard.decision_log import DecisionLog
-from guard.evidence import MiniLMEmbedder, shared_minilm
-from guard.llm import ScriptedLLM
+from mirage_guard.adapters import TENANT_KEY, GuardedMemory, Mem0Backend, embedded_mem0_config
+from mirage_guard.adapters._embedding import Mem0Embedding
+from mirage_guard.guard import Action, Guard, GuardSettings
+from mirage_guard.guard.decision_log import DecisionLog
+from mirage_guard.guard.evidence import MiniLMEmbedder, shared_minilm
+from mirage_guard.guard.llm import ScriptedLLM
 from tests.fakes.mem0 import (
     CONVERSATION,
     GENERATED_TEXT,

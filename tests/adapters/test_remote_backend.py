@@ -8,8 +8,8 @@ from typing import Any
 import httpx
 import pytest
 
-from adapters import MemoryScope, RemoteMem0Backend
-from guard.errors import BackendError, BackendUnavailableError, MemoryNotFoundError
+from mirage_guard.adapters import MemoryScope, RemoteMem0Backend
+from mirage_guard.guard.errors import BackendError, BackendUnavailableError, MemoryNotFoundError
 from tests.fakes.mem0 import InMemoryStore, mem0_rest_app
 
 SCOPE = MemoryScope(user_id="alice")

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from benchmark._config import GuardArm, RunConfig, RuntimeOptions
-from benchmark._runner import BenchmarkRun
-from benchmark._tasks import Task
-from benchmark.personas import Persona, load_personas
+from mirage_guard.benchmark._config import GuardArm, RunConfig, RuntimeOptions
+from mirage_guard.benchmark._runner import BenchmarkRun
+from mirage_guard.benchmark._tasks import Task
+from mirage_guard.benchmark.personas import Persona, load_personas
 from tests.fakes.bench import JUDGE, SUBJECTS, CallLog, real_guard, recording_provider
 
 PERSONAS_FILE = Path(__file__).with_name("personas_small.jsonl")

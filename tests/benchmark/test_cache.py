@@ -6,7 +6,7 @@ from pathlib import Path
 
 import anyio
 
-from benchmark._cache import (
+from mirage_guard.benchmark._cache import (
     CACHE_KEY_EXCLUDE,
     CachedLLM,
     DiskCache,
@@ -14,9 +14,9 @@ from benchmark._cache import (
     call_description,
     prompt_scope,
 )
-from benchmark._schemas import ProbeOutput
-from guard.llm import FunctionLLM, Message, SamplingParams
-from prompts import load_prompt
+from mirage_guard.benchmark._schemas import ProbeOutput
+from mirage_guard.guard.llm import FunctionLLM, Message, SamplingParams
+from mirage_guard.prompts import load_prompt
 
 MSG = [Message(role="user", content="hello")]
 

@@ -12,18 +12,18 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from benchmark._cli import bench_app
-from benchmark._judge_validation import read_labels
-from benchmark._records import (
+from mirage_guard.benchmark._cli import bench_app
+from mirage_guard.benchmark._judge_validation import read_labels
+from mirage_guard.benchmark._records import (
     AccumRoundRecord,
     GuardTagRecord,
     JudgeRecord,
     JudgeTarget,
     TaskRecord,
 )
-from benchmark._report import LEADERBOARD_COLUMNS, PLOTS
-from benchmark._rundir import RunDirectory
-from guard._domain import Action, Label, Provenance
+from mirage_guard.benchmark._report import LEADERBOARD_COLUMNS, PLOTS
+from mirage_guard.benchmark._rundir import RunDirectory
+from mirage_guard.guard._domain import Action, Label, Provenance
 from tests.benchmark.conftest import PERSONAS_FILE
 
 RUNNER = CliRunner()
@@ -227,7 +227,7 @@ def test_cli_refuses_to_start_without_provider_keys(
 def test_perf_harness_prints_its_figures() -> None:
     import typer
 
-    from benchmark import perf_harness
+    from mirage_guard.benchmark import perf_harness
 
     app = typer.Typer()
     app.command()(perf_harness)
@@ -315,11 +315,11 @@ async def test_a_run_where_every_call_fails_still_reports(tmp_path: Path) -> Non
 
     from pydantic import BaseModel
 
-    from benchmark._report import write_report
-    from benchmark._runner import BenchmarkRun
-    from benchmark.personas import load_personas
-    from guard.errors import LLMRefusalError
-    from guard.llm import FunctionLLM, Message
+    from mirage_guard.benchmark._report import write_report
+    from mirage_guard.benchmark._runner import BenchmarkRun
+    from mirage_guard.benchmark.personas import load_personas
+    from mirage_guard.guard.errors import LLMRefusalError
+    from mirage_guard.guard.llm import FunctionLLM, Message
     from tests.benchmark.conftest import FAST, small_config
 
     def refuse(messages: Sequence[Message], schema: type[BaseModel] | None) -> str:

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmark._records import TaskRecord
-from benchmark._rundir import RunDirectory
+from mirage_guard.benchmark._records import TaskRecord
+from mirage_guard.benchmark._rundir import RunDirectory
 from tests.benchmark.conftest import PERSONAS_FILE
 
 ARGS = [

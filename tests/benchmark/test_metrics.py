@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from benchmark import metrics as m
-from guard._domain import Label
+from mirage_guard.benchmark import metrics as m
+from mirage_guard.guard._domain import Label
 
 G, R, S, F = (
     Label.GROUNDED,

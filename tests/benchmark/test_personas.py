@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.personas import (
+from mirage_guard.benchmark.personas import (
     PROFILE_KEYS,
     Persona,
     PersonaGroup,
     load_personas,
     select_personas,
 )
-from guard._domain import Role
-from guard.errors import InputError
+from mirage_guard.guard._domain import Role
+from mirage_guard.guard.errors import InputError
 from tests.benchmark.conftest import PERSONAS_FILE
 
 
@@ -78,7 +78,7 @@ def test_select_by_group_id_and_balanced_limit(small_personas: list[Persona]) ->
         select_personas(small_personas, ["zz-999"])
 
 
-_PACKAGED = resources.files("benchmark").joinpath("data", "personas.jsonl")
+_PACKAGED = resources.files("mirage_guard.benchmark").joinpath("data", "personas.jsonl")
 
 
 @pytest.mark.skipif(not _PACKAGED.is_file(), reason="merged personas.jsonl not packaged yet")

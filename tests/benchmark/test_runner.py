@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from benchmark import metrics
-from benchmark._analysis import analyse
-from benchmark._records import (
+from mirage_guard.benchmark import metrics
+from mirage_guard.benchmark._analysis import analyse
+from mirage_guard.benchmark._records import (
     AccumRoundRecord,
     GuardTagRecord,
     JudgeRecord,
@@ -21,13 +21,13 @@ from benchmark._records import (
     SelfAuditRecord,
     TaskRecord,
 )
-from benchmark._rundir import RunDirectory
-from benchmark._runner import BenchmarkRun
-from benchmark._schemas import JudgeOutput
-from benchmark.personas import Persona
-from guard._domain import Action, Candidate, Decision, Label, Turn
-from guard.errors import ConfigError, LLMRateLimitError, LLMUnavailableError
-from guard.llm import Message
+from mirage_guard.benchmark._rundir import RunDirectory
+from mirage_guard.benchmark._runner import BenchmarkRun
+from mirage_guard.benchmark._schemas import JudgeOutput
+from mirage_guard.benchmark.personas import Persona
+from mirage_guard.guard._domain import Action, Candidate, Decision, Label, Turn
+from mirage_guard.guard.errors import ConfigError, LLMRateLimitError, LLMUnavailableError
+from mirage_guard.guard.llm import Message
 from tests.benchmark.conftest import FAST, small_config
 from tests.fakes.bench import (
     JUDGE,
@@ -335,7 +335,7 @@ async def test_a_rerun_on_the_same_cache_calls_neither_models_nor_the_guard(
 
 
 def test_family_of_uses_declared_families_else_the_name() -> None:
-    from benchmark._analysis import family_of
+    from mirage_guard.benchmark._analysis import family_of
 
     assert family_of("openai/gpt-4o-mini", {}) == "gpt"
     assert family_of("hosted_vllm/Qwen/Qwen3-8B", {}) == "qwen"

@@ -7,17 +7,17 @@ from collections.abc import Sequence
 
 import pytest
 
-from benchmark._config import RuntimeOptions
-from benchmark._guard_arm import guard_memory_update
-from benchmark._persona_drafting import draft_persona
-from benchmark._records import StoredMemoryItem
-from benchmark._schemas import MemoryItem
-from benchmark._stages import Evidence, plan_round, render_memory
-from benchmark._tasks import Task, parse_tasks
-from benchmark.personas import Persona, PersonaGroup
-from guard._domain import Action, Candidate, Decision, Provenance, Turn
-from guard.errors import InputError, LLMOutputError
-from guard.llm import ScriptedLLM
+from mirage_guard.benchmark._config import RuntimeOptions
+from mirage_guard.benchmark._guard_arm import guard_memory_update
+from mirage_guard.benchmark._persona_drafting import draft_persona
+from mirage_guard.benchmark._records import StoredMemoryItem
+from mirage_guard.benchmark._schemas import MemoryItem
+from mirage_guard.benchmark._stages import Evidence, plan_round, render_memory
+from mirage_guard.benchmark._tasks import Task, parse_tasks
+from mirage_guard.benchmark.personas import Persona, PersonaGroup
+from mirage_guard.guard._domain import Action, Candidate, Decision, Provenance, Turn
+from mirage_guard.guard.errors import InputError, LLMOutputError
+from mirage_guard.guard.llm import ScriptedLLM
 from tests.benchmark.conftest import PERSONAS_FILE
 
 FACT = StoredMemoryItem(text="Builds keyboards", basis="stated")
@@ -171,7 +171,7 @@ def test_parse_tasks() -> None:
 
 
 def test_cli_api_base_items() -> None:
-    from benchmark._cli import parse_api_bases
+    from mirage_guard.benchmark._cli import parse_api_bases
 
     assert parse_api_bases(["http://gpu:8000/v1", "openai/gpt-4o=http://p/v1?a=b"]) == (
         "http://gpu:8000/v1",
@@ -181,7 +181,7 @@ def test_cli_api_base_items() -> None:
 
 
 def test_reasoning_blocks_are_stripped() -> None:
-    from benchmark._stages import strip_reasoning
+    from mirage_guard.benchmark._stages import strip_reasoning
 
     assert strip_reasoning("<think>they said nurse\nso...</think>\n\nA candle.") == "A candle."
     assert strip_reasoning("No thinking here.") == "No thinking here."

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from calibration import (
+from mirage_guard.calibration import (
     AUDIT_FEATURES,
     CalibrationProfile,
     DataRef,
@@ -17,8 +17,8 @@ from calibration import (
     ProfileMode,
     make_profile_id,
 )
-from calibration import feature_version as _feature_version
-from guard.evidence import FEATURE_NAMES
+from mirage_guard.calibration import feature_version as _feature_version
+from mirage_guard.guard.evidence import FEATURE_NAMES
 
 
 def _model(weights: dict[str, float], intercept: float) -> LogisticModel:

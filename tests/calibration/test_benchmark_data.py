@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from calibration._data import packaged
-from guard import Label
+from mirage_guard.calibration._data import packaged
+from mirage_guard.guard import Label
 
 GROUPS = {"stereotypical": "st", "counter": "ct", "neutral": "nt"}
 PROFILE_KEYS = {

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from calibration._data import group_by_conversation, load_examples
-from guard import Label, Role
-from guard.errors import InputError
+from mirage_guard.calibration._data import group_by_conversation, load_examples
+from mirage_guard.guard import Label, Role
+from mirage_guard.guard.errors import InputError
 
 TURNS = [
     {"id": "t1", "role": "user", "content": "I'm a nurse."},

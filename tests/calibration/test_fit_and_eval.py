@@ -9,14 +9,19 @@ from typing import Any
 import numpy as np
 import pytest
 
-from calibration import ProfileMode, ProfileStore
-from calibration._data import load_examples
-from calibration._eval import decide_all, evaluate
-from calibration._fit import Objective, choose_threshold, fit_logistic, precision_recall_at
-from calibration._jobs import featurize, fit_profile, summarize_scores
-from guard import AuditVerdict, Guard, Label, Provenance
-from guard.errors import InputError
-from guard.evidence import FEATURE_NAMES, EvidenceLinker
+from mirage_guard.calibration import ProfileMode, ProfileStore
+from mirage_guard.calibration._data import load_examples
+from mirage_guard.calibration._eval import decide_all, evaluate
+from mirage_guard.calibration._fit import (
+    Objective,
+    choose_threshold,
+    fit_logistic,
+    precision_recall_at,
+)
+from mirage_guard.calibration._jobs import featurize, fit_profile, summarize_scores
+from mirage_guard.guard import AuditVerdict, Guard, Label, Provenance
+from mirage_guard.guard.errors import InputError
+from mirage_guard.guard.evidence import FEATURE_NAMES, EvidenceLinker
 from tests.fakes.embedder import HashingEmbedder
 
 G, R, S, F = "GROUNDED", "INFERRED_REASONABLE", "INFERRED_STEREOTYPE", "FABRICATED"

@@ -11,7 +11,7 @@ import pytest
 from pydantic import ValidationError
 from sklearn.linear_model import LogisticRegression
 
-from calibration import (
+from mirage_guard.calibration import (
     CalibrationProfile,
     LogisticModel,
     ProfileMode,
@@ -20,11 +20,11 @@ from calibration import (
     feature_version,
     make_profile_id,
 )
-from calibration._data import file_sha256, packaged
-from guard import AuditVerdict, Label
-from guard.errors import ProfileError, ProfileMismatchError, ProfileNotFoundError
-from guard.evidence import FEATURE_NAMES
-from prompts import load_prompt
+from mirage_guard.calibration._data import file_sha256, packaged
+from mirage_guard.guard import AuditVerdict, Label
+from mirage_guard.guard.errors import ProfileError, ProfileMismatchError, ProfileNotFoundError
+from mirage_guard.guard.evidence import FEATURE_NAMES
+from mirage_guard.prompts import load_prompt
 from tests.calibration.factories import make_profile
 
 A, B = "openai/gpt-4o-mini", "hosted_vllm/Qwen/Qwen3-8B"

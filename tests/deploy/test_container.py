@@ -134,7 +134,7 @@ def test_dockerfile_env_is_a_valid_guard_configuration(monkeypatch: pytest.Monke
 
 
 def _assert_valid_settings(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
-    from guard.settings import GuardSettings
+    from mirage_guard.guard.settings import GuardSettings
 
     mirage = {k: v for k, v in env.items() if k.startswith("MIRAGE_")}
     assert mirage

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from guard._domain import Provenance
+from mirage_guard.guard._domain import Provenance
 from tests.deploy import contract
 
 PROVISIONING = contract.DEPLOY / "grafana" / "provisioning"

@@ -93,7 +93,7 @@ def test_env_comes_from_configmap_and_secret() -> None:
 
 
 def test_config_values_are_a_valid_guard_configuration(monkeypatch: pytest.MonkeyPatch) -> None:
-    from guard.settings import GuardSettings
+    from mirage_guard.guard.settings import GuardSettings
 
     config = {str(k): str(v) for k, v in _values()["config"].items()}
     config["MIRAGE_PORT"] = str(_values()["service"]["port"])
@@ -108,7 +108,7 @@ def test_config_values_are_a_valid_guard_configuration(monkeypatch: pytest.Monke
 def test_secret_settings_stay_out_of_the_configmap() -> None:
     from pydantic import SecretStr
 
-    from guard.settings import GuardSettings
+    from mirage_guard.guard.settings import GuardSettings
 
     secret_fields = {
         f"MIRAGE_{name.upper()}"

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
-from benchmark._offline import offline_answer
-from guard import Guard
-from guard.evidence import EvidenceLinker
-from guard.llm import Completion, FunctionLLM, LLMClient, Message, SamplingParams
+from mirage_guard.benchmark._offline import offline_answer
+from mirage_guard.guard import Guard
+from mirage_guard.guard.evidence import EvidenceLinker
+from mirage_guard.guard.llm import Completion, FunctionLLM, LLMClient, Message, SamplingParams
 from tests.calibration.factories import make_profile
 from tests.fakes.embedder import HashingEmbedder
 

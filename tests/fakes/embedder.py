@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from guard.evidence import Embedder
-from guard.evidence._embedder import Vectors
+from mirage_guard.guard.evidence import Embedder
+from mirage_guard.guard.evidence._embedder import Vectors
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 # function words carry no evidence; dropping them keeps "a"/"my" from linking unrelated texts

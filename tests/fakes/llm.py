@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from pydantic import BaseModel
 
-from guard._domain import Candidate, Label
-from guard.llm import FunctionLLM, Message
+from mirage_guard.guard._domain import Candidate, Label
+from mirage_guard.guard.llm import FunctionLLM, Message
 
 AUDIT_MODEL = "mock/writer-a"
 

@@ -3,7 +3,7 @@
 ``InMemoryStore`` implements :class:`adapters.MemoryBackend` with dicts (word-overlap search) and
 can be told to fail: ``down`` makes every call raise ``BackendUnavailableError``;
 ``fail_on_add`` makes the n-th add (1-based) fail that way. ``mem0_rest_app`` serves the Mem0 OSS
-REST routes over such a store, for :class:`adapters.RemoteMem0Backend` tests.
+REST routes over such a store, for :class:`mirage_guard.adapters.RemoteMem0Backend` tests.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Any
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse
 
-from adapters import MemoryBackend, MemoryScope, matches
-from guard.errors import BackendUnavailableError, MemoryNotFoundError
+from mirage_guard.adapters import MemoryBackend, MemoryScope, matches
+from mirage_guard.guard.errors import BackendUnavailableError, MemoryNotFoundError
 
 _WORD = re.compile(r"[a-z0-9]+")
 

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from calibration import CalibrationProfile, ProfileMode
-from guard import Candidate, Guard, Role, Turn
-from guard.evidence import EvidenceLinker
-from prompts import load_prompt
+from mirage_guard.calibration import CalibrationProfile, ProfileMode
+from mirage_guard.guard import Candidate, Guard, Role, Turn
+from mirage_guard.guard.evidence import EvidenceLinker
+from mirage_guard.prompts import load_prompt
 from tests.calibration.factories import make_profile
 from tests.fakes.embedder import HashingEmbedder
 

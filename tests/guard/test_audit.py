@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from guard import AuditResponse, Candidate, Label, Role, SelfAuditor, Turn, parse_audit
-from guard._audit import render_candidates
-from guard.errors import LLMOutputError
-from guard.llm import ScriptedLLM
-from prompts import load_prompt
+from mirage_guard.guard import AuditResponse, Candidate, Label, Role, SelfAuditor, Turn, parse_audit
+from mirage_guard.guard._audit import render_candidates
+from mirage_guard.guard.errors import LLMOutputError
+from mirage_guard.guard.llm import ScriptedLLM
+from mirage_guard.prompts import load_prompt
 from tests.fakes.llm import audit_for, audit_json, candidate_ids_in_prompt, verdict
 from tests.guard.conftest import PAPER_TURNS
 

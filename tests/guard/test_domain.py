@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from guard import (
+from mirage_guard.guard import (
     LABEL_TO_PROVENANCE,
     Action,
     AuditVerdict,

@@ -7,8 +7,17 @@ from collections.abc import Callable, Sequence
 import pytest
 from pydantic import BaseModel
 
-from guard import Action, AuditFailure, AuditMode, Guard, Label, Policy, Provenance, SelfAuditor
-from guard.errors import (
+from mirage_guard.guard import (
+    Action,
+    AuditFailure,
+    AuditMode,
+    Guard,
+    Label,
+    Policy,
+    Provenance,
+    SelfAuditor,
+)
+from mirage_guard.guard.errors import (
     LLMError,
     LLMOutputError,
     LLMRateLimitError,
@@ -16,7 +25,7 @@ from guard.errors import (
     LLMTimeoutError,
     LLMUnavailableError,
 )
-from guard.llm import FunctionLLM, LLMClient, Message, ScriptedLLM
+from mirage_guard.guard.llm import FunctionLLM, LLMClient, Message, ScriptedLLM
 from tests.fakes.llm import AUDIT_MODEL, audit_for, labelling_llm, raising_llm
 from tests.guard.conftest import PAPER_TURNS, STATED, STEREOTYPE, UNSUPPORTED, audit_profile
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import anyio
 import pytest
 
-from guard import (
+from mirage_guard.guard import (
     Action,
     AuditMode,
     AuditVerdict,
@@ -21,8 +21,8 @@ from guard import (
     SelfAuditor,
     Turn,
 )
-from guard.errors import InputError
-from guard.metrics import GuardMetrics
+from mirage_guard.guard.errors import InputError
+from mirage_guard.guard.metrics import GuardMetrics
 from tests.calibration.factories import make_profile
 from tests.fakes.llm import labelling_llm
 from tests.guard.conftest import PAPER_TURNS, STATED, STEREOTYPE, UNSUPPORTED, WRITER_B

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from guard import Candidate, Role, Turn
-from guard.evidence import FEATURE_NAMES, Embedder, EvidenceLinker
+from mirage_guard.guard import Candidate, Role, Turn
+from mirage_guard.guard.evidence import FEATURE_NAMES, Embedder, EvidenceLinker
 from tests.fakes.embedder import CountingEmbedder, HashingEmbedder
 from tests.guard.conftest import PAPER_TURNS
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from guard import Candidate, Role, Turn
-from guard.evidence import EvidenceLinker, shared_minilm
+from mirage_guard.guard import Candidate, Role, Turn
+from mirage_guard.guard.evidence import EvidenceLinker, shared_minilm
 from tests.fakes.embedder import CountingEmbedder
 from tests.guard.conftest import PAPER_TURNS, USER_TURN_IDS
 
@@ -124,8 +124,8 @@ def test_candidates_of_one_write_are_encoded_in_one_batch(counting: CountingEmbe
 
 
 def test_paper_example_end_to_end_with_the_shipped_profile() -> None:
-    from calibration import ProfileStore
-    from guard import Action, Guard, Provenance
+    from mirage_guard.calibration import ProfileStore
+    from mirage_guard.guard import Action, Guard, Provenance
 
     guard = Guard(
         linker=EvidenceLinker(shared_minilm()), evidence_profile=ProfileStore().evidence_only()

@@ -11,7 +11,7 @@ import litellm
 import pytest
 from pydantic import BaseModel
 
-from guard.errors import (
+from mirage_guard.guard.errors import (
     LLMAuthError,
     LLMError,
     LLMOutputError,
@@ -20,7 +20,7 @@ from guard.errors import (
     LLMTimeoutError,
     LLMUnavailableError,
 )
-from guard.llm import (
+from mirage_guard.guard.llm import (
     Completion,
     FunctionLLM,
     LiteLLMClient,

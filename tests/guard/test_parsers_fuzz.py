@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
-from guard import (
+from mirage_guard.guard import (
     Action,
     AuditFailure,
     AuditMode,
@@ -27,10 +27,10 @@ from guard import (
     SelfAuditor,
     parse_audit,
 )
-from guard.errors import LLMError, LLMOutputError
-from guard.evidence import EvidenceLinker
-from guard.extraction import CandidateExtractor, ExtractionOutput
-from guard.llm import FunctionLLM, Message, ScriptedLLM, parse_json_output
+from mirage_guard.guard.errors import LLMError, LLMOutputError
+from mirage_guard.guard.evidence import EvidenceLinker
+from mirage_guard.guard.extraction import CandidateExtractor, ExtractionOutput
+from mirage_guard.guard.llm import FunctionLLM, Message, ScriptedLLM, parse_json_output
 from tests.calibration.factories import make_profile
 from tests.fakes.embedder import HashingEmbedder
 from tests.guard.conftest import (

@@ -14,15 +14,15 @@ import pytest
 from typer import Typer
 from typer.testing import CliRunner
 
-import guard.decision_log as decision_log_module
-from guard import Action, Candidate, Decision, Provenance, Role, Turn
-from guard._pollution import (
+import mirage_guard.guard.decision_log as decision_log_module
+from mirage_guard.guard import Action, Candidate, Decision, Provenance, Role, Turn
+from mirage_guard.guard._pollution import (
     Granularity,
     PollutionSummary,
     reason_template,
     summarize,
 )
-from guard._pollution_report import (
+from mirage_guard.guard._pollution_report import (
     Regenerate,
     load_decisions,
     mask_url,
@@ -32,8 +32,13 @@ from guard._pollution_report import (
     report_pollution,
     write_report,
 )
-from guard.decision_log import DecisionLog, LoggedDecision, MemoryScope, WrittenDecision
-from guard.errors import ConfigError, InputError
+from mirage_guard.guard.decision_log import (
+    DecisionLog,
+    LoggedDecision,
+    MemoryScope,
+    WrittenDecision,
+)
+from mirage_guard.guard.errors import ConfigError, InputError
 
 T0 = datetime(2026, 11, 2, 9, 15, tzinfo=UTC)
 T1 = datetime(2026, 11, 2, 10, 40, tzinfo=UTC)
@@ -547,7 +552,7 @@ def test_chromium_renders_the_page(summary: PollutionSummary, tmp_path: Path) ->
 
 
 def test_mirage_report_pollution_is_wired_into_the_cli(db_url: str, tmp_path: Path) -> None:
-    from guard.cli import app
+    from mirage_guard.guard.cli import app
 
     out = tmp_path / "via-mirage.html"
     result = CliRunner().invoke(

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from calibration import ProfileMode, ProfileStore
-from guard import (
+from mirage_guard.calibration import ProfileMode, ProfileStore
+from mirage_guard.guard import (
     Action,
     AuditMode,
     AuditVerdict,
@@ -18,8 +18,8 @@ from guard import (
     Provenance,
     SelfAuditor,
 )
-from guard.errors import ProfileMismatchError
-from prompts import load_prompt
+from mirage_guard.guard.errors import ProfileMismatchError
+from mirage_guard.prompts import load_prompt
 from tests.calibration.factories import make_profile
 from tests.fakes.embedder import HashingEmbedder
 from tests.fakes.llm import labelling_llm

@@ -7,12 +7,12 @@ from importlib import resources
 
 import pytest
 
-from prompts import Prompt, PromptNotFoundError, available_prompts, load_prompt
+from mirage_guard.prompts import Prompt, PromptNotFoundError, available_prompts, load_prompt
 
 
 def test_self_audit_prompt_loads_from_the_package() -> None:
     p = load_prompt("self_audit")
-    on_disk = resources.files("prompts").joinpath("self_audit.md").read_text("utf-8")
+    on_disk = resources.files("mirage_guard.prompts").joinpath("self_audit.md").read_text("utf-8")
     assert p.name == "self_audit"
     assert p.text == on_disk
     assert "$conversation" in p.text

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from guard import Action, AuditFailure, AuditMode, GuardSettings
+from mirage_guard.guard import Action, AuditFailure, AuditMode, GuardSettings
 
 
 def test_defaults_are_offline_and_closed() -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from guard.llm import ScriptedLLM
+from mirage_guard.guard.llm import ScriptedLLM
 from tests.fakes.mem0 import (
     CONVERSATION,
     GENERATED_TEXT,
@@ -125,7 +125,7 @@ def test_extractor_failure_fails_closed(make_client: Client, store: InMemoryStor
 
 
 def test_writer_unavailable_is_503_and_retryable(make_client: Client) -> None:
-    from guard.errors import LLMUnavailableError
+    from mirage_guard.guard.errors import LLMUnavailableError
 
     client = make_client(writer=ScriptedLLM([LLMUnavailableError("down", model="w")]))
     r = client.post("/memories", json={"messages": CONVERSATION, "user_id": "u1"})
@@ -229,7 +229,7 @@ def test_metrics_have_low_cardinality_labels_and_logs_carry_no_memory_text(
 
 
 def _audit_fails(messages: Any, schema: Any) -> str:
-    from guard.extraction import ExtractionOutput
+    from mirage_guard.guard.extraction import ExtractionOutput
 
     if schema is ExtractionOutput:
         return conversation_reply()
@@ -240,9 +240,9 @@ def _audit_fails(messages: Any, schema: Any) -> str:
 def test_self_audit_failure_fails_closed_as_configured(
     data_dir: Any, store: InMemoryStore, on_failure: str, status: int
 ) -> None:
-    from guard import Guard, GuardSettings
-    from guard.llm import FunctionLLM
-    from guard.server import create_app
+    from mirage_guard.guard import Guard, GuardSettings
+    from mirage_guard.guard.llm import FunctionLLM
+    from mirage_guard.guard.server import create_app
     from tests.fakes.embedder import HashingEmbedder
 
     settings = GuardSettings(data_dir=data_dir, audit_mode="separate", on_audit_failure=on_failure)
@@ -266,7 +266,7 @@ def test_self_audit_failure_fails_closed_as_configured(
 
 
 def test_an_unreachable_remote_mem0_is_503(make_client: Client) -> None:
-    from adapters import RemoteMem0Backend
+    from mirage_guard.adapters import RemoteMem0Backend
 
     client = make_client(backend=RemoteMem0Backend("http://127.0.0.1:9", timeout_s=2.0))
     r = _add(client, {}, "I like tea", infer=False)
