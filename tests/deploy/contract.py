@@ -6,6 +6,7 @@ The code is the source of truth: metric names and labels come from a live
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import tomllib
@@ -55,6 +56,16 @@ def default_port() -> int:
 def setting_env_names() -> frozenset[str]:
     prefix = GuardSettings.model_config.get("env_prefix", "")
     return frozenset(f"{prefix}{name}".upper() for name in GuardSettings.model_fields)
+
+
+def wheel_packages() -> list[str]:
+    """The top-level folders the build hook installs under ``mirage_guard`` (read, not imported)."""
+    hook = pyproject()["tool"]["hatch"]["build"]["targets"]["wheel"]["hooks"]["custom"]["path"]
+    tree = ast.parse((REPO / hook).read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "PACKAGES":
+            return [str(name) for name in ast.literal_eval(node.value)]
+    raise AssertionError(f"{hook} defines no PACKAGES")
 
 
 def pyproject() -> dict[str, Any]:

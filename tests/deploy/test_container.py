@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -83,7 +84,8 @@ def test_torch_cpu_is_installed_before_the_project() -> None:
 
 def test_image_copies_every_wheel_package_and_the_readme() -> None:
     meta = contract.pyproject()
-    packages = meta["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"]
+    hook = meta["tool"]["hatch"]["build"]["targets"]["wheel"]["hooks"]["custom"]["path"]
+    packages = [*contract.wheel_packages(), str(Path(hook).parent)]
     copied = {args.split()[0] for args in _args("COPY")} | {
         src for args in _args("COPY") for src in args.split()[:-1]
     }
