@@ -6,22 +6,34 @@ One JSON object per line. Either the conversation is inline::
      "source_turn_id": "t2", "turns": [{"id": "t2", "role": "user", "content": "..."}]}
 
 or the line names a ``persona_id`` whose revealed facts (user turns) come from a personas file
-(the packaged MirageBench personas by default). ``label`` is the four-way taxonomy;
+(the packaged MirageBench personas by default), or a ``conversation_id`` whose turns come from a
+conversations file (one ``{"conversation_id": ..., "turns": [...]}`` per line; long multi-session
+histories, see ``benchmark/data/heldout/``). ``label`` is the four-way taxonomy;
 ``source_turn_id`` is required for GROUNDED / INFERRED_REASONABLE. ``split`` is optional.
+
+A claim may carry hand-written twins ``text_flat`` (no hedge word) and ``text_hedged``; a
+*variant* picks which text is scored (``flat`` strips hedge words where no twin was written), so
+every figure can be reported on a form whose phrasing carries no label.
+
+Conversations are keyed by ``persona_id`` when given (and a persona must always come with the
+same turns), else by their content (turn ids, roles and texts), never by turn ids alone: users'
+own files reuse ids like ``t1`` across conversations.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from importlib import resources
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
-from mirage_guard.guard._domain import Candidate, Label, Role, Turn
+from mirage_guard.guard import Candidate, Label, Role, Turn
 from mirage_guard.guard.errors import InputError
 
 
@@ -40,6 +52,49 @@ class _PersonaTurns(BaseModel):
         return [Turn(id=f.turn_id, role=Role.USER, content=f.text) for f in self.revealed_facts]
 
 
+class _ConvTurn(BaseModel):
+    """A turn as conversation files write it (session and date are kept out of the guard's Turn)."""
+
+    model_config = ConfigDict(extra="ignore")
+    id: str
+    role: Role
+    content: str
+
+    def turn(self) -> Turn:
+        return Turn(id=self.id, role=self.role, content=self.content)
+
+
+class _Conversation(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    conversation_id: str
+    turns: list[_ConvTurn]
+
+
+class TextVariant(StrEnum):
+    """Which form of a claim's text is scored."""
+
+    AS_WRITTEN = "as-written"
+    FLAT = "flat"  # the hand-written flat twin; hedge words removed where none was written
+    HEDGED = "hedged"  # the hand-written hedged twin; as written where none was written
+
+
+_HEDGE_WORDS = (
+    "probably|likely|maybe|perhaps|might|may|seems|seem|appears|apparently|presumably|possibly"
+)
+_HEDGE_PHRASES = re.compile(
+    r"\b(?:it seems(?: that| like)?|seems to be|appears to be|seems to|appears to|"
+    r"(?:most|very) likely|" + _HEDGE_WORDS + r")\b[ ,]*",
+    re.IGNORECASE,
+)
+
+
+def strip_hedges(text: str) -> str:
+    """Remove hedge words (for files without hand-written flat twins); grammar may suffer."""
+    out = _HEDGE_PHRASES.sub("", text)
+    out = re.sub(r"\s{2,}", " ", out).strip()
+    return out[:1].upper() + out[1:] if text[:1].isupper() else out
+
+
 class LabelledClaim(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
@@ -52,15 +107,30 @@ class LabelledClaim(BaseModel):
     split: str | None = None
     attribute_kind: str | None = None
     turns: list[Turn] | None = None
+    conversation_id: str | None = None
+    text_flat: str | None = None
+    text_hedged: str | None = None
+    phenomenon: str | None = None
+    style: str | None = None
 
     @model_validator(mode="after")
     def _check(self) -> LabelledClaim:
-        if self.turns is None and self.persona_id is None:
-            raise ValueError("a claim needs inline `turns` or a `persona_id`")
+        if self.turns is None and self.persona_id is None and self.conversation_id is None:
+            raise ValueError("a claim needs inline `turns`, a `persona_id` or a `conversation_id`")
         linked = self.label in (Label.GROUNDED, Label.INFERRED_REASONABLE)
         if linked and not self.source_turn_id:
             raise ValueError(f"{self.label.value} claims need a source_turn_id")
         return self
+
+    def variant(self, variant: TextVariant) -> LabelledClaim:
+        """This claim with the text of ``variant``."""
+        if variant is TextVariant.FLAT:
+            text = self.text_flat or strip_hedges(self.text)
+        elif variant is TextVariant.HEDGED:
+            text = self.text_hedged or self.text
+        else:
+            return self
+        return self.model_copy(update={"text": text or self.text})
 
 
 @dataclass(frozen=True)
@@ -101,27 +171,57 @@ def _read_jsonl(path: Path) -> Iterable[tuple[int, dict[str, object]]]:
         yield n, obj
 
 
+def resolve_data(path: Path, conversations: Path | None = None) -> tuple[Path, Path | None]:
+    """A set folder (``claims.jsonl`` + ``conversations.jsonl``) or a claims file."""
+    if path.is_dir():
+        claims = path / "claims.jsonl"
+        if not claims.is_file():
+            raise InputError(f"{path}: a data folder needs claims.jsonl")
+        conv = path / "conversations.jsonl"
+        return claims, conversations or (conv if conv.is_file() else None)
+    return path, conversations
+
+
 def load_examples(
     path: Path | None = None,
     *,
     personas: Path | None = None,
+    conversations: Path | None = None,
     split: str | None = None,
+    variant: TextVariant = TextVariant.AS_WRITTEN,
 ) -> list[Example]:
-    """Load labelled claims (default: the packaged ones), optionally one split only."""
-    path = path or packaged("claims.jsonl")
+    """Load labelled claims (default: the packaged ones), optionally one split only.
+
+    ``path`` may be a claims file or a set folder with ``claims.jsonl`` and
+    ``conversations.jsonl``; ``variant`` picks the text form that is scored.
+    """
+    path, conversations = resolve_data(path or packaged("claims.jsonl"), conversations)
     convs: dict[str, tuple[Turn, ...]] = {}
+    threads: dict[str, tuple[Turn, ...]] | None = None
+    inline_personas: dict[str, str] = {}
     persona_path = personas or packaged("personas.jsonl")
     out: list[Example] = []
     for n, obj in _read_jsonl(path):
         try:
-            claim = LabelledClaim.model_validate(obj)
+            claim = LabelledClaim.model_validate(obj).variant(variant)
         except ValidationError as exc:
             raise InputError(f"{path}:{n}: {exc.errors()[0]['msg']}") from exc
         if split is not None and claim.split != split:
             continue
         if claim.turns is not None:
-            conv_id = claim.persona_id or _conv_hash(claim.turns)
             turns = tuple(claim.turns)
+            conv_id = _inline_key(turns, claim.persona_id, inline_personas, f"{path}:{n}")
+        elif claim.conversation_id is not None:
+            if threads is None:
+                if conversations is None:
+                    raise InputError(
+                        f"{path}:{n}: claims name a conversation_id: pass a conversations file "
+                        "(or the set's folder)"
+                    )
+                threads = _load_conversations(conversations)
+            if claim.conversation_id not in threads:
+                raise InputError(f"{path}:{n}: unknown conversation_id {claim.conversation_id!r}")
+            conv_id, turns = claim.conversation_id, threads[claim.conversation_id]
         else:
             assert claim.persona_id is not None
             if not convs:
@@ -143,8 +243,42 @@ def load_examples(
     return out
 
 
-def _conv_hash(turns: Sequence[Turn]) -> str:
-    return hashlib.sha1("|".join(t.id for t in turns).encode()).hexdigest()[:12]
+def _inline_key(
+    turns: Sequence[Turn], persona_id: str | None, seen: dict[str, str], where: str
+) -> str:
+    """The persona names an inline conversation, and must always name the same one."""
+    key = conversation_key(turns)
+    if persona_id is None:
+        return key
+    if seen.setdefault(persona_id, key) != key:
+        raise InputError(
+            f"{where}: persona_id {persona_id!r} comes with other turns than on its earlier lines"
+        )
+    return persona_id
+
+
+def conversation_key(turns: Sequence[Turn]) -> str:
+    """A conversation's identity: every turn's id, role and text, in order."""
+    h = hashlib.sha256()
+    for t in turns:
+        for part in (t.id, t.role.value, t.content):
+            h.update(part.encode("utf-8"))
+            h.update(b"\x1f")
+        h.update(b"\x1e")
+    return f"conv-{h.hexdigest()[:16]}"
+
+
+def _load_conversations(path: Path) -> dict[str, tuple[Turn, ...]]:
+    out: dict[str, tuple[Turn, ...]] = {}
+    for n, obj in _read_jsonl(path):
+        try:
+            conv = _Conversation.model_validate(obj)
+        except ValidationError as exc:
+            raise InputError(f"{path}:{n}: {exc.errors()[0]['msg']}") from exc
+        if conv.conversation_id in out:
+            raise InputError(f"{path}:{n}: duplicate conversation_id {conv.conversation_id!r}")
+        out[conv.conversation_id] = tuple(t.turn() for t in conv.turns)
+    return out
 
 
 def _load_persona_turns(path: Path) -> dict[str, tuple[Turn, ...]]:

@@ -19,6 +19,7 @@ import numpy as np
 
 from mirage_guard.guard._domain import Candidate, EvidenceLink, Role, Turn
 from mirage_guard.guard.evidence import _text as tx
+from mirage_guard.guard.evidence._discourse import SentenceUse, sentence_use
 from mirage_guard.guard.evidence._embedder import Embedder, Vectors
 
 KINDS: tuple[str, ...] = tuple(
@@ -58,6 +59,14 @@ class _Unit:
 
     turn_id: str
     text: str
+
+
+def evidence_units(turns: Sequence[Turn]) -> list[_Unit]:
+    """The sentences of user turns that can be evidence about the user, turn by turn, in order."""
+    return [
+        _Unit(t.id, s) for t in turns if t.role is Role.USER and t.content.strip()
+        for s in tx.sentences(t.content) if sentence_use(s) is SentenceUse.EVIDENCE
+    ]  # fmt: skip
 
 
 def _key(text: str) -> str:
@@ -148,11 +157,13 @@ class EvidenceLinker:
 
     def link(self, turns: Sequence[Turn], candidates: Sequence[Candidate]) -> list[EvidenceLink]:
         """One EvidenceLink per candidate, same order. Only user turns are evidence."""
-        units = [
-            _Unit(t.id, s) for t in turns if t.role is Role.USER and t.content.strip()
-            for s in tx.sentences(t.content)
-        ]  # fmt: skip
-        turn_text = {t.id: t.content for t in turns if t.role is Role.USER}
+        units = evidence_units(turns)
+        # per turn, only the sentences that can be evidence about the user (not questions to
+        # or remarks about the other party): they alone feed the lexical checks too
+        by_turn: dict[str, list[str]] = {}
+        for u in units:
+            by_turn.setdefault(u.turn_id, []).append(u.text)
+        turn_text = {tid: " ".join(parts) for tid, parts in by_turn.items()}
         unit_vecs, cand_vecs = self._encode([u.text for u in units], [c.text for c in candidates])
         cand_kinds = self._kind_scores(cand_vecs) if len(candidates) else np.zeros((0, len(KINDS)))
         if not units:

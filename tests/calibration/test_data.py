@@ -8,7 +8,12 @@ from typing import Any
 
 import pytest
 
-from mirage_guard.calibration._data import group_by_conversation, load_examples
+from mirage_guard.calibration._data import (
+    TextVariant,
+    group_by_conversation,
+    load_examples,
+    strip_hedges,
+)
 from mirage_guard.guard import Label, Role
 from mirage_guard.guard.errors import InputError
 
@@ -127,3 +132,115 @@ def test_linked_label_citing_an_assistant_turn_is_an_input_error(tmp_path: Path)
     )  # fmt: skip
     with pytest.raises(InputError, match="user turn"):
         load_examples(claims)
+
+
+# ------------------------------------------------------- conversation keys, sets, text variants
+def _inline(claim_id: str, text: str, turns: list[dict[str, str]], **extra: Any) -> dict[str, Any]:
+    label = extra.pop("label", "GROUNDED")
+    source = extra.pop("source_turn_id", "t1" if label == "GROUNDED" else None)
+    return {"claim_id": claim_id, "text": text, "label": label, "source_turn_id": source,
+            "turns": turns, **extra}  # fmt: skip
+
+
+ALICE = [{"id": "t1", "role": "user", "content": "I keep bees on my roof."}]
+BOB = [{"id": "t1", "role": "user", "content": "I repair vintage motorbikes."}]
+
+
+def test_conversations_that_reuse_turn_ids_are_not_merged(tmp_path: Path) -> None:
+    claims = write(
+        tmp_path / "c.jsonl",
+        [_inline("a", "Keeps bees", ALICE), _inline("b", "Repairs motorbikes", BOB),
+         _inline("a2", "Has a roof garden", ALICE, label="FABRICATED")],
+    )  # fmt: skip
+    examples = load_examples(claims)
+    groups = group_by_conversation(examples)
+    assert len(groups) == 2
+    by_id = {e.claim.claim_id: e for e in examples}
+    assert by_id["a"].conversation_id == by_id["a2"].conversation_id
+    assert by_id["a"].conversation_id != by_id["b"].conversation_id
+    assert by_id["b"].turns[0].content == "I repair vintage motorbikes."
+
+
+def test_a_persona_id_names_the_conversation_but_groups_it_the_same(tmp_path: Path) -> None:
+    rows = [_inline("a", "Keeps bees", ALICE), _inline("b", "Repairs motorbikes", BOB)]
+    plain = load_examples(write(tmp_path / "plain.jsonl", rows))
+    named = load_examples(
+        write(
+            tmp_path / "named.jsonl",
+            [{**r, "persona_id": p} for r, p in zip(rows, "AB", strict=True)],
+        )
+    )
+    assert [e.conversation_id for e in named] == ["A", "B"]
+    assert [len(g) for g in group_by_conversation(plain).values()] == [
+        len(g) for g in group_by_conversation(named).values()
+    ]
+
+
+def test_a_persona_id_with_other_turns_is_an_input_error(tmp_path: Path) -> None:
+    rows = [_inline("a", "Keeps bees", ALICE, persona_id="A"),
+            _inline("b", "Repairs motorbikes", BOB, persona_id="A")]  # fmt: skip
+    with pytest.raises(InputError, match="other turns"):
+        load_examples(write(tmp_path / "c.jsonl", rows))
+
+
+def test_a_set_folder_reads_claims_against_its_conversations(tmp_path: Path) -> None:
+    folder = tmp_path / "set"
+    folder.mkdir()
+    write(
+        folder / "conversations.jsonl",
+        [{"conversation_id": "k1", "kind": "two-people", "turns": [
+            {"id": "k1-s1-t01", "session": 1, "date": "2026-03-01", "role": "user",
+             "content": "We live in Boston."},
+            {"id": "k1-s1-t02", "session": 1, "role": "assistant", "content": "Nice city."},
+            {"id": "k1-s2-t01", "session": 2, "role": "user",
+             "content": "Actually we moved to Denver."}]}],
+    )  # fmt: skip
+    write(
+        folder / "claims.jsonl",
+        [{"claim_id": "x1", "conversation_id": "k1", "text": "Lives in Denver",
+          "label": "GROUNDED", "source_turn_id": "k1-s2-t01", "phenomenon": "current"},
+         {"claim_id": "x2", "conversation_id": "k1", "text": "Lives in Boston",
+          "label": "FABRICATED", "source_turn_id": None}],
+    )  # fmt: skip
+    examples = load_examples(folder)
+    assert [e.conversation_id for e in examples] == ["k1", "k1"]
+    assert [t.id for t in examples[0].turns] == ["k1-s1-t01", "k1-s1-t02", "k1-s2-t01"]
+    assert examples[0].claim.phenomenon == "current"
+    with pytest.raises(InputError, match="conversations file"):
+        load_examples(folder / "claims.jsonl")
+    bad = write(tmp_path / "bad.jsonl", [{"claim_id": "z", "conversation_id": "nope",
+                                          "text": "x", "label": "FABRICATED"}])  # fmt: skip
+    with pytest.raises(InputError, match="unknown conversation_id"):
+        load_examples(bad, conversations=folder / "conversations.jsonl")
+
+
+def test_text_variants_use_the_hand_written_twins_or_strip_hedges(tmp_path: Path) -> None:
+    claims = write(
+        tmp_path / "c.jsonl",
+        [_inline("a", "Probably keeps bees", ALICE, text_flat="Keeps bees",
+                 text_hedged="Probably keeps bees"),
+         _inline("b", "It seems she most likely keeps bees", ALICE)],
+    )  # fmt: skip
+    flat = {e.claim.claim_id: e.claim.text for e in load_examples(claims, variant=TextVariant.FLAT)}
+    assert flat == {"a": "Keeps bees", "b": "She keeps bees"}
+    hedged = load_examples(claims, variant=TextVariant.HEDGED)
+    assert [e.claim.text for e in hedged] == [
+        "Probably keeps bees",
+        "It seems she most likely keeps bees",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "flat"),
+    [
+        ("Probably owns a soldering iron.", "Owns a soldering iron."),
+        (
+            "Your day-to-day likely involves payment systems.",
+            "Your day-to-day involves payment systems.",
+        ),
+        ("She is probably a nurse", "She is a nurse"),
+        ("Lives in Lisbon", "Lives in Lisbon"),
+    ],
+)
+def test_strip_hedges(text: str, flat: str) -> None:
+    assert strip_hedges(text) == flat

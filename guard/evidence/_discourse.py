@@ -1,0 +1,69 @@
+"""Which sentences of a user turn can be evidence for a fact about the user.
+
+In a real conversation the user also asks the other party about *their* life ("How long have you
+been married?", "You play any instruments?") and remarks on it ("That charity race sounds great,
+Mel!"). Those sentences share words with a memory entry about the other person, but they say
+nothing about the user; counted as evidence they turn the other person's facts into the user's.
+A sentence is kept as evidence unless it is about the other party and not about the speaker:
+a question, or a remark addressed to "you" / by name, with no first-person word in it. Requests
+that reveal the speaker ("can you help me plan my wedding?") keep their first person and stay.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
+_FIRST = "i i'm i've i'd i'll me my mine myself we we're we've we'd we'll us our ours ourselves"
+FIRST_PERSON = frozenset([*_FIRST.split(), "im", "ive", "id"])
+_SECOND = "you you're you've you'd you'll your yours yourself yourselves u ur ya ya'll y'all"
+SECOND_PERSON = frozenset(_SECOND.split())
+_OPENERS = (
+    "who whom whose what which when where why how do does did is are was were have has had can "
+    "could would will should shall may might am aren't isn't don't doesn't didn't won't"
+)
+_QUESTION_OPENERS = frozenset(_OPENERS.split())
+# reactions to the other party's news: "Congrats on the new job!", "Sounds like a great trip."
+_REACTION = re.compile(
+    r"^(?:congrats|congratulations|good luck|happy birthday|happy anniversary|sorry to hear|"
+    r"sorry about|that sounds|sounds (?:like|great|fun|amazing|awesome|lovely|rough|hard)|"
+    r"how (?:exciting|fun|cool|lovely|awful)|wow|aww?|omg|so happy for|glad (?:to hear|the|that)|"
+    r"hope (?:you|the|it|your)|well done|nice one|what a)\b",
+    re.IGNORECASE,
+)
+# ", Mel!" / ", Mel." / ", Mel?" at the end, or "Mel," at the start: the other party by name
+_VOCATIVE = re.compile(r"(?:,\s*[A-Z][a-z]+[!?.]*\s*$)|(?:^[A-Z][a-z]+,\s)")
+
+
+class SentenceUse(StrEnum):
+    """Why a user sentence is or is not evidence about the user."""
+
+    EVIDENCE = "evidence"
+    QUESTION_TO_OTHER = "question_to_other"
+    REMARK_ABOUT_OTHER = "remark_about_other"
+
+
+def _words(sentence: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(sentence)]
+
+
+def is_question(sentence: str) -> bool:
+    s = sentence.strip()
+    if s.endswith("?"):
+        return True
+    words = _words(s)
+    return bool(words) and words[0] in _QUESTION_OPENERS and s.endswith(("?", "?!", "??"))
+
+
+def sentence_use(sentence: str) -> SentenceUse:
+    """Whether a sentence the *user* said can support a fact about the user."""
+    words = set(_words(sentence))
+    if words & FIRST_PERSON:
+        return SentenceUse.EVIDENCE
+    if is_question(sentence):
+        return SentenceUse.QUESTION_TO_OTHER
+    s = sentence.strip()
+    if words & SECOND_PERSON or _VOCATIVE.search(s) or _REACTION.search(s):
+        return SentenceUse.REMARK_ABOUT_OTHER
+    return SentenceUse.EVIDENCE

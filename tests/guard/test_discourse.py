@@ -1,0 +1,47 @@
+"""Questions to and remarks about the other party are not evidence about the user."""
+
+from __future__ import annotations
+
+import pytest
+
+from mirage_guard.guard import Role, Turn
+from mirage_guard.guard.evidence._discourse import SentenceUse, sentence_use
+from mirage_guard.guard.evidence._linker import evidence_units
+
+
+@pytest.mark.parametrize(
+    ("sentence", "use"),
+    [
+        ("How long have you been married?", SentenceUse.QUESTION_TO_OTHER),
+        ("You play any instruments?", SentenceUse.QUESTION_TO_OTHER),
+        ("Is it safe to take ibuprofen with coffee?", SentenceUse.QUESTION_TO_OTHER),
+        ("That charity race sounds great, Mel!", SentenceUse.REMARK_ABOUT_OTHER),
+        ("Mel, that looks amazing.", SentenceUse.REMARK_ABOUT_OTHER),
+        ("Congrats on the new job!", SentenceUse.REMARK_ABOUT_OTHER),
+        ("Hope your knee is better.", SentenceUse.REMARK_ABOUT_OTHER),
+        ("You must be exhausted after that shift.", SentenceUse.REMARK_ABOUT_OTHER),
+        # the speaker's own facts stay evidence, negated ones included (scored elsewhere)
+        ("I haven't done pottery yet.", SentenceUse.EVIDENCE),
+        ("Went climbing last weekend.", SentenceUse.EVIDENCE),
+        ("Can you help me plan my wedding?", SentenceUse.EVIDENCE),
+        ("Should I quit my job at the bakery?", SentenceUse.EVIDENCE),
+        ("My sister is a nurse.", SentenceUse.EVIDENCE),
+        ("Finally finished the marathon.", SentenceUse.EVIDENCE),
+    ],
+)
+def test_sentence_use(sentence: str, use: SentenceUse) -> None:
+    assert sentence_use(sentence) is use
+
+
+def test_evidence_units_keep_only_the_users_own_sentences_in_order() -> None:
+    turns = [
+        Turn(id="t1", role=Role.USER, content="How long have you been married? I got engaged!"),
+        Turn(id="t2", role=Role.ASSISTANT, content="Five years. I play the clarinet."),
+        Turn(id="t3", role=Role.USER, content="You play any instruments?"),
+        Turn(id="t4", role=Role.USER, content="I teach piano. Congrats on the anniversary!"),
+    ]
+    units = evidence_units(turns)
+    assert [(u.turn_id, u.text) for u in units] == [
+        ("t1", "I got engaged!"),
+        ("t4", "I teach piano."),
+    ]
