@@ -25,7 +25,7 @@ from mirage_guard.adapters._guarded import (
 from mirage_guard.adapters._mem0 import EMBEDDING_DIMS, Mem0Backend, embedded_mem0_config
 from mirage_guard.adapters._mem0_extraction import Mem0PromptExtractor
 from mirage_guard.adapters._remote import RemoteMem0Backend
-from mirage_guard.guard.decision_log import MemoryScope
+from mirage_guard.adapters._scope import MemoryScope
 
 __all__ = [
     "EMBEDDING_DIMS",

@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from mirage_guard.guard.decision_log import MemoryScope
+from mirage_guard.adapters._scope import MemoryScope
 from mirage_guard.guard.errors import InputError
 
 # Keys the guard owns inside a memory's metadata; callers may neither set nor change them.

@@ -15,8 +15,7 @@ from typing import Literal
 
 import numpy as np
 
-from mirage_guard.guard.evidence import Embedder
-from mirage_guard.guard.evidence._embedder import Vectors
+from mirage_guard.guard.evidence import Embedder, Vectors
 
 
 class _Request:

@@ -34,26 +34,27 @@ from mirage_guard.adapters._backend import (
     MemoryBackend,
     matches,
 )
-from mirage_guard.adapters._embedding import CachingEmbedder
-from mirage_guard.adapters._mem0 import Mem0Backend
-from mirage_guard.adapters._remote import RemoteMem0Backend
-from mirage_guard.guard import Guard
-from mirage_guard.guard._domain import (
-    Action,
-    AuditVerdict,
-    Candidate,
-    Decision,
-    MemoryStatus,
-    Provenance,
-    Role,
-    Turn,
-)
-from mirage_guard.guard._pipeline import LinkerThread
-from mirage_guard.guard.decision_log import (
+from mirage_guard.adapters._decision_log import (
     DEFAULT_TENANT,
     DecisionLog,
     MemoryScope,
     WrittenDecision,
+)
+from mirage_guard.adapters._embedding import CachingEmbedder
+from mirage_guard.adapters._mem0 import Mem0Backend
+from mirage_guard.adapters._prometheus import GuardMetrics
+from mirage_guard.adapters._remote import RemoteMem0Backend
+from mirage_guard.guard import (
+    Action,
+    AuditVerdict,
+    Candidate,
+    Decision,
+    Guard,
+    LinkerThread,
+    MemoryStatus,
+    Provenance,
+    Role,
+    Turn,
 )
 from mirage_guard.guard.errors import (
     BackendError,
@@ -65,7 +66,6 @@ from mirage_guard.guard.errors import (
 from mirage_guard.guard.evidence import Embedder, shared_minilm
 from mirage_guard.guard.extraction import CandidateExtractor, Extractor
 from mirage_guard.guard.llm import LLMClient, RetryingLLM, create_llm
-from mirage_guard.guard.metrics import GuardMetrics
 from mirage_guard.guard.settings import AuditMode, GuardSettings
 
 T = TypeVar("T")

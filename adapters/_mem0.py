@@ -19,7 +19,7 @@ import anyio.to_thread
 
 from mirage_guard.adapters._backend import Item, MemoryBackend
 from mirage_guard.adapters._embedding import Mem0Embedding
-from mirage_guard.guard.decision_log import MemoryScope
+from mirage_guard.adapters._scope import MemoryScope
 from mirage_guard.guard.errors import (
     BackendError,
     BackendUnavailableError,

@@ -15,7 +15,7 @@ from importlib import metadata
 from pydantic import BaseModel, ConfigDict, Field
 
 from mirage_guard.adapters._mem0 import _import_mem0
-from mirage_guard.guard._domain import Candidate, Role, Turn
+from mirage_guard.guard import Candidate, Role, Turn
 from mirage_guard.guard.extraction import ExtractionResult
 from mirage_guard.guard.llm import LLMClient, Message, SamplingParams
 

@@ -6,25 +6,41 @@ resumable directory (manifest + append-only JSONL records + call cache); ``analy
 ``write_report`` turn it into figures. The metrics are pure functions in
 :mod:`mirage_guard.benchmark.metrics`.
 
-CLI: ``mirage bench run|report|judge-sample|judge-agreement`` and ``mirage perf harness``.
+Commands (``mirage bench run|report|judge-sample|judge-agreement``, ``mirage perf harness``) live
+in :mod:`mirage_guard.adapters.cli`; this package has no CLI framework, so importing
+:mod:`mirage_guard.benchmark.metrics` loads no typer.
+
+May import: :mod:`mirage_guard.guard`, :mod:`mirage_guard.prompts`, numpy, scipy, rich (progress
+bars), matplotlib and jinja2 (the ``bench`` extra, lazily). Never: :mod:`mirage_guard.calibration`,
+:mod:`mirage_guard.adapters`.
 """
 
 from mirage_guard.benchmark import metrics
 from mirage_guard.benchmark._analysis import RunAnalysis, analyse
 from mirage_guard.benchmark._cache import CACHE_KEY_EXCLUDE, CachedLLM, DiskCache, prompt_scope
-from mirage_guard.benchmark._cli import bench_app
 from mirage_guard.benchmark._config import GuardArm, RunConfig, RuntimeOptions, Stage
 from mirage_guard.benchmark._guard_arm import ClaimTagger
 from mirage_guard.benchmark._judge_validation import (
     AgreementReport,
     BlindItem,
+    agreement_json,
     compare,
     draw_sample,
+    judge_labels,
+    read_labels,
+    write_jsonl,
 )
 from mirage_guard.benchmark._limits import ConcurrencyLimits, LimitedLLM
-from mirage_guard.benchmark._offline import offline_answer, offline_llm
-from mirage_guard.benchmark._perf import perf_harness
+from mirage_guard.benchmark._offline import is_offline, offline_answer, offline_llm
+from mirage_guard.benchmark._perf import (
+    CachedRerunFigures,
+    ConcurrencyFigures,
+    measure_cached_rerun,
+    measure_concurrency,
+    measure_event_loop,
+)
 from mirage_guard.benchmark._persona_drafting import draft_persona
+from mirage_guard.benchmark._progress import RichProgress
 from mirage_guard.benchmark._records import (
     AccumRoundRecord,
     GuardTagRecord,
@@ -38,9 +54,14 @@ from mirage_guard.benchmark._records import (
 )
 from mirage_guard.benchmark._report import ReportFiles, write_report
 from mirage_guard.benchmark._rundir import RunDirectory, RunManifest
-from mirage_guard.benchmark._runner import BenchmarkRun, RunSummary
+from mirage_guard.benchmark._runner import (
+    BenchmarkRun,
+    ProviderFactory,
+    RunSummary,
+    litellm_provider,
+)
 from mirage_guard.benchmark._schemas import Accuracy
-from mirage_guard.benchmark._tasks import Task
+from mirage_guard.benchmark._tasks import Task, parse_tasks
 from mirage_guard.benchmark.personas import (
     Persona,
     PersonaGroup,
@@ -57,7 +78,9 @@ __all__ = [
     "BenchmarkRun",
     "BlindItem",
     "CachedLLM",
+    "CachedRerunFigures",
     "ClaimTagger",
+    "ConcurrencyFigures",
     "ConcurrencyLimits",
     "DiskCache",
     "GuardArm",
@@ -68,10 +91,12 @@ __all__ = [
     "Persona",
     "PersonaGroup",
     "ProbeRecord",
+    "ProviderFactory",
     "Record",
     "ReportFiles",
     "RetentionPolicy",
     "RevealedFact",
+    "RichProgress",
     "RunAnalysis",
     "RunConfig",
     "RunDirectory",
@@ -82,17 +107,25 @@ __all__ = [
     "Stage",
     "Task",
     "TaskRecord",
+    "agreement_json",
     "analyse",
-    "bench_app",
     "compare",
     "draft_persona",
     "draw_sample",
+    "is_offline",
+    "judge_labels",
+    "litellm_provider",
     "load_personas",
+    "measure_cached_rerun",
+    "measure_concurrency",
+    "measure_event_loop",
     "metrics",
     "offline_answer",
     "offline_llm",
-    "perf_harness",
+    "parse_tasks",
     "prompt_scope",
+    "read_labels",
     "select_personas",
+    "write_jsonl",
     "write_report",
 ]

@@ -27,7 +27,7 @@ from mirage_guard.benchmark._rundir import RunDirectory, RunManifest
 from mirage_guard.benchmark._schemas import Accuracy
 from mirage_guard.benchmark._tasks import Task
 from mirage_guard.benchmark.personas import PersonaGroup
-from mirage_guard.guard._domain import Action, Label
+from mirage_guard.guard import Action, Label
 
 
 class Shares(BaseModel):

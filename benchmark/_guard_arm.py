@@ -10,7 +10,7 @@ from mirage_guard.benchmark._cache import DiskCache, cache_key
 from mirage_guard.benchmark._records import GuardClaimDecision, JudgeClaimRecord, StoredMemoryItem
 from mirage_guard.benchmark._schemas import MemoryItem
 from mirage_guard.benchmark._stages import Evidence, normalise
-from mirage_guard.guard._domain import Action, Candidate, Decision, Role, Turn
+from mirage_guard.guard import Action, Candidate, Decision, Guard, Role, Turn
 
 
 class ClaimTagger(Protocol):
@@ -31,9 +31,7 @@ GuardFactory = Callable[[], ClaimTagger]
 
 
 def default_guard_factory() -> ClaimTagger:
-    """``mirage_guard.guard.Guard`` from the environment's settings (imported lazily)."""
-    from mirage_guard.guard import Guard
-
+    """``mirage_guard.guard.Guard`` from the environment's settings."""
     tagger: ClaimTagger = Guard.from_settings()
     return tagger
 

@@ -20,7 +20,7 @@ from mirage_guard.benchmark import metrics as m
 from mirage_guard.benchmark._records import JudgeRecord, JudgeTarget
 from mirage_guard.benchmark._rundir import RunDirectory
 from mirage_guard.benchmark.personas import Persona, load_personas
-from mirage_guard.guard._domain import Label
+from mirage_guard.guard import Label
 from mirage_guard.guard.errors import InputError
 
 
@@ -143,5 +143,5 @@ def compare(human: dict[str, Label], judge: dict[str, Label]) -> AgreementReport
     )
 
 
-def dumps(report: AgreementReport) -> str:
+def agreement_json(report: AgreementReport) -> str:
     return json.dumps(report.model_dump(), indent=2)

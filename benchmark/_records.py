@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from mirage_guard.benchmark._schemas import Accuracy, MemoryItem, ProbeItem, SelfAuditClaim
 from mirage_guard.benchmark._tasks import Task
 from mirage_guard.benchmark.personas import PersonaGroup
-from mirage_guard.guard._domain import Action, Label, Provenance
+from mirage_guard.guard import Action, Label, Provenance
 from mirage_guard.guard.llm import Completion
 
 

@@ -23,6 +23,7 @@ from mirage_guard.benchmark._guard_arm import (
     CachedTagger,
     ClaimTagger,
     GuardFactory,
+    default_guard_factory,
     guard_memory_update,
     tag_task_claims,
 )
@@ -382,8 +383,6 @@ class BenchmarkRun:
     def tagger(self) -> ClaimTagger:
         if self._tagger is None:
             if self.guard_factory is None:
-                from mirage_guard.benchmark._guard_arm import default_guard_factory
-
                 self.guard_factory = default_guard_factory
             self._tagger = CachedTagger(self.guard_factory(), self.cache)
         return self._tagger

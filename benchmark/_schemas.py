@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mirage_guard.guard._domain import Label
+from mirage_guard.guard import Label
 
 
 class Accuracy(StrEnum):

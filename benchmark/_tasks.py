@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from mirage_guard.guard.errors import InputError
 from mirage_guard.prompts import Prompt, load_prompt
 
 
@@ -56,8 +57,6 @@ PAPER_TASK_KEYS: dict[Task, str] = {
 def parse_tasks(values: list[str] | None) -> list[Task]:
     if not values:
         return list(Task)
-    from mirage_guard.guard.errors import InputError
-
     out: list[Task] = []
     for value in values:
         for part in value.split(","):

@@ -14,7 +14,7 @@ from typing import NamedTuple, TypeVar
 import numpy as np
 from scipy import stats
 
-from mirage_guard.guard._domain import Label
+from mirage_guard.guard import Label
 
 K = TypeVar("K", bound=Hashable)
 LABELS: tuple[Label, ...] = tuple(Label)

@@ -16,7 +16,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError, model_validator
 
-from mirage_guard.guard._domain import Role, Turn
+from mirage_guard.guard import Role, Turn
 from mirage_guard.guard.errors import InputError
 
 NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]

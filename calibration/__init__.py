@@ -1,25 +1,60 @@
-"""Calibration: per-model profiles that give a guard score its meaning, and jobs to fit them."""
+"""Calibration: fit the per-model profiles that give a guard score its meaning, and evaluate the
+guard on labelled claims.
 
-from mirage_guard.calibration._profile import (
-    AUDIT_FEATURES,
-    CalibrationProfile,
-    DataRef,
-    LogisticModel,
-    ProfileMode,
-    audit_features,
-    feature_version,
-    make_profile_id,
+What lives here: the labelled-claims loader, feature tables, threshold / logistic fitting
+(scikit-learn), self-audit verdict jobs, and the evaluation behind ``mirage guard eval``. The
+profiles themselves and their store belong to the core (:mod:`mirage_guard.guard.scoring`), so
+the guard never imports this package.
+
+May import: :mod:`mirage_guard.guard`, :mod:`mirage_guard.prompts`, numpy, scipy, scikit-learn.
+Never: :mod:`mirage_guard.benchmark`, :mod:`mirage_guard.adapters`, a CLI or web framework.
+"""
+
+from mirage_guard.calibration._audit_jobs import collect_verdicts, load_verdicts, save_verdicts
+from mirage_guard.calibration._data import (
+    Example,
+    LabelledClaim,
+    group_by_conversation,
+    load_examples,
+    packaged,
 )
-from mirage_guard.calibration._store import ProfileStore
+from mirage_guard.calibration._eval import EvalReport, decide_all, evaluate
+from mirage_guard.calibration._evaluate import build_eval_guard, run_eval
+from mirage_guard.calibration._fit import (
+    Objective,
+    choose_threshold,
+    cluster_bootstrap,
+    precision_recall_at,
+)
+from mirage_guard.calibration._jobs import (
+    FeatureTable,
+    featurize,
+    fit_profile,
+    oi_scores,
+    summarize_scores,
+)
 
 __all__ = [
-    "AUDIT_FEATURES",
-    "CalibrationProfile",
-    "DataRef",
-    "LogisticModel",
-    "ProfileMode",
-    "ProfileStore",
-    "audit_features",
-    "feature_version",
-    "make_profile_id",
+    "EvalReport",
+    "Example",
+    "FeatureTable",
+    "LabelledClaim",
+    "Objective",
+    "build_eval_guard",
+    "choose_threshold",
+    "cluster_bootstrap",
+    "collect_verdicts",
+    "decide_all",
+    "evaluate",
+    "featurize",
+    "fit_profile",
+    "group_by_conversation",
+    "load_examples",
+    "load_verdicts",
+    "oi_scores",
+    "packaged",
+    "precision_recall_at",
+    "run_eval",
+    "save_verdicts",
+    "summarize_scores",
 ]

@@ -9,8 +9,7 @@ from pathlib import Path
 import anyio
 
 from mirage_guard.calibration._data import Example, group_by_conversation
-from mirage_guard.guard._audit import SelfAuditor
-from mirage_guard.guard._domain import AuditVerdict
+from mirage_guard.guard import AuditVerdict, SelfAuditor
 from mirage_guard.guard.errors import InputError, LLMError
 
 

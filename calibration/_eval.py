@@ -10,7 +10,7 @@ from sklearn.metrics import cohen_kappa_score, precision_recall_fscore_support, 
 
 from mirage_guard.calibration._data import Example, group_by_conversation
 from mirage_guard.calibration._fit import cluster_bootstrap
-from mirage_guard.guard._domain import AuditVerdict, Decision, Label, Provenance
+from mirage_guard.guard import AuditVerdict, Decision, Guard, Label, Provenance
 
 PROVENANCES = (Provenance.STATED, Provenance.INFERRED, Provenance.GENERATED)
 
@@ -40,14 +40,11 @@ class EvalReport(BaseModel):
 
 
 async def decide_all(
-    guard: object,
+    guard: Guard,
     examples: Sequence[Example],
     verdicts: Mapping[str, AuditVerdict] | None = None,
 ) -> dict[str, Decision]:
     """Run the real guard over each conversation's claims (one write per conversation)."""
-    from mirage_guard.guard._pipeline import Guard
-
-    assert isinstance(guard, Guard)
     out: dict[str, Decision] = {}
     for group in group_by_conversation(examples).values():
         audit = [verdicts[e.claim.claim_id] for e in group] if verdicts is not None else None

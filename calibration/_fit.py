@@ -12,8 +12,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import precision_recall_curve, roc_auc_score
 from sklearn.preprocessing import StandardScaler
 
-from mirage_guard.calibration._profile import LogisticModel
 from mirage_guard.guard.errors import InputError
+from mirage_guard.guard.scoring import LogisticModel
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -101,7 +101,7 @@ def cluster_bootstrap(
 ) -> dict[str, list[float]]:
     """95 % percentile CIs for AUROC, precision and recall, resampling whole conversations."""
     rng = np.random.default_rng(seed)
-    ids = sorted(set(clusters))
+    ids = list(dict.fromkeys(clusters))  # first-appearance order: figures never depend on names
     index = {c: np.flatnonzero(np.asarray(clusters) == c) for c in ids}
     stats: dict[str, list[float]] = {"auroc": [], "precision": [], "recall": []}
     for _ in range(n_boot):

@@ -19,7 +19,9 @@ from mirage_guard.calibration._fit import (
     fit_logistic,
     precision_recall_at,
 )
-from mirage_guard.calibration._profile import (
+from mirage_guard.guard import AuditVerdict, Label
+from mirage_guard.guard.evidence import FEATURE_NAMES, EvidenceLinker
+from mirage_guard.guard.scoring import (
     AUDIT_FEATURES,
     CalibrationProfile,
     DataRef,
@@ -28,8 +30,6 @@ from mirage_guard.calibration._profile import (
     feature_version,
     make_profile_id,
 )
-from mirage_guard.guard._domain import AuditVerdict, Label
-from mirage_guard.guard.evidence import FEATURE_NAMES, EvidenceLinker
 
 
 @dataclass

@@ -1,11 +1,19 @@
-"""mirage-guard: provenance tagging for LLM memory writes.
+"""mirage-guard's core: provenance tagging for LLM memory writes.
 
 Every attribute about a user is tagged **stated**, **inferred** (with the ``source_turn_id`` of
 its evidence) or **generated** (no evidence), and stored, stored as a hypothesis, quarantined or
 blocked accordingly.
-"""
 
-from typing import TYPE_CHECKING, Any
+What lives here: the domain model (turns, candidates, decisions), typed errors
+(:mod:`.errors`), settings (:mod:`.settings`), the language-model seam (:mod:`.llm`), the
+evidence linker (:mod:`.evidence`), self-audit, candidate extraction (:mod:`.extraction`),
+calibration profiles and their store (:mod:`.scoring`), the policy, and the :class:`Guard`
+pipeline, which reports through a :class:`GuardObserver`.
+
+May import: :mod:`mirage_guard.prompts`, pydantic, numpy, anyio, httpx (litellm lazily, inside
+:mod:`.llm`). Never: calibration, benchmark, adapters, a web framework, an ORM, a store SDK, a
+CLI framework or a metrics client (``lint-imports`` checks it).
+"""
 
 from mirage_guard.guard._audit import AuditResponse, SelfAuditor, parse_audit
 from mirage_guard.guard._domain import (
@@ -21,26 +29,16 @@ from mirage_guard.guard._domain import (
     Role,
     Turn,
 )
+from mirage_guard.guard._observer import STAGES, GuardObserver, NullObserver
+from mirage_guard.guard._pipeline import Guard, LinkerThread
 from mirage_guard.guard._policy import Policy
 from mirage_guard.guard.settings import AuditFailure, AuditMode, GuardSettings
 
-if TYPE_CHECKING:
-    from mirage_guard.guard._pipeline import Guard
-
 __version__ = "0.1.0"
-
-
-def __getattr__(name: str) -> Any:
-    # The pipeline imports `calibration`, which imports the domain model from here: load lazily.
-    if name == "Guard":
-        from mirage_guard.guard._pipeline import Guard
-
-        return Guard
-    raise AttributeError(f"module 'guard' has no attribute {name!r}")
-
 
 __all__ = [
     "LABEL_TO_PROVENANCE",
+    "STAGES",
     "Action",
     "AuditFailure",
     "AuditMode",
@@ -50,9 +48,12 @@ __all__ = [
     "Decision",
     "EvidenceLink",
     "Guard",
+    "GuardObserver",
     "GuardSettings",
     "Label",
+    "LinkerThread",
     "MemoryStatus",
+    "NullObserver",
     "Policy",
     "Provenance",
     "Role",

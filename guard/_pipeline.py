@@ -14,7 +14,6 @@ import anyio
 import anyio.to_thread
 import numpy as np
 
-from mirage_guard.calibration import CalibrationProfile, ProfileMode, ProfileStore, audit_features
 from mirage_guard.guard._audit import SelfAuditor
 from mirage_guard.guard._domain import (
     Action,
@@ -26,18 +25,21 @@ from mirage_guard.guard._domain import (
     Role,
     Turn,
 )
+from mirage_guard.guard._observer import GuardObserver, NullObserver
 from mirage_guard.guard._policy import Policy
 from mirage_guard.guard.errors import InputError, LLMError, LLMOutputError, ProfileError
 from mirage_guard.guard.evidence import Embedder, EvidenceLinker, shared_minilm
 from mirage_guard.guard.llm import LLMClient, create_llm
-from mirage_guard.guard.metrics import GuardMetrics
+from mirage_guard.guard.scoring import CalibrationProfile, ProfileMode, ProfileStore, audit_features
 from mirage_guard.guard.settings import AuditFailure, AuditMode, GuardSettings
+from mirage_guard.prompts import load_prompt
 
 _MODE_FOR_AUDIT = {
     AuditMode.SEPARATE: ProfileMode.SELF_AUDIT_SEPARATE,
     AuditMode.INLINE: ProfileMode.SELF_AUDIT_INLINE,
 }
 EVIDENCE_ONLY = "evidence-only"
+_NULL_OBSERVER = NullObserver()
 LinkerThread = Literal["dedicated", "pool"]
 
 
@@ -75,7 +77,7 @@ class Guard:
         audit_profile: CalibrationProfile | None = None,
         on_audit_failure: AuditFailure = AuditFailure.QUARANTINE,
         writer_model: str | None = None,
-        metrics: GuardMetrics | None = None,
+        metrics: GuardObserver | None = None,
         linker_thread: LinkerThread = "dedicated",
     ) -> None:
         evidence_profile.check_applicable(
@@ -121,7 +123,7 @@ class Guard:
         *,
         writer_llm: LLMClient | None = None,
         embedder: Embedder | None = None,
-        metrics: GuardMetrics | None = None,
+        metrics: GuardObserver | None = None,
         profiles: ProfileStore | None = None,
         linker_thread: LinkerThread = "dedicated",
     ) -> Guard:
@@ -164,12 +166,10 @@ class Guard:
         try:
             yield
         except Exception as exc:
-            if self.metrics:
-                self.metrics.errors.labels(stage=stage, kind=type(exc).__name__).inc()
+            self._observer.on_error(stage, exc)
             raise
         finally:
-            if self.metrics:
-                self.metrics.stage_seconds.labels(stage=stage).observe(time.perf_counter() - start)
+            self._observer.on_stage(stage, time.perf_counter() - start)
 
     async def atag(
         self,
@@ -190,7 +190,7 @@ class Guard:
         verdicts, audit_error = await self._verdicts(turns, candidates, audit)
         with self._stage("score"):
             decisions = self._decide(candidates, links, verdicts, audit_error, writer_model)
-        self._observe(decisions, writer_model)
+        self._observer.on_decisions(decisions, writer_model=writer_model or self.writer_model)
         return decisions
 
     def tag(
@@ -343,20 +343,9 @@ class Guard:
             reasons=reasons,
         )
 
-    def _observe(self, decisions: Sequence[Decision], writer_model: str | None) -> None:
-        if not self.metrics:
-            return
-        model = writer_model or self.writer_model or "none"
-        for d in decisions:
-            self.metrics.decisions.labels(
-                model=model, provenance=d.provenance.value, action=d.action.value
-            ).inc()
-            if d.score is not None:
-                self.metrics.score.labels(model=model, provenance=d.provenance.value).observe(
-                    d.score
-                )
-            if not d.calibrated:
-                self.metrics.uncalibrated.labels(model=model).inc()
+    @property
+    def _observer(self) -> GuardObserver:
+        return self.metrics if self.metrics is not None else _NULL_OBSERVER
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -393,8 +382,6 @@ def _adds_specifics(link: EvidenceLink) -> bool:
 
 
 def _inline_prompt_version() -> str:
-    from mirage_guard.prompts import load_prompt
-
     try:
         return load_prompt("extract_candidates").ref
     except LookupError:

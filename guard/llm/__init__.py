@@ -8,7 +8,7 @@ from mirage_guard.guard.llm._base import (
     Usage,
     parse_json_output,
 )
-from mirage_guard.guard.llm._litellm import LiteLLMClient
+from mirage_guard.guard.llm._litellm import LiteLLMClient, missing_provider_keys
 from mirage_guard.guard.llm._retry import RetryingLLM
 from mirage_guard.guard.llm._scripted import FunctionLLM, RecordedCall, ScriptedLLM
 
@@ -30,5 +30,6 @@ __all__ = [
     "ScriptedLLM",
     "Usage",
     "create_llm",
+    "missing_provider_keys",
     "parse_json_output",
 ]

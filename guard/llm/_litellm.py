@@ -29,6 +29,14 @@ def _import_litellm() -> Any:
     return litellm
 
 
+def missing_provider_keys(model: str) -> list[str]:
+    """Provider env vars litellm says are missing for a model string (empty: all set)."""
+    check = _import_litellm().validate_environment(model)
+    if check.get("keys_in_environment", True):
+        return []
+    return [str(k) for k in check.get("missing_keys", [])]
+
+
 def _translate(exc: Exception, model: str) -> LLMError:
     litellm = _import_litellm()
     msg = str(exc)[:500]

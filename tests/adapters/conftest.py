@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from mirage_guard.adapters import AsyncGuardedMemory, MemoryBackend
+from mirage_guard.adapters._decision_log import DecisionLog
+from mirage_guard.adapters._prometheus import GuardMetrics
 from mirage_guard.guard import Guard, GuardSettings
-from mirage_guard.guard.decision_log import DecisionLog
 from mirage_guard.guard.extraction import CandidateExtractor
 from mirage_guard.guard.llm import LLMClient, ScriptedLLM
-from mirage_guard.guard.metrics import GuardMetrics
 from tests.fakes.embedder import HashingEmbedder
 from tests.fakes.mem0 import InMemoryStore, conversation_reply
 

@@ -7,9 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from mirage_guard.adapters._decision_log import (
+    DecisionLog,
+    DecisionQuery,
+    MemoryScope,
+    WrittenDecision,
+)
 from mirage_guard.guard import Action, Candidate, Decision, Provenance
 from mirage_guard.guard._domain import Role, Turn
-from mirage_guard.guard.decision_log import DecisionLog, DecisionQuery, MemoryScope, WrittenDecision
 from mirage_guard.guard.errors import IdempotencyConflictError, InputError
 
 

@@ -10,9 +10,9 @@ import pytest
 from sqlalchemy.exc import OperationalError
 
 from mirage_guard.adapters import TENANT_KEY, AsyncGuardedMemory, GuardedMemory, Mem0PromptExtractor
+from mirage_guard.adapters._decision_log import DecisionLog, DecisionQuery
 from mirage_guard.guard import AuditMode, Guard, GuardSettings
 from mirage_guard.guard._domain import Action, Provenance
-from mirage_guard.guard.decision_log import DecisionLog, DecisionQuery
 from mirage_guard.guard.errors import (
     BackendError,
     BackendUnavailableError,

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from mirage_guard.adapters import TENANT_KEY, GuardedMemory, Mem0Backend, embedded_mem0_config
+from mirage_guard.adapters._decision_log import DecisionLog
 from mirage_guard.adapters._embedding import Mem0Embedding
 from mirage_guard.guard import Action, Guard, GuardSettings
-from mirage_guard.guard.decision_log import DecisionLog
 from mirage_guard.guard.evidence import MiniLMEmbedder, shared_minilm
 from mirage_guard.guard.llm import ScriptedLLM
 from tests.fakes.mem0 import (

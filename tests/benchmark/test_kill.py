@@ -41,7 +41,7 @@ ARGS = [
     "--judge-concurrency",
     "2",
 ]
-CLI = [sys.executable, "-c", "from guard.cli import app; app()"]
+CLI = [sys.executable, "-c", "from mirage_guard.adapters.cli import app; app()"]
 
 
 def _cache_keys(run_dir: Path) -> Counter[str]:

@@ -171,7 +171,7 @@ def test_parse_tasks() -> None:
 
 
 def test_cli_api_base_items() -> None:
-    from mirage_guard.benchmark._cli import parse_api_bases
+    from mirage_guard.adapters.cli._bench import parse_api_bases
 
     assert parse_api_bases(["http://gpu:8000/v1", "openai/gpt-4o=http://p/v1?a=b"]) == (
         "http://gpu:8000/v1",

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from mirage_guard.calibration import (
+from mirage_guard.guard.evidence import FEATURE_NAMES
+from mirage_guard.guard.scoring import (
     AUDIT_FEATURES,
     CalibrationProfile,
     DataRef,
@@ -17,8 +18,7 @@ from mirage_guard.calibration import (
     ProfileMode,
     make_profile_id,
 )
-from mirage_guard.calibration import feature_version as _feature_version
-from mirage_guard.guard.evidence import FEATURE_NAMES
+from mirage_guard.guard.scoring import feature_version as _feature_version
 
 
 def _model(weights: dict[str, float], intercept: float) -> LogisticModel:

@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mirage_guard.calibration import ProfileMode, ProfileStore
 from mirage_guard.calibration._data import load_examples
 from mirage_guard.calibration._eval import decide_all, evaluate
 from mirage_guard.calibration._fit import (
@@ -22,6 +21,7 @@ from mirage_guard.calibration._jobs import featurize, fit_profile, summarize_sco
 from mirage_guard.guard import AuditVerdict, Guard, Label, Provenance
 from mirage_guard.guard.errors import InputError
 from mirage_guard.guard.evidence import FEATURE_NAMES, EvidenceLinker
+from mirage_guard.guard.scoring import ProfileMode, ProfileStore
 from tests.fakes.embedder import HashingEmbedder
 
 G, R, S, F = "GROUNDED", "INFERRED_REASONABLE", "INFERRED_STEREOTYPE", "FABRICATED"

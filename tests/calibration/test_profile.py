@@ -11,7 +11,11 @@ import pytest
 from pydantic import ValidationError
 from sklearn.linear_model import LogisticRegression
 
-from mirage_guard.calibration import (
+from mirage_guard.calibration._data import file_sha256, packaged
+from mirage_guard.guard import AuditVerdict, Label
+from mirage_guard.guard.errors import ProfileError, ProfileMismatchError, ProfileNotFoundError
+from mirage_guard.guard.evidence import FEATURE_NAMES
+from mirage_guard.guard.scoring import (
     CalibrationProfile,
     LogisticModel,
     ProfileMode,
@@ -20,10 +24,6 @@ from mirage_guard.calibration import (
     feature_version,
     make_profile_id,
 )
-from mirage_guard.calibration._data import file_sha256, packaged
-from mirage_guard.guard import AuditVerdict, Label
-from mirage_guard.guard.errors import ProfileError, ProfileMismatchError, ProfileNotFoundError
-from mirage_guard.guard.evidence import FEATURE_NAMES
 from mirage_guard.prompts import load_prompt
 from tests.calibration.factories import make_profile
 

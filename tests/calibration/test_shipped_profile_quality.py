@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mirage_guard.guard._evaluate import run_eval
+from mirage_guard.calibration._evaluate import run_eval
 
 pytestmark = pytest.mark.slow
 

@@ -1,7 +1,7 @@
 """What deploy/ may refer to, read from the code, and small parsers for the deploy files.
 
 The code is the source of truth: metric names and labels come from a live
-``mirage_guard.guard.metrics.GuardMetrics`` registry, env vars and the port from ``GuardSettings``.
+``mirage_guard.adapters.GuardMetrics`` registry, env vars and the port from ``GuardSettings``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 from prometheus_client.metrics import MetricWrapperBase
 
-from mirage_guard.guard.metrics import GuardMetrics
+from mirage_guard.adapters._prometheus import GuardMetrics
 from mirage_guard.guard.settings import GuardSettings
 
 REPO = Path(__file__).resolve().parents[2]

@@ -90,7 +90,7 @@ def test_sidecar_serves_the_paths_deploy_probes_and_scrapes(tmp_path: Path) -> N
     """
     from fastapi.testclient import TestClient
 
-    from mirage_guard.guard.server import create_app
+    from mirage_guard.adapters.server import create_app
     from mirage_guard.guard.settings import GuardSettings
 
     client = TestClient(create_app(GuardSettings(data_dir=tmp_path)), raise_server_exceptions=False)
@@ -105,9 +105,9 @@ def test_image_entrypoint_is_a_cli_command() -> None:
     """`mirage serve` (the image's ENTRYPOINT + CMD) is a command of the `mirage` CLI."""
     import typer
 
-    from mirage_guard.guard.cli import app
+    from mirage_guard.adapters.cli import app
 
     commands = typer.main.get_command(app).commands  # type: ignore[attr-defined]
     if "serve" not in commands:
         pytest.skip("`mirage serve` is not registered in guard/cli.py yet")
-    assert contract.pyproject()["project"]["scripts"]["mirage"] == "mirage_guard.guard.cli:app"
+    assert contract.pyproject()["project"]["scripts"]["mirage"] == "mirage_guard.adapters.cli:app"

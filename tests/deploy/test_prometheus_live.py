@@ -20,7 +20,7 @@ import pytest
 import yaml
 from prometheus_client import start_http_server
 
-from mirage_guard.guard.metrics import GuardMetrics
+from mirage_guard.adapters._prometheus import GuardMetrics
 from tests.deploy import contract
 
 PROMETHEUS = shutil.which("prometheus")

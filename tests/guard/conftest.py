@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from mirage_guard.calibration import CalibrationProfile, ProfileMode
 from mirage_guard.guard import Candidate, Guard, Role, Turn
 from mirage_guard.guard.evidence import EvidenceLinker
+from mirage_guard.guard.scoring import CalibrationProfile, ProfileMode
 from mirage_guard.prompts import load_prompt
 from tests.calibration.factories import make_profile
 from tests.fakes.embedder import HashingEmbedder

@@ -7,7 +7,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mirage_guard.guard._demo import CANDIDATES, run_example
+from mirage_guard.adapters._demo import CANDIDATES, run_example
 
 pytestmark = pytest.mark.slow
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 import anyio
 import pytest
 
+from mirage_guard.adapters._prometheus import GuardMetrics
 from mirage_guard.guard import (
     Action,
     AuditMode,
@@ -22,7 +23,6 @@ from mirage_guard.guard import (
     Turn,
 )
 from mirage_guard.guard.errors import InputError
-from mirage_guard.guard.metrics import GuardMetrics
 from tests.calibration.factories import make_profile
 from tests.fakes.llm import labelling_llm
 from tests.guard.conftest import PAPER_TURNS, STATED, STEREOTYPE, UNSUPPORTED, WRITER_B

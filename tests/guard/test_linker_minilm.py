@@ -124,8 +124,8 @@ def test_candidates_of_one_write_are_encoded_in_one_batch(counting: CountingEmbe
 
 
 def test_paper_example_end_to_end_with_the_shipped_profile() -> None:
-    from mirage_guard.calibration import ProfileStore
     from mirage_guard.guard import Action, Guard, Provenance
+    from mirage_guard.guard.scoring import ProfileStore
 
     guard = Guard(
         linker=EvidenceLinker(shared_minilm()), evidence_profile=ProfileStore().evidence_only()

@@ -14,30 +14,29 @@ import pytest
 from typer import Typer
 from typer.testing import CliRunner
 
-import mirage_guard.guard.decision_log as decision_log_module
-from mirage_guard.guard import Action, Candidate, Decision, Provenance, Role, Turn
-from mirage_guard.guard._pollution import (
+import mirage_guard.adapters._decision_log as decision_log_module
+from mirage_guard.adapters._decision_log import (
+    DecisionLog,
+    LoggedDecision,
+    MemoryScope,
+    WrittenDecision,
+)
+from mirage_guard.adapters._pollution import (
     Granularity,
     PollutionSummary,
     reason_template,
     summarize,
 )
-from mirage_guard.guard._pollution_report import (
+from mirage_guard.adapters._pollution_report import (
     Regenerate,
     load_decisions,
     mask_url,
     parse_when,
     regenerate_commands,
     render_html,
-    report_pollution,
     write_report,
 )
-from mirage_guard.guard.decision_log import (
-    DecisionLog,
-    LoggedDecision,
-    MemoryScope,
-    WrittenDecision,
-)
+from mirage_guard.guard import Action, Candidate, Decision, Provenance, Role, Turn
 from mirage_guard.guard.errors import ConfigError, InputError
 
 T0 = datetime(2026, 11, 2, 9, 15, tzinfo=UTC)
@@ -392,8 +391,8 @@ def test_parse_when() -> None:
 
 
 def _cli() -> Typer:
-    app = Typer()
-    app.command()(report_pollution)
+    from mirage_guard.adapters.cli._report import app
+
     return app
 
 
@@ -552,7 +551,7 @@ def test_chromium_renders_the_page(summary: PollutionSummary, tmp_path: Path) ->
 
 
 def test_mirage_report_pollution_is_wired_into_the_cli(db_url: str, tmp_path: Path) -> None:
-    from mirage_guard.guard.cli import app
+    from mirage_guard.adapters.cli import app
 
     out = tmp_path / "via-mirage.html"
     result = CliRunner().invoke(

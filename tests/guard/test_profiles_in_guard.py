@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from mirage_guard.calibration import ProfileMode, ProfileStore
 from mirage_guard.guard import (
     Action,
     AuditMode,
@@ -19,6 +18,7 @@ from mirage_guard.guard import (
     SelfAuditor,
 )
 from mirage_guard.guard.errors import ProfileMismatchError
+from mirage_guard.guard.scoring import ProfileMode, ProfileStore
 from mirage_guard.prompts import load_prompt
 from tests.calibration.factories import make_profile
 from tests.fakes.embedder import HashingEmbedder

@@ -13,9 +13,9 @@ from fastapi.testclient import TestClient
 from pydantic import BaseModel
 
 from mirage_guard.adapters import MemoryBackend
+from mirage_guard.adapters.server import create_app
 from mirage_guard.guard import Guard, GuardSettings
 from mirage_guard.guard.llm import FunctionLLM, LLMClient, Message
-from mirage_guard.guard.server import create_app
 from tests.fakes.embedder import HashingEmbedder
 from tests.fakes.mem0 import InMemoryStore, claims_reply
 

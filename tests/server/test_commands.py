@@ -9,8 +9,8 @@ import pytest
 from fastapi import FastAPI
 from typer.testing import CliRunner
 
-from mirage_guard.guard.cli import app
-from mirage_guard.guard.server._perf import run_sidecar_perf
+from mirage_guard.adapters._perf_sidecar import run_sidecar_perf
+from mirage_guard.adapters.cli import app
 
 
 def test_serve_runs_the_app_factory_on_the_configured_address(

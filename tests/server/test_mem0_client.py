@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import uvicorn
 
+from mirage_guard.adapters.server import create_app
 from mirage_guard.guard import GuardSettings
-from mirage_guard.guard.server import create_app
 from tests.server.conftest import KEYS, echo_writer
 
 pytestmark = pytest.mark.slow

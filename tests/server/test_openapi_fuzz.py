@@ -15,8 +15,8 @@ import uvicorn
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 
+from mirage_guard.adapters.server import create_app
 from mirage_guard.guard import GuardSettings
-from mirage_guard.guard.server import create_app
 from tests.server.conftest import KEYS, A, echo_writer
 
 pytestmark = pytest.mark.slow

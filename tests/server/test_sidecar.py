@@ -240,9 +240,9 @@ def _audit_fails(messages: Any, schema: Any) -> str:
 def test_self_audit_failure_fails_closed_as_configured(
     data_dir: Any, store: InMemoryStore, on_failure: str, status: int
 ) -> None:
+    from mirage_guard.adapters.server import create_app
     from mirage_guard.guard import Guard, GuardSettings
     from mirage_guard.guard.llm import FunctionLLM
-    from mirage_guard.guard.server import create_app
     from tests.fakes.embedder import HashingEmbedder
 
     settings = GuardSettings(data_dir=data_dir, audit_mode="separate", on_audit_failure=on_failure)

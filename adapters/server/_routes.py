@@ -10,11 +10,10 @@ from fastapi import APIRouter, Header, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from mirage_guard.guard._domain import Action, Provenance
-from mirage_guard.guard.decision_log import DecisionQuery, MemoryScope
-from mirage_guard.guard.errors import BackendUnavailableError, InputError, MemoryNotFoundError
-from mirage_guard.guard.server._app import SidecarDep, TenantDep, request_hash
-from mirage_guard.guard.server._models import (
+from mirage_guard.adapters._decision_log import DecisionQuery
+from mirage_guard.adapters._scope import MemoryScope
+from mirage_guard.adapters.server._deps import SidecarDep, TenantDep, request_hash
+from mirage_guard.adapters.server._models import (
     AddRequest,
     AddResponse,
     DecisionList,
@@ -36,6 +35,8 @@ from mirage_guard.guard.server._models import (
     V3ListRequest,
     V3SearchRequest,
 )
+from mirage_guard.guard import Action, Provenance
+from mirage_guard.guard.errors import BackendUnavailableError, InputError, MemoryNotFoundError
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorResponse} for code in (400, 401, 404, 409, 413, 422, 502, 503)

@@ -4,6 +4,7 @@
 >>> app = create_app(GuardSettings())   # or: `mirage serve`
 """
 
-from mirage_guard.guard.server._app import Sidecar, create_app
+from mirage_guard.adapters.server._app import create_app
+from mirage_guard.adapters.server._deps import Sidecar
 
 __all__ = ["Sidecar", "create_app"]

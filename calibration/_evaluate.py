@@ -6,14 +6,12 @@ from pathlib import Path
 
 import anyio
 
-from mirage_guard.calibration import ProfileMode, ProfileStore
 from mirage_guard.calibration._audit_jobs import load_verdicts
 from mirage_guard.calibration._data import load_examples, packaged
 from mirage_guard.calibration._eval import EvalReport, decide_all, evaluate
-from mirage_guard.guard._domain import AuditVerdict
-from mirage_guard.guard._pipeline import Guard
+from mirage_guard.guard import AuditMode, AuditVerdict, Guard, GuardSettings
 from mirage_guard.guard.evidence import EvidenceLinker, shared_minilm
-from mirage_guard.guard.settings import AuditMode, GuardSettings
+from mirage_guard.guard.scoring import ProfileMode, ProfileStore
 
 
 def build_eval_guard(

@@ -7,8 +7,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from mirage_guard.guard._domain import AuditVerdict, Candidate, Decision, Turn
-from mirage_guard.guard.decision_log import LoggedDecision, MemoryScope
+from mirage_guard.adapters._decision_log import LoggedDecision
+from mirage_guard.adapters._scope import MemoryScope
+from mirage_guard.guard import AuditVerdict, Candidate, Decision, Turn
 
 Id = Annotated[
     str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200, pattern=r"^\S+$")

@@ -98,7 +98,7 @@ def _pct(values: Sequence[float], q: float) -> float:
 def perf_app() -> Any:
     """Factory of the sidecar under test (uvicorn ``--factory``): settings from ``MIRAGE_*``,
     the offline echo writer, ``MIRAGE_PERF_TORCH_THREADS`` embedder threads."""
-    from mirage_guard.guard.server._app import create_app
+    from mirage_guard.adapters.server._app import create_app
 
     threads = os.environ.get("MIRAGE_PERF_TORCH_THREADS")
     if threads:
@@ -129,7 +129,7 @@ def _sidecar(data_dir: Path, torch_threads: int) -> Iterator[str]:
     for key in ("MIRAGE_API_KEYS", "MIRAGE_UPSTREAM_URL", "MIRAGE_DATABASE_URL"):
         env.pop(key, None)
     command = [
-        sys.executable, "-m", "uvicorn", "mirage_guard.guard.server._perf:perf_app", "--factory",
+        sys.executable, "-m", "uvicorn", f"{__name__}:perf_app", "--factory",
         "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning", "--no-access-log",
     ]  # fmt: skip
     process = subprocess.Popen(command, env=env)

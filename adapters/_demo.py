@@ -17,6 +17,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from mirage_guard.adapters import AsyncGuardedMemory
+from mirage_guard.guard.settings import GuardSettings
+
 CONVERSATION: list[dict[str, str]] = [
     {"id": "t1", "role": "user", "content": "I'm a software engineer at a startup in Seattle."},
     {"id": "t2", "role": "assistant", "content": "Nice! What do you like to do outside work?"},
@@ -92,9 +95,6 @@ class DemoResult:
 
 async def run_example(data_dir: Path) -> DemoResult:
     """Write the example through a GuardedMemory on embedded defaults and read it back."""
-    from mirage_guard.adapters import AsyncGuardedMemory
-    from mirage_guard.guard.settings import GuardSettings
-
     settings = GuardSettings(data_dir=data_dir)
     memory = AsyncGuardedMemory.from_settings(settings)
     user = {"user_id": "demo-user"}

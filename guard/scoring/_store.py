@@ -5,15 +5,15 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from mirage_guard.calibration._profile import CalibrationProfile, ProfileMode
 from mirage_guard.guard.errors import ProfileError, ProfileNotFoundError
+from mirage_guard.guard.scoring._profile import CalibrationProfile, ProfileMode
 
 
 class ProfileStore:
     def __init__(self, extra_dir: Path | None = None) -> None:
         self.extra_dir = extra_dir
         self._profiles: dict[str, CalibrationProfile] = {}
-        shipped = resources.files("mirage_guard.calibration").joinpath("profiles")
+        shipped = resources.files("mirage_guard.guard.scoring").joinpath("profiles")
         for entry in sorted(shipped.iterdir(), key=lambda p: p.name):
             if entry.name.endswith(".json"):
                 self._add(CalibrationProfile.model_validate_json(entry.read_text("utf-8")))

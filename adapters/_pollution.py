@@ -31,7 +31,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from mirage_guard.guard._domain import Action, Provenance
+from mirage_guard.guard import Action, Provenance
 
 WRITTEN_ACTIONS: frozenset[Action] = frozenset(
     {Action.STORE, Action.STORE_AS_HYPOTHESIS, Action.QUARANTINE}

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import anyio
 
-from mirage_guard.calibration._data import Example, group_by_conversation, load_examples
-from mirage_guard.guard._pipeline import Guard
+from mirage_guard.calibration import Example, group_by_conversation, load_examples
+from mirage_guard.guard import Guard
 from mirage_guard.guard.evidence import shared_minilm
 from mirage_guard.guard.settings import GuardSettings
 

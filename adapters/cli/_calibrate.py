@@ -10,14 +10,25 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from mirage_guard.calibration._audit_jobs import collect_verdicts, load_verdicts, save_verdicts
-from mirage_guard.calibration._data import load_examples, packaged
-from mirage_guard.calibration._fit import Objective, choose_threshold, precision_recall_at
-from mirage_guard.calibration._jobs import featurize, fit_profile, oi_scores, summarize_scores
-from mirage_guard.calibration._profile import CalibrationProfile, ProfileMode
-from mirage_guard.calibration._store import ProfileStore
+from mirage_guard.calibration import (
+    Objective,
+    choose_threshold,
+    collect_verdicts,
+    featurize,
+    fit_profile,
+    load_examples,
+    load_verdicts,
+    oi_scores,
+    packaged,
+    precision_recall_at,
+    save_verdicts,
+    summarize_scores,
+)
+from mirage_guard.guard import SelfAuditor
 from mirage_guard.guard.errors import InputError
-from mirage_guard.guard.evidence import EvidenceLinker
+from mirage_guard.guard.evidence import EvidenceLinker, shared_minilm
+from mirage_guard.guard.llm import RetryingLLM, create_llm
+from mirage_guard.guard.scoring import CalibrationProfile, ProfileMode, ProfileStore
 
 app = typer.Typer(help="Fit per-model calibration profiles; refuse cross-model reuse.")
 console = Console()
@@ -31,8 +42,6 @@ PersonasOpt = Annotated[
 
 
 def _linker() -> EvidenceLinker:
-    from mirage_guard.guard.evidence import shared_minilm
-
     return EvidenceLinker(shared_minilm())
 
 
@@ -85,6 +94,28 @@ def fit_evidence(
     _show_metrics(f"evidence-only profile -> {out}", dict(profile.metrics))
 
 
+@app.command("train-support")
+def train_support_cmd(
+    out: Annotated[Path, typer.Option(help="model folder to write")] = Path(
+        "guard/evidence/support_model"
+    ),
+    data: DataOpt = None,
+    personas: PersonasOpt = None,
+    epochs: int = 2,
+    limit: Annotated[int | None, typer.Option(help="first N pairs only (tests)")] = None,
+) -> None:
+    """Fine-tune the claim-support cross-encoder (train split only). This made the shipped one."""
+    from mirage_guard.calibration._support_train import TrainConfig, train_support
+
+    path = data or packaged("claims.jsonl")
+    examples = load_examples(path, personas=personas, split="train")
+    result = train_support(examples, out, data_path=path, cfg=TrainConfig(epochs=epochs), limit=limit)
+    console.print(
+        f"{result.n_pairs} pairs {result.per_class} in {result.seconds:.0f} s -> {result.out} "
+        f"({result.size_bytes / 1e6:.1f} MB, sha256 {result.sha256})"
+    )
+
+
 @app.command("audit")
 def audit(
     writer_model: Annotated[str, typer.Option(help="litellm model string of the writer")],
@@ -95,9 +126,6 @@ def audit(
     concurrency: int = 4,
 ) -> None:
     """Ask WRITER_MODEL to self-audit every labelled claim (one call per conversation)."""
-    from mirage_guard.guard._audit import SelfAuditor
-    from mirage_guard.guard.llm import RetryingLLM, create_llm
-
     examples = load_examples(data, personas=personas)
     auditor = SelfAuditor(RetryingLLM(create_llm(writer_model, api_base=api_base)))
     verdicts, failed = anyio.run(

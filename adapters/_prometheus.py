@@ -1,4 +1,6 @@
-"""Prometheus metrics of memory pollution. Labels are low-cardinality: never user ids or text.
+"""Prometheus metrics of memory pollution: the edge's :class:`~mirage_guard.guard.GuardObserver`.
+
+Labels are low-cardinality: never user ids or text.
 
 Names are part of the public contract (deploy/prometheus rules and the Grafana dashboard use
 them; tests hold them consistent).
@@ -6,7 +8,11 @@ them; tests hold them consistent).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from prometheus_client import CollectorRegistry, Counter, Histogram
+
+from mirage_guard.guard import STAGES, Decision
 
 DECISIONS = "mirage_guard_decisions"  # counter: model, provenance, action
 SCORE = "mirage_guard_score"  # histogram of calibrated P(OI): model, provenance
@@ -15,11 +21,13 @@ ERRORS = "mirage_guard_errors"  # counter: stage, kind
 MEMORY_WRITES = "mirage_guard_memory_writes"  # counter: status (fact/hypothesis/quarantined)
 UNCALIBRATED = "mirage_guard_uncalibrated_decisions"  # counter: model
 
-STAGES = ("linker", "audit", "score", "policy", "write", "extract")
-
 
 class GuardMetrics:
-    """One set of collectors, registered on a registry of the caller's choosing."""
+    """One set of Prometheus collectors, registered on a registry of the caller's choosing.
+
+    Implements :class:`~mirage_guard.guard.GuardObserver`, so a :class:`~mirage_guard.guard.Guard`
+    reports into it; the guarded memory adds memory writes and the extract/write stages.
+    """
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry()
@@ -52,3 +60,33 @@ class GuardMetrics:
             ["model"],
             registry=self.registry,
         )
+
+    # ------------------------------------------------------------------ GuardObserver
+    def on_decisions(self, decisions: Sequence[Decision], *, writer_model: str | None) -> None:
+        model = writer_model or "none"
+        for d in decisions:
+            self.decisions.labels(
+                model=model, provenance=d.provenance.value, action=d.action.value
+            ).inc()
+            if d.score is not None:
+                self.score.labels(model=model, provenance=d.provenance.value).observe(d.score)
+            if not d.calibrated:
+                self.uncalibrated.labels(model=model).inc()
+
+    def on_stage(self, stage: str, seconds: float) -> None:
+        self.stage_seconds.labels(stage=stage).observe(seconds)
+
+    def on_error(self, stage: str, error: BaseException) -> None:
+        self.errors.labels(stage=stage, kind=type(error).__name__).inc()
+
+
+__all__ = [
+    "DECISIONS",
+    "ERRORS",
+    "MEMORY_WRITES",
+    "SCORE",
+    "STAGES",
+    "STAGE_SECONDS",
+    "UNCALIBRATED",
+    "GuardMetrics",
+]

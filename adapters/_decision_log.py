@@ -33,11 +33,10 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
-from mirage_guard.guard._domain import Action, Decision, Provenance, Role, Turn
+from mirage_guard.adapters._scope import DEFAULT_TENANT, MemoryScope
+from mirage_guard.guard import Action, Decision, Provenance, Role, Turn
 from mirage_guard.guard.errors import IdempotencyConflictError, InputError
 from mirage_guard.guard.settings import GuardSettings
-
-DEFAULT_TENANT = "default"
 
 
 class _Base(DeclarativeBase):
@@ -91,22 +90,6 @@ class _IdempotencyRow(_Base):
     request_hash: Mapped[str] = mapped_column(String(64))
     response: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-
-
-class MemoryScope(BaseModel):
-    """Who a memory belongs to, as Mem0 scopes it (at least one id)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    user_id: str | None = None
-    agent_id: str | None = None
-    run_id: str | None = None
-
-    def is_empty(self) -> bool:
-        return not (self.user_id or self.agent_id or self.run_id)
-
-    def as_kwargs(self) -> dict[str, str]:
-        return {k: v for k, v in self.model_dump().items() if v}
 
 
 class WrittenDecision(BaseModel):

@@ -2,7 +2,7 @@
 
 The page has no external JS, CSS or fonts; charts are hand-drawn inline SVG (deterministic, no
 plotting extra needed, text stays selectable). It never contains memory text, user/agent/run ids
-or tenant names: it is rendered from :class:`~mirage_guard.guard._pollution.PollutionSummary` alone.
+or tenant names: it is rendered from a :class:`PollutionSummary` alone.
 An empty window is not an error: the page says "No decisions" explicitly (exit code 0).
 """
 
@@ -14,14 +14,13 @@ import shlex
 from collections.abc import Sequence
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
-from typing import Annotated, NamedTuple
+from typing import NamedTuple
 
-import typer
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
-from mirage_guard.guard._domain import Action, Provenance
-from mirage_guard.guard._pollution import (
+from mirage_guard.adapters._decision_log import DecisionLog, LoggedDecision
+from mirage_guard.adapters._pollution import (
     Granularity,
     GroupFigures,
     PollutionSummary,
@@ -30,9 +29,8 @@ from mirage_guard.guard._pollution import (
     as_utc,
     summarize,
 )
-from mirage_guard.guard.decision_log import DecisionLog, LoggedDecision
-from mirage_guard.guard.errors import ConfigError, InputError, MirageError
-from mirage_guard.guard.settings import GuardSettings
+from mirage_guard.guard import Action, Provenance
+from mirage_guard.guard.errors import ConfigError, InputError
 
 PROVENANCE_COLOURS: dict[Provenance, str] = {
     Provenance.STATED: "#009E73",
@@ -626,65 +624,15 @@ def regenerate_commands(
     return Regenerate(command, None if pinned == command else pinned)
 
 
-def report_pollution(
-    database_url: Annotated[
-        str | None,
-        typer.Option(
-            help="decision log URL (default: MIRAGE_DATABASE_URL, else decisions.db in "
-            "MIRAGE_DATA_DIR)"
-        ),
-    ] = None,
-    out: Annotated[
-        Path, typer.Option(help="HTML file to write; the .md and .json go next to it")
-    ] = Path("pollution.html"),
-    since: Annotated[
-        str | None,
-        typer.Option(help="from this ISO date/time (UTC if no offset) or span back: 24h, 7d"),
-    ] = None,
-    until: Annotated[
-        str | None,
-        typer.Option(help="up to this ISO date/time (a bare date includes the whole day)"),
-    ] = None,
-) -> None:
-    """Memory-pollution report from the decision log: HTML page, Markdown and JSON."""
-    now = datetime.now(UTC)
-    try:
-        lo = parse_when(since, now) if since else None
-        hi = parse_when(until, now, end_of_day=True) if until else None
-        if lo is not None and hi is not None and lo > hi:
-            raise InputError(f"--since ({lo.isoformat()}) is after --until ({hi.isoformat()})")
-        url = database_url or GuardSettings().resolved_database_url()
-        summary = summarize(load_decisions(url, lo, hi), since=lo, until=hi)
-    except MirageError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=2) from exc
-    except (SQLAlchemyError, ImportError) as exc:  # unreachable server, missing driver
-        where = mask_url(database_url or GuardSettings().resolved_database_url())
-        typer.echo(
-            f"error: cannot read the decision log at {where}: {type(exc).__name__}", err=True
-        )
-        raise typer.Exit(code=2) from exc
-    regen = regenerate_commands(
-        database_url=database_url,
-        out=out,
-        since_arg=since,
-        until_arg=until,
-        since=lo,
-        until=hi,
-        last_decision_at=summary.last_decision_at,
-    )
-    files = write_report(summary, out, regen, mask_url(url))
-    what = "no decisions in this window" if summary.is_empty else f"{summary.decisions} decisions"
-    typer.echo(f"{what}: wrote {files.html}, {files.markdown}, {files.json}")
-
-
 __all__ = [
     "Regenerate",
     "ReportFiles",
     "load_decisions",
+    "mask_url",
     "parse_when",
+    "regenerate_commands",
     "render_html",
     "render_markdown",
-    "report_pollution",
+    "summarize",
     "write_report",
 ]

@@ -11,21 +11,33 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from mirage_guard.benchmark._config import GuardArm, RunConfig, RuntimeOptions, Stage
-from mirage_guard.benchmark._offline import is_offline, offline_llm
-from mirage_guard.benchmark._progress import RichProgress
-from mirage_guard.benchmark._records import RetentionPolicy
-from mirage_guard.benchmark._runner import (
+from mirage_guard.benchmark import (
     BenchmarkRun,
+    GuardArm,
     ProviderFactory,
+    RetentionPolicy,
+    RichProgress,
+    RunConfig,
     RunSummary,
+    RuntimeOptions,
+    Stage,
+    agreement_json,
+    compare,
+    draw_sample,
+    is_offline,
+    judge_labels,
     litellm_provider,
+    load_personas,
+    offline_llm,
+    parse_tasks,
+    read_labels,
+    write_jsonl,
+    write_report,
 )
-from mirage_guard.benchmark._tasks import parse_tasks
 from mirage_guard.guard.errors import InputError, MirageError
-from mirage_guard.guard.llm import LLMClient
+from mirage_guard.guard.llm import LLMClient, missing_provider_keys
 
-bench_app = typer.Typer(
+app = typer.Typer(
     help="MirageBench: measure over-inference of any litellm model, with and without the guard.",
     no_args_is_help=True,
 )
@@ -62,16 +74,13 @@ def parse_api_bases(values: list[str] | None) -> tuple[str | None, dict[str, str
 
 def missing_keys(models: list[str], options: RuntimeOptions) -> dict[str, list[str]]:
     """Provider env vars litellm says are missing, per model (mock/ and custom endpoints skip)."""
-    from mirage_guard.guard.llm._litellm import _import_litellm
-
-    litellm = _import_litellm()
     missing: dict[str, list[str]] = {}
     for model in models:
         if is_offline(model) or options.api_base_for(model):
             continue
-        check = litellm.validate_environment(model)
-        if not check.get("keys_in_environment", True):
-            missing[model] = list(check.get("missing_keys", []))
+        keys = missing_provider_keys(model)
+        if keys:
+            missing[model] = keys
     return missing
 
 
@@ -109,7 +118,7 @@ def _print_summary(summary: RunSummary) -> None:
         console.print(f"[yellow]failed:[/] {message}")
 
 
-@bench_app.command("run")
+@app.command("run")
 def run(
     models: Annotated[
         list[str],
@@ -225,7 +234,7 @@ def run(
     console.print(f"report: mirage bench report {target}")
 
 
-@bench_app.command("report")
+@app.command("report")
 def report(
     run_dir: Annotated[Path, typer.Argument(help="a run directory")],
     out: Annotated[
@@ -233,7 +242,6 @@ def report(
     ] = None,
 ) -> None:
     """Markdown + one self-contained HTML page with plots + a leaderboard CSV."""
-    from mirage_guard.benchmark._report import write_report
 
     try:
         files = write_report(run_dir, out)
@@ -245,7 +253,7 @@ def report(
     console.print(f"leaderboard: {files.leaderboard}")
 
 
-@bench_app.command("judge-sample")
+@app.command("judge-sample")
 def judge_sample(
     run_dir: Annotated[Path, typer.Argument(help="a run directory with judge records")],
     out: Annotated[Path, typer.Option(help="blind sample JSONL to write")] = Path(
@@ -256,8 +264,6 @@ def judge_sample(
     personas_file: Annotated[Path | None, typer.Option(help="personas JSONL")] = None,
 ) -> None:
     """A stratified blind sample (without the judge's labels) for human annotation."""
-    from mirage_guard.benchmark._judge_validation import draw_sample, write_jsonl
-    from mirage_guard.benchmark.personas import load_personas
 
     people = load_personas(personas_file) if personas_file else None
     items = draw_sample(run_dir, per_class=per_class, seed=seed, personas=people)
@@ -269,7 +275,7 @@ def judge_sample(
     )
 
 
-@bench_app.command("judge-agreement")
+@app.command("judge-agreement")
 def judge_agreement(
     labelled: Annotated[Path, typer.Argument(help="the sample with human labels filled in")],
     run_dir: Annotated[Path | None, typer.Option(help="run whose judge to compare")] = None,
@@ -280,7 +286,6 @@ def judge_agreement(
     out: Annotated[Path | None, typer.Option(help="also write the figures as JSON")] = None,
 ) -> None:
     """Cohen's κ (4-class and binary), per-class F1 and confusion matrix, judge vs human."""
-    from mirage_guard.benchmark._judge_validation import compare, dumps, judge_labels, read_labels
 
     if (run_dir is None) == (judge_labels_file is None):
         raise typer.BadParameter("give exactly one of --run-dir or --judge-labels")
@@ -304,4 +309,4 @@ def judge_agreement(
         confusion.add_row(c, *map(str, row))
     console.print(confusion)
     if out:
-        out.write_text(dumps(result), encoding="utf-8")
+        out.write_text(agreement_json(result), encoding="utf-8")

@@ -1,0 +1,23 @@
+"""Who a memory belongs to: Mem0's user / agent / run scope, and the tenant of a sidecar key."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+DEFAULT_TENANT = "default"
+
+
+class MemoryScope(BaseModel):
+    """Who a memory belongs to, as Mem0 scopes it (at least one id)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    user_id: str | None = None
+    agent_id: str | None = None
+    run_id: str | None = None
+
+    def is_empty(self) -> bool:
+        return not (self.user_id or self.agent_id or self.run_id)
+
+    def as_kwargs(self) -> dict[str, str]:
+        return {k: v for k, v in self.model_dump().items() if v}

@@ -1,0 +1,93 @@
+"""The sidecar: a FastAPI app (factory + lifespan) that puts the guard in front of Mem0."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio.to_thread
+from fastapi import FastAPI
+from prometheus_client import CollectorRegistry
+
+from mirage_guard.adapters import AsyncGuardedMemory, ExtractionMode, MemoryBackend
+from mirage_guard.adapters._decision_log import DecisionLog
+from mirage_guard.adapters._prometheus import GuardMetrics
+from mirage_guard.adapters.server._deps import Sidecar
+from mirage_guard.adapters.server._errors import BodyLimitMiddleware, install_error_handlers
+from mirage_guard.adapters.server._routes import guard_router, mem0_router, ops_router
+from mirage_guard.guard import Guard
+from mirage_guard.guard.llm import LLMClient
+from mirage_guard.guard.scoring import ProfileStore
+from mirage_guard.guard.settings import GuardSettings
+
+log = logging.getLogger("mirage.server")
+
+
+def create_app(
+    settings: GuardSettings | None = None,
+    *,
+    guard: Guard | None = None,
+    backend: MemoryBackend | None = None,
+    writer_llm: LLMClient | None = None,
+    decision_log: DecisionLog | None = None,
+    extraction: ExtractionMode = ExtractionMode.GUARD,
+) -> FastAPI:
+    """The sidecar app. Components passed in stay the caller's; the rest is built (and closed)
+    in the lifespan from ``settings``."""
+    s = settings or GuardSettings()
+    keys = s.tenant_keys()  # invalid MIRAGE_API_KEYS fails here, at startup
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        metrics = GuardMetrics(CollectorRegistry())
+        if guard is not None and guard.metrics is None:
+            guard.metrics = metrics  # a caller's guard reports into this app's registry
+        memory = await anyio.to_thread.run_sync(
+            lambda: AsyncGuardedMemory.from_settings(
+                s,
+                writer_llm=writer_llm,
+                guard=guard,
+                backend=backend,
+                decision_log=decision_log,
+                metrics=metrics,
+                extraction=extraction,
+                linker_thread="pool",  # concurrent requests share forward passes
+            )
+        )
+        app.state.sidecar = Sidecar(
+            settings=s,
+            memory=memory,
+            metrics=guard.metrics
+            if guard is not None and isinstance(guard.metrics, GuardMetrics)
+            else metrics,
+            keys=keys,
+            profiles=ProfileStore(s.profile_dir),
+        )
+        log.info(
+            "mirage sidecar ready: backend=%s auth=%s tenants=%d",
+            memory.backend.name, "on" if keys else "off", len(set(keys.values())),
+        )  # fmt: skip
+        try:
+            yield
+        finally:
+            await memory.close()
+
+    app = FastAPI(
+        title="mirage-guard sidecar",
+        version="0.1.0",
+        description=(
+            "Mem0-compatible memory API with a provenance guard in the write path: every fact is "
+            "tagged stated / inferred / generated and stored, hypothesised or quarantined."
+        ),
+        lifespan=lifespan,
+    )
+    app.add_middleware(BodyLimitMiddleware, max_bytes=s.max_body_bytes)
+    install_error_handlers(app)
+    app.include_router(mem0_router)
+    app.include_router(guard_router)
+    app.include_router(ops_router)
+    return app
+
+
+__all__ = ["create_app"]

@@ -1,0 +1,31 @@
+"""Scoring: calibration profiles (what a guard score means, for which writer model, prompt and
+mode) and the store that finds them, including the shipped evidence-only profile
+(``profiles/evidence-only.json``).
+
+Part of the core: imports only the domain and errors of :mod:`mirage_guard.guard`, numpy and
+pydantic. Fitting profiles lives one layer up, in :mod:`mirage_guard.calibration`.
+"""
+
+from mirage_guard.guard.scoring._profile import (
+    AUDIT_FEATURES,
+    CalibrationProfile,
+    DataRef,
+    LogisticModel,
+    ProfileMode,
+    audit_features,
+    feature_version,
+    make_profile_id,
+)
+from mirage_guard.guard.scoring._store import ProfileStore
+
+__all__ = [
+    "AUDIT_FEATURES",
+    "CalibrationProfile",
+    "DataRef",
+    "LogisticModel",
+    "ProfileMode",
+    "ProfileStore",
+    "audit_features",
+    "feature_version",
+    "make_profile_id",
+]
