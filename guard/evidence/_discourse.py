@@ -36,6 +36,20 @@ _REACTION = re.compile(
 _VOCATIVE = re.compile(r"(?:,\s*[A-Z][a-z]+[!?.]*\s*$)|(?:^[A-Z][a-z]+,\s)")
 
 
+# "Actually we moved to Denver", "I quit the bakery last month", "it's three kids now"
+_CORRECTION = re.compile(
+    r"\b(?:actually|correction|not anymore|no longer|any ?more|used to|turns out|changed my mind|"
+    r"instead|scratch that|i meant|fell through|moved to|switched to|quit|left my job|"
+    r"not (?:any )?more|now|these days|update)\b",
+    re.IGNORECASE,
+)
+
+
+def is_correction(sentence: str) -> bool:
+    """Whether a sentence reads as a change or correction of something said before."""
+    return bool(_CORRECTION.search(sentence))
+
+
 class SentenceUse(StrEnum):
     """Why a user sentence is or is not evidence about the user."""
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from mirage_guard.guard._domain import Candidate, EvidenceLink, Role, Turn
 from mirage_guard.guard.evidence import _text as tx
-from mirage_guard.guard.evidence._discourse import SentenceUse, sentence_use
+from mirage_guard.guard.evidence._discourse import SentenceUse, is_correction, sentence_use
 from mirage_guard.guard.evidence._embedder import Embedder, Vectors
 
 KINDS: tuple[str, ...] = tuple(
@@ -49,6 +49,7 @@ BASE_FEATURES: tuple[str, ...] = (
     "kind_agreement",
     "kind_entropy",
     "no_user_turns",
+    "superseded",
 )
 FEATURE_NAMES: tuple[str, ...] = BASE_FEATURES + tuple(f"kind_{k}" for k in KINDS)
 
@@ -67,6 +68,50 @@ def evidence_units(turns: Sequence[Turn]) -> list[_Unit]:
         _Unit(t.id, s) for t in turns if t.role is Role.USER and t.content.strip()
         for s in tx.sentences(t.content) if sentence_use(s) is SentenceUse.EVIDENCE
     ]  # fmt: skip
+
+
+def _corrections(units: Sequence[_Unit], unit_kinds: Vectors) -> list[tuple[int, frozenset[int]]]:
+    """(unit index, its top attribute kinds) of every sentence that reads as a correction."""
+    out: list[tuple[int, frozenset[int]]] = []
+    for j, u in enumerate(units):
+        if is_correction(u.text):
+            top = np.argsort(-unit_kinds[j])[:SUPERSEDE_TOP_KINDS]
+            out.append((j, frozenset(int(k) for k in top)))
+    return out
+
+
+# a later correction is about the same thing when the claim's kind is among its top kinds and
+# the two are at least this similar (a correction names the new value, not the old one)
+SUPERSEDE_MIN_SIM = 0.25
+SUPERSEDE_TOP_KINDS = 3
+
+
+def _superseded(
+    claim: str,
+    sims: Vectors,
+    kinds: Vectors,
+    units: Sequence[_Unit],
+    corrections: Sequence[tuple[int, frozenset[int]]],
+) -> float:
+    """1.0 when a later user sentence corrects the one that supports the claim.
+
+    "We live in Boston" ... "Actually we moved to Denver": the claim "Lives in Boston" is best
+    supported by the first sentence, but a later correction about the same kind of attribute
+    that shares none of the claim's content words makes it stale.
+    """
+    best = int(np.argmax(sims))
+    kind = int(np.argmax(kinds))
+    cstems = tx.content_stems(claim)
+    if not cstems & tx.content_stems(units[best].text):
+        return 0.0  # the claim does not restate its best sentence: nothing to make stale
+    for j, jkinds in corrections:
+        if j <= best or units[j].turn_id == units[best].turn_id or kind not in jkinds:
+            continue
+        # the correction names something else ("moved to Denver"), not the claim's words:
+        # one that repeats them ("just me and the cats now") still supports the claim
+        if sims[j] >= SUPERSEDE_MIN_SIM and not cstems & tx.content_stems(units[j].text):
+            return 1.0
+    return 0.0
 
 
 def _key(text: str) -> str:
@@ -177,10 +222,12 @@ class EvidenceLinker:
         all_user_stems = frozenset().union(*(tx.content_stems(t) for t in texts))
         all_user_numbers = frozenset().union(*(tx.numbers(t) for t in texts))
         all_user_names = frozenset().union(*(tx.word_set(t) for t in texts))
+        later_fix = _corrections(units, unit_kinds)
         return [
             self._features(
                 c, sims[i], cand_kinds[i], units, unit_kinds, turn_max[i], turn_text,
                 all_user_stems, all_user_numbers, all_user_names,
+                _superseded(c.text, sims[i], cand_kinds[i], units, later_fix),
             )
             for i, c in enumerate(candidates)
         ]  # fmt: skip
@@ -211,6 +258,7 @@ class EvidenceLinker:
         user_stems: frozenset[str],
         user_numbers: frozenset[str],
         user_words: frozenset[str],
+        superseded: float,
     ) -> EvidenceLink:
         best = int(np.argmax(sims))
         best_unit = units[best]
@@ -244,6 +292,7 @@ class EvidenceLinker:
             "kind_agreement": agreement,
             "kind_entropy": entropy,
             "no_user_turns": 0.0,
+            "superseded": superseded,
         }
         for k, name in enumerate(KINDS):
             feats[f"kind_{name}"] = float(kinds[k])

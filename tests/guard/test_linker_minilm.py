@@ -153,3 +153,31 @@ def test_paper_example_end_to_end_with_the_shipped_profile() -> None:
         assert d[cid].provenance is Provenance.GENERATED, cid
         assert d[cid].action is Action.QUARANTINE
     assert all(x.profile_id == "evidence-only" and x.calibrated for x in d.values())
+
+
+MOVED = (
+    Turn(id="m1", role=Role.USER, content="We live in Boston with our two cats."),
+    Turn(id="m2", role=Role.ASSISTANT, content="Boston is lovely in the fall."),
+    Turn(id="m3", role=Role.USER, content="I work as a pharmacist at a hospital."),
+    Turn(id="m4", role=Role.USER, content="Actually we moved to Denver last spring."),
+    Turn(id="m5", role=Role.USER, content="I quit the pharmacy job and now I teach chemistry."),
+    Turn(id="m6", role=Role.USER, content="It's just me and the cats most evenings now."),
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "turn_id", "stale"),
+    [
+        ("Lives in Boston", "m1", 1.0),  # corrected later: stale
+        ("Works as a pharmacist", "m3", 1.0),
+        ("Lives in Denver", "m4", 0.0),  # the correction itself
+        ("Teaches chemistry", "m5", 0.0),
+        ("Has two cats", "m1", 0.0),  # a later sentence repeats the cats: still supported
+    ],
+)
+def test_a_later_correction_makes_an_earlier_fact_stale(
+    minilm_linker: EvidenceLinker, text: str, turn_id: str, stale: float
+) -> None:
+    [link] = minilm_linker.link(MOVED, [Candidate(id="c", text=text)])
+    assert link.turn_id == turn_id
+    assert link.features["superseded"] == stale
