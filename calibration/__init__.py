@@ -11,12 +11,17 @@ Never: :mod:`mirage_guard.benchmark`, :mod:`mirage_guard.adapters`, a CLI or web
 """
 
 from mirage_guard.calibration._audit_jobs import collect_verdicts, load_verdicts, save_verdicts
+from mirage_guard.calibration._begin import convert_begin, write_begin
+from mirage_guard.calibration._cues import CueBaseline
 from mirage_guard.calibration._data import (
     Example,
     LabelledClaim,
+    TextVariant,
+    conversation_key,
     group_by_conversation,
     load_examples,
     packaged,
+    strip_hedges,
 )
 from mirage_guard.calibration._eval import EvalReport, decide_all, evaluate
 from mirage_guard.calibration._evaluate import build_eval_guard, run_eval
@@ -33,18 +38,33 @@ from mirage_guard.calibration._jobs import (
     oi_scores,
     summarize_scores,
 )
+from mirage_guard.calibration._suite import (
+    EvalSet,
+    SuiteRow,
+    default_sets,
+    render_markdown,
+    run_suite,
+    suite_table,
+)
 
 __all__ = [
+    "CueBaseline",
     "EvalReport",
+    "EvalSet",
     "Example",
     "FeatureTable",
     "LabelledClaim",
     "Objective",
+    "SuiteRow",
+    "TextVariant",
     "build_eval_guard",
     "choose_threshold",
     "cluster_bootstrap",
     "collect_verdicts",
+    "conversation_key",
+    "convert_begin",
     "decide_all",
+    "default_sets",
     "evaluate",
     "featurize",
     "fit_profile",
@@ -54,7 +74,12 @@ __all__ = [
     "oi_scores",
     "packaged",
     "precision_recall_at",
+    "render_markdown",
     "run_eval",
+    "run_suite",
     "save_verdicts",
+    "strip_hedges",
+    "suite_table",
     "summarize_scores",
+    "write_begin",
 ]

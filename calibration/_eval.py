@@ -37,6 +37,8 @@ class EvalReport(BaseModel):
     source_turn_accuracy_when_linked: float
     source_turn_linked_n: int
     calibrated_share: float
+    # gold provenance -> predicted provenance -> count (rows: what the labels say)
+    confusion: dict[str, dict[str, int]] = {}
 
 
 async def decide_all(
@@ -101,4 +103,13 @@ def evaluate(
         else float("nan"),
         source_turn_linked_n=len(guard_linked),
         calibrated_share=float(np.mean([d.calibrated for d in decs])),
+        confusion=confusion_matrix(gold_prov, pred_prov),
     )
+
+
+def confusion_matrix(gold: Sequence[str], pred: Sequence[str]) -> dict[str, dict[str, int]]:
+    """gold provenance -> predicted provenance -> count, every cell present."""
+    out = {g.value: dict.fromkeys((p.value for p in PROVENANCES), 0) for g in PROVENANCES}
+    for g, p in zip(gold, pred, strict=True):
+        out[g][p] += 1
+    return out

@@ -7,7 +7,7 @@ from pathlib import Path
 import anyio
 
 from mirage_guard.calibration._audit_jobs import load_verdicts
-from mirage_guard.calibration._data import load_examples, packaged
+from mirage_guard.calibration._data import TextVariant, load_examples, packaged
 from mirage_guard.calibration._eval import EvalReport, decide_all, evaluate
 from mirage_guard.guard import AuditMode, AuditVerdict, Guard, GuardSettings
 from mirage_guard.guard.evidence import EvidenceLinker, shared_minilm
@@ -50,9 +50,13 @@ def run_eval(
     writer_model: str | None = None,
     verdicts: Path | None = None,
     n_boot: int = 1000,
+    conversations: Path | None = None,
+    variant: TextVariant = TextVariant.AS_WRITTEN,
 ) -> EvalReport:
     path = data or packaged("claims.jsonl")
-    examples = load_examples(path, personas=personas, split=split)
+    examples = load_examples(
+        path, personas=personas, conversations=conversations, split=split, variant=variant
+    )
     by_claim: dict[str, AuditVerdict] | None = None
     model = prompt = None
     if verdicts is not None:
@@ -70,4 +74,6 @@ def run_eval(
     finally:
         guard.close()
     name = path.name + (f" [{split}]" if split else "")
+    if variant is not TextVariant.AS_WRITTEN:
+        name += f" ({variant.value})"
     return evaluate(examples, decisions, data=name, n_boot=n_boot)

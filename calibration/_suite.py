@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
+from pydantic import BaseModel
 
 from mirage_guard.calibration._begin import write_begin
+from mirage_guard.calibration._cues import CueBaseline
 from mirage_guard.calibration._data import TextVariant, load_examples, packaged
 from mirage_guard.calibration._eval import EvalReport, decide_all, evaluate
 from mirage_guard.guard import Guard
@@ -57,9 +59,24 @@ def default_sets(*, begin: Path | None = None, heldout: Path | None = None) -> l
     return sets
 
 
-def run_suite(guard: Guard, sets: Sequence[EvalSet], *, n_boot: int = 1000) -> list[EvalReport]:
-    """Score every set with the same guard; BEGIN's TSV is converted on the fly, never stored."""
-    reports: list[EvalReport] = []
+class SuiteRow(BaseModel):
+    """One set's figures, and what surface cues alone would score on it."""
+
+    set: str
+    origin: str
+    variant: str
+    report: EvalReport
+    cue_auroc_oi: float
+    cue_auroc_inferred: float
+
+
+def run_suite(guard: Guard, sets: Sequence[EvalSet], *, n_boot: int = 1000) -> list[SuiteRow]:
+    """Score every set with the same guard; BEGIN's TSV is converted on the fly, never stored.
+
+    The cue-only baseline is fitted on the packaged train split as written.
+    """
+    cues = CueBaseline(load_examples(packaged("claims.jsonl"), split="train"))
+    rows: list[SuiteRow] = []
     with tempfile.TemporaryDirectory(prefix="mirage-eval-") as tmp:
         for s in sets:
             path = s.path
@@ -68,5 +85,73 @@ def run_suite(guard: Guard, sets: Sequence[EvalSet], *, n_boot: int = 1000) -> l
                 write_begin(s.path, path)
             examples = load_examples(path, split=s.split, variant=s.variant)
             decisions = anyio.run(decide_all, guard, examples)
-            reports.append(evaluate(examples, decisions, data=s.name, n_boot=n_boot))
-    return reports
+            rows.append(
+                SuiteRow(
+                    set=s.name,
+                    origin=s.origin,
+                    variant=s.variant.value,
+                    report=evaluate(examples, decisions, data=s.name, n_boot=n_boot),
+                    cue_auroc_oi=cues.auroc_oi(examples),
+                    cue_auroc_inferred=cues.auroc_inferred(examples),
+                )
+            )
+    return rows
+
+
+def _f(v: float) -> str:
+    return "–" if v != v else f"{v:.3f}"  # nan -> dash
+
+
+def suite_table(rows: Sequence[SuiteRow]) -> list[tuple[str, list[str]]]:
+    """(metric, one cell per set): the side-by-side table `eval-suite` prints."""
+    out: list[tuple[str, list[str]]] = [
+        ("origin", [r.origin for r in rows]),
+        ("claims (OI share)", [f"{r.report.n} ({r.report.oi_share:.2f})" for r in rows]),
+        ("AUROC [95 % CI]", [
+            f"{_f(r.report.auroc)} [{_f(r.report.auroc_ci[0])}, {_f(r.report.auroc_ci[1])}]"
+            for r in rows
+        ]),
+        ("binary κ", [_f(r.report.kappa_binary) for r in rows]),
+        ("3-way accuracy", [_f(r.report.provenance_accuracy) for r in rows]),
+    ]  # fmt: skip
+    for cls in ("stated", "inferred", "generated"):
+        out.append(
+            (
+                f"{cls} P / R / F1",
+                [
+                    f"{_f(c.precision)} / {_f(c.recall)} / {_f(c.f1)}"
+                    for c in (r.report.per_class[cls] for r in rows)
+                ],
+            )
+        )
+    out += [
+        ("source_turn_id accuracy", [_f(r.report.source_turn_accuracy) for r in rows]),
+        ("cue-only AUROC (OI)", [_f(r.cue_auroc_oi) for r in rows]),
+        ("cue-only AUROC (inferred vs stated)", [_f(r.cue_auroc_inferred) for r in rows]),
+    ]
+    return out
+
+
+def confusion_lines(row: SuiteRow) -> list[str]:
+    """The 3x3 confusion matrix as Markdown (rows: labels, columns: the guard)."""
+    cols = list(row.report.confusion)
+    lines = [
+        f"**{row.set}** (rows: label, columns: guard)",
+        "",
+        "| | " + " | ".join(cols) + " |",
+        "|---|" + "---:|" * len(cols),
+    ]
+    for gold, preds in row.report.confusion.items():
+        lines.append(f"| {gold} | " + " | ".join(str(preds[c]) for c in cols) + " |")
+    return lines
+
+
+def render_markdown(rows: Sequence[SuiteRow], *, command: str) -> str:
+    table = suite_table(rows)
+    head = "| metric | " + " | ".join(r.set for r in rows) + " |"
+    sep = "|---|" + "---:|" * len(rows)
+    body = [f"| {name} | " + " | ".join(cells) + " |" for name, cells in table]
+    parts = [head, sep, *body, "", f"Regenerate: `{command}`", ""]
+    for r in rows:
+        parts += [*confusion_lines(r), ""]
+    return "\n".join(parts)

@@ -11,7 +11,15 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from mirage_guard.calibration import run_eval
+from mirage_guard.calibration import (
+    TextVariant,
+    default_sets,
+    render_markdown,
+    run_eval,
+    run_suite,
+    suite_table,
+    write_begin,
+)
 
 app = typer.Typer(help="Tag and evaluate with the guard.", no_args_is_help=True)
 console = Console()
@@ -34,8 +42,17 @@ def guard_eval(
         Path | None, typer.Option(help="self-audit verdicts JSONL instead of live calls")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON")] = False,
+    conversations: Annotated[
+        Path | None, typer.Option(help="conversations JSONL for conversation_id claims")
+    ] = None,
+    variant: Annotated[
+        TextVariant, typer.Option(help="score the claims as written, hedge-free or hedged")
+    ] = TextVariant.AS_WRITTEN,
 ) -> None:
-    """AUROC, binary kappa, provenance accuracy, per-class P/R and source-turn accuracy."""
+    """AUROC, binary kappa, provenance accuracy, per-class P/R and source-turn accuracy.
+
+    ``--data`` takes a claims file or a set folder (claims.jsonl + conversations.jsonl).
+    """
     report = run_eval(
         data=data,
         personas=personas,
@@ -43,6 +60,8 @@ def guard_eval(
         profile_dir=profile_dir,
         writer_model=writer_model,
         verdicts=verdicts,
+        conversations=conversations,
+        variant=variant,
     )
     if as_json:
         console.print_json(json.dumps(report.model_dump(mode="json")))
@@ -72,3 +91,69 @@ def guard_eval(
     )
     table.add_row("calibrated decisions", f"{report.calibrated_share:.3f}")
     console.print(table)
+    console.print(_confusion_table(report.confusion))
+
+
+def _confusion_table(confusion: dict[str, dict[str, int]]) -> Table:
+    table = Table(title="confusion (rows: labels, columns: guard)")
+    table.add_column("")
+    for pred in confusion:
+        table.add_column(pred, justify="right")
+    for gold, preds in confusion.items():
+        table.add_row(gold, *(str(v) for v in preds.values()))
+    return table
+
+
+@app.command("eval-suite")
+def guard_eval_suite(
+    begin: Annotated[
+        Path | None,
+        typer.Option(
+            help="BEGIN dev TSV (e.g. ../shared/data/begin/dev_05_24_21.tsv), read in place"
+        ),
+    ] = None,
+    heldout: Annotated[
+        Path | None, typer.Option(help="folder of held-out sets (default: the packaged ones)")
+    ] = None,
+    profile_dir: Annotated[
+        Path | None, typer.Option(help="directory with per-model profiles")
+    ] = None,
+    markdown: Annotated[Path | None, typer.Option(help="also write the tables as Markdown")] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="also write JSON")] = None,
+    n_boot: Annotated[int, typer.Option(help="bootstrap resamples for the AUROC CI")] = 1000,
+) -> None:
+    """Every labelled set side by side: dev, hedge-free dev, each held-out set, BEGIN dev."""
+    from mirage_guard.calibration import build_eval_guard
+
+    guard = build_eval_guard(
+        profile_dir=profile_dir, writer_model=None, verdicts=None, verdict_model=None,
+        verdict_prompt=None,
+    )  # fmt: skip
+    try:
+        rows = run_suite(guard, default_sets(begin=begin, heldout=heldout), n_boot=n_boot)
+    finally:
+        guard.close()
+    table = Table(title=escape(f"guard eval-suite (profile {rows[0].report.profile_id})"))
+    table.add_column("metric")
+    for r in rows:
+        table.add_column(escape(r.set), justify="right")
+    for name, cells in suite_table(rows):
+        table.add_row(escape(name), *cells)
+    console.print(table)
+    command = "mirage guard eval-suite" + (f" --begin {begin}" if begin else "")
+    if markdown is not None:
+        markdown.write_text(render_markdown(rows, command=command), encoding="utf-8")
+    if json_out is not None:
+        payload = [r.model_dump(mode="json") for r in rows]
+        json_out.write_text(json.dumps(payload, indent=1), encoding="utf-8")
+
+
+@app.command("convert-begin")
+def guard_convert_begin(
+    tsv: Annotated[Path, typer.Argument(help="a BEGIN TSV (dev_05_24_21.tsv)")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="labelled claims JSONL to write")],
+) -> None:
+    """BEGIN -> labelled claims: entailment GROUNDED, hallucination/contradiction FABRICATED."""
+    n, seen = write_begin(tsv, out)
+    kept = ", ".join(f"{k} {v}" for k, v in sorted(seen.items()))
+    console.print(f"wrote {n} claims to {escape(str(out))} (BEGIN labels read: {kept})")
