@@ -7,6 +7,7 @@
 >>> memory.get_all(filters={"user_id": "alice"}, include_hypotheses=True)
 """
 
+from mirage_guard.adapters._async_memory import AsyncGuardedMemory
 from mirage_guard.adapters._backend import (
     PROTECTED_KEYS,
     PROVENANCE_KEYS,
@@ -14,18 +15,13 @@ from mirage_guard.adapters._backend import (
     MemoryBackend,
     matches,
 )
-from mirage_guard.adapters._guarded import (
-    AsyncGuardedMemory,
-    ExtractionMode,
-    GuardedMemory,
-    make_extractor,
-    statuses_for,
-    to_turns,
-)
+from mirage_guard.adapters._compose import ExtractionMode, make_extractor
 from mirage_guard.adapters._mem0 import EMBEDDING_DIMS, Mem0Backend, embedded_mem0_config
 from mirage_guard.adapters._mem0_extraction import Mem0PromptExtractor
+from mirage_guard.adapters._mem0_wire import statuses_for, to_turns
 from mirage_guard.adapters._remote import RemoteMem0Backend
 from mirage_guard.adapters._scope import MemoryScope
+from mirage_guard.adapters._sync_memory import GuardedMemory
 
 __all__ = [
     "EMBEDDING_DIMS",

@@ -82,8 +82,8 @@ class MemoryBackend(ABC):
     async def ping(self) -> None:  # noqa: B027 - optional hook with a safe default
         """Raise BackendUnavailableError if the store cannot serve requests (readiness)."""
 
-    async def close(self) -> None:  # noqa: B027 - optional hook with a safe default
-        """Release resources."""
+    async def aclose(self) -> None:  # noqa: B027 - optional hook with a safe default
+        """Release resources (async: ``aclose``, the httpx convention)."""
 
 
 def _field(item: Mapping[str, Any], key: str) -> Any:

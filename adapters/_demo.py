@@ -106,7 +106,7 @@ async def run_example(data_dir: Path) -> DemoResult:
             filters=user, include_hypotheses=True, include_quarantined=True
         )
     finally:
-        await memory.close()
+        await memory.aclose()
     return DemoResult(
         write=write,
         facts=facts["results"],

@@ -242,7 +242,7 @@ class Mem0Backend(MemoryBackend):
         if self._closed:
             raise BackendUnavailableError("the embedded Mem0 store is closed")
 
-    async def close(self) -> None:
+    async def aclose(self) -> None:
         def run() -> None:
             with self._lock:
                 if self._closed:

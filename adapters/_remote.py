@@ -163,7 +163,7 @@ class RemoteMem0Backend(MemoryBackend):
                 f"Mem0 server at {self.base_url} unreachable: {type(exc).__name__}"
             ) from exc
 
-    async def close(self) -> None:
+    async def aclose(self) -> None:
         await self._client.aclose()
 
 

@@ -71,7 +71,7 @@ def create_app(
         try:
             yield
         finally:
-            await memory.close()
+            await memory.aclose()
 
     app = FastAPI(
         title="mirage-guard sidecar",

@@ -21,7 +21,7 @@ async def remote(store: InMemoryStore) -> AsyncIterator[RemoteMem0Backend]:
         "http://mem0.test", api_key="k", transport=httpx.ASGITransport(app=mem0_rest_app(store))
     )
     yield backend
-    await backend.close()
+    await backend.aclose()
 
 
 async def test_every_route_round_trips(remote: RemoteMem0Backend, store: InMemoryStore) -> None:
@@ -85,7 +85,7 @@ async def test_server_errors_and_unreachable_servers_are_unavailable(
         with pytest.raises(BackendUnavailableError):
             await nowhere.ping()
     finally:
-        await nowhere.close()
+        await nowhere.aclose()
 
 
 async def test_an_upstream_that_rewrites_facts_is_refused_and_undone(
@@ -107,4 +107,4 @@ async def test_an_upstream_that_rewrites_facts_is_refused_and_undone(
     with pytest.raises(BackendError, match="2 items for one fact"):
         await memory.add("I like tea and coffee", user_id="alice", infer=False)
     assert sorted(deleted) == ["m1", "m2"]
-    await remote.close()
+    await remote.aclose()

@@ -1,0 +1,409 @@
+"""``AsyncGuardedMemory``: a drop-in for ``mem0.AsyncMemory`` / ``mem0.Memory``, guard inside.
+
+``add(..., infer=True)`` extracts candidates with the writer model (one call), lets the guard tag
+each one stated / inferred / generated, and writes every approved fact on its own
+(``infer=False``) with per-fact metadata: ``provenance``, ``source_turn_id``, ``guard_score``,
+``profile_id``, ``status``. ``add(..., infer=False)`` stores each user message verbatim as a stated
+fact with its own turn id (assistant/tool messages are not the user's words: generated).
+``search`` / ``get_all`` return facts unless hypotheses or quarantined items are asked for.
+
+Fail closed: if extraction, the guard, the store or the decision log fails, the add raises a
+typed error and nothing it wrote is left behind (:class:`~._write.GuardedWrite`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from contextlib import AsyncExitStack
+from typing import Any, Self
+
+import anyio.to_thread
+
+from mirage_guard.adapters._backend import TENANT_KEY, Item, MemoryBackend
+from mirage_guard.adapters._compose import BaseGuardedMemory, Components
+from mirage_guard.adapters._decision_log import DecisionLog
+from mirage_guard.adapters._mem0_wire import (
+    UNSET,
+    add_result,
+    caller_metadata,
+    present,
+    reject_kwargs,
+    statuses_for,
+    to_turns,
+)
+from mirage_guard.adapters._prometheus import GuardMetrics
+from mirage_guard.adapters._scope import DEFAULT_TENANT, MemoryScope
+from mirage_guard.adapters._tenancy import Tenancy, scope_of
+from mirage_guard.adapters._write import GuardedWrite
+from mirage_guard.guard import (
+    Action,
+    AuditVerdict,
+    Candidate,
+    Decision,
+    Guard,
+    Policy,
+    Provenance,
+    Role,
+    Turn,
+)
+from mirage_guard.guard.errors import ConfigError, InputError, LLMError, MemoryNotFoundError
+from mirage_guard.guard.extraction import Extractor
+
+log = logging.getLogger("mirage.memory")
+
+_DELETE_BATCH = 200
+
+
+def verbatim_decisions(turns: Sequence[Turn], policy: Policy) -> list[Decision]:
+    """``add(infer=False)``: each user message is a stated fact citing itself; assistant and tool
+    messages are not the user's words (generated); system and empty messages are skipped."""
+    decisions: list[Decision] = []
+    for t in turns:
+        if t.role is Role.SYSTEM or not t.content.strip():
+            continue
+        stated = t.role is Role.USER
+        provenance = Provenance.STATED if stated else Provenance.GENERATED
+        decisions.append(
+            Decision(
+                candidate=Candidate(text=t.content, claimed_source_turn_id=t.id)
+                if stated
+                else Candidate(text=t.content),
+                provenance=provenance,
+                action=Action.STORE if stated else policy.action_for(provenance),
+                source_turn_id=t.id if stated else None,
+                similarity=1.0 if stated else 0.0,
+                evidence_span=t.content if stated else None,
+                score=None,
+                threshold=None,
+                profile_id=None,
+                calibrated=False,
+                reasons=["stored verbatim (infer=False): the user's own message"]
+                if stated
+                else [f"{t.role.value} message (infer=False): not the user's words"],
+            )
+        )
+    return decisions
+
+
+class AsyncGuardedMemory(BaseGuardedMemory):
+    """Async drop-in for ``mem0.AsyncMemory`` / ``mem0.Memory`` with the guard in the write path.
+
+    Built with :meth:`from_settings` / :meth:`from_config` it owns what they built and closes it
+    on :meth:`aclose` (or ``async with``); components passed to the constructor stay open.
+    """
+
+    def __init__(
+        self,
+        *,
+        backend: MemoryBackend,
+        guard: Guard,
+        extractor: Extractor | None = None,
+        decision_log: DecisionLog | None = None,
+        metrics: GuardMetrics | None = None,
+        tenant: str = DEFAULT_TENANT,
+        isolated: bool = False,
+    ) -> None:
+        self.backend = backend
+        self.guard = guard
+        self.extractor = extractor
+        self.decision_log = decision_log
+        self.metrics = metrics
+        self.tenancy = Tenancy(backend, decision_log, tenant, isolated)
+        self._resources = AsyncExitStack()
+
+    @classmethod
+    def _from_components(cls, parts: Components, resources: AsyncExitStack) -> Self:
+        memory = cls(
+            backend=parts.backend,
+            guard=parts.guard,
+            extractor=parts.extractor,
+            decision_log=parts.decision_log,
+            metrics=parts.metrics,
+        )
+        memory._resources = resources
+        return memory
+
+    @property
+    def tenant(self) -> str:
+        return self.tenancy.tenant
+
+    @property
+    def isolated(self) -> bool:
+        return self.tenancy.isolated
+
+    def for_tenant(self, tenant: str, *, isolated: bool = True) -> Self:
+        """The same components, scoped to one tenant (owns nothing: close the parent)."""
+        return type(self)(
+            backend=self.backend,
+            guard=self.guard,
+            extractor=self.extractor,
+            decision_log=self.decision_log,
+            metrics=self.metrics,
+            tenant=tenant,
+            isolated=isolated,
+        )
+
+    # ------------------------------------------------------------------ writes
+    async def add(
+        self,
+        messages: Any,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        timestamp: Any = None,
+        expiration_date: Any = None,
+        infer: bool = True,
+        memory_type: str | None = None,
+        prompt: str | None = None,
+    ) -> dict[str, Any]:
+        """Guarded ``Memory.add``; returns ``{"results", "decisions", "turns"}``."""
+        if timestamp is not None or expiration_date is not None:
+            raise InputError("timestamp / expiration_date are not supported by guarded memory")
+        if memory_type is not None:
+            raise InputError("procedural memories are not guarded: use mem0 directly for them")
+        if prompt is not None:
+            raise InputError(
+                "custom extraction prompts are not accepted: the guard's extraction prompt is "
+                "versioned and calibrated (see prompts/extract_candidates.md)"
+            )
+        scope = scope_of(user_id, agent_id, run_id)
+        meta = caller_metadata(metadata)
+        turns = await self._turns(messages)
+        if infer:
+            writer_model, decisions = await self._inferred(turns)
+        else:
+            writer_model, decisions = None, self._verbatim(turns)
+        return await self._write(decisions, scope, meta, turns, writer_model)
+
+    async def remember(
+        self,
+        messages: Any,
+        candidates: Sequence[str | Candidate],
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        writer_model: str | None = None,
+        audit: Sequence[AuditVerdict] | None = None,
+    ) -> dict[str, Any]:
+        """Guarded write of caller-given candidates (an agent's save-memory tool): no extraction
+        call; the conversation is the evidence. Returns what :meth:`add` returns."""
+        scope = scope_of(user_id, agent_id, run_id)
+        meta = caller_metadata(metadata)
+        turns = await self._turns(messages)
+        cands = [c if isinstance(c, Candidate) else Candidate(text=c) for c in candidates]
+        decisions = await self.guard.atag(turns, cands, writer_model=writer_model, audit=audit)
+        return await self._write(decisions, scope, meta, turns, writer_model)
+
+    async def _turns(self, messages: Any) -> list[Turn]:
+        turns = to_turns(messages)
+        if self.decision_log is not None:
+            await anyio.to_thread.run_sync(self.decision_log.check_turns, self.tenant, turns)
+        return turns
+
+    async def _inferred(self, turns: Sequence[Turn]) -> tuple[str, list[Decision]]:
+        if self.extractor is None:
+            raise ConfigError(
+                "add(infer=True) needs a writer model: set MIRAGE_WRITER_MODEL or pass "
+                "writer_llm=..., or call add(infer=False)"
+            )
+        start = time.perf_counter()
+        try:
+            result = await self.extractor.extract(turns)
+        except LLMError as exc:
+            if self.metrics:
+                self.metrics.on_error("extract", exc)
+            raise
+        finally:
+            if self.metrics:
+                self.metrics.on_stage("extract", time.perf_counter() - start)
+        model = self.extractor.model
+        decisions = await self.guard.atag(
+            turns, result.candidates, writer_model=model, audit=result.audit
+        )
+        return model, decisions
+
+    def _verbatim(self, turns: Sequence[Turn]) -> list[Decision]:
+        decisions = verbatim_decisions(turns, self.guard.policy)
+        if self.metrics:
+            for d in decisions:
+                self.metrics.decisions.labels(
+                    model="none", provenance=d.provenance.value, action=d.action.value
+                ).inc()
+        return decisions
+
+    async def _write(
+        self,
+        decisions: Sequence[Decision],
+        scope: MemoryScope,
+        meta: dict[str, Any],
+        turns: Sequence[Turn],
+        writer_model: str | None,
+    ) -> dict[str, Any]:
+        """Write approved facts one by one, then log; on any failure undo what was written."""
+        async with GuardedWrite(
+            self.backend,
+            self.decision_log,
+            tenant=self.tenant,
+            scope=scope,
+            caller_metadata=meta,
+            metrics=self.metrics,
+        ) as write:
+            if any(d.status is not None for d in decisions):
+                await write.check_store()
+            written = [await write.store(d) for d in decisions]
+            await write.record(turns, written, writer_model)
+        log.info(
+            "guarded write: tenant=%s turns=%d decisions=%d written=%d",
+            self.tenant, len(turns), len(decisions), sum(1 for w in written if w.memory_id),
+        )  # fmt: skip
+        return add_result(written, turns)
+
+    # ------------------------------------------------------------------ reads
+    async def search(
+        self,
+        query: str,
+        *,
+        top_k: int = 20,
+        filters: dict[str, Any] | None = None,
+        threshold: float = 0.1,
+        rerank: bool = False,
+        explain: bool = False,
+        reference_date: Any = None,
+        show_expired: bool = False,
+        include_hypotheses: bool = False,
+        include_quarantined: bool = False,
+        **kwargs: Any,
+    ) -> dict[str, Any]:
+        """``Memory.search``: facts only unless hypotheses / quarantined items are asked for."""
+        reject_kwargs(kwargs, "search")
+        if explain or reference_date is not None or show_expired:
+            raise InputError("explain / reference_date / show_expired are not supported here")
+        if not isinstance(query, str) or not query.strip():
+            raise InputError("query must be a non-empty string")
+        if not 0.0 <= threshold <= 1.0 or top_k < 1:
+            raise InputError("threshold must be in [0, 1] and top_k >= 1")
+        statuses = statuses_for(
+            include_hypotheses=include_hypotheses, include_quarantined=include_quarantined
+        )
+        f = self.tenancy.filters(filters, statuses)
+        items = await self.backend.search(
+            query.strip(), filters=f, top_k=top_k, threshold=threshold
+        )
+        return {"results": [present(i) for i in items if self.tenancy.visible(i, statuses)]}
+
+    async def get_all(
+        self,
+        *,
+        filters: dict[str, Any] | None = None,
+        top_k: int = 20,
+        show_expired: bool = False,
+        include_hypotheses: bool = False,
+        include_quarantined: bool = False,
+        **kwargs: Any,
+    ) -> dict[str, Any]:
+        """``Memory.get_all``: facts only unless hypotheses / quarantined items are asked for."""
+        reject_kwargs(kwargs, "get_all")
+        if show_expired:
+            raise InputError("show_expired is not supported here")
+        if top_k < 1:
+            raise InputError("top_k must be >= 1")
+        statuses = statuses_for(
+            include_hypotheses=include_hypotheses, include_quarantined=include_quarantined
+        )
+        f = self.tenancy.filters(filters, statuses)
+        items = await self.backend.get_all(filters=f, top_k=top_k)
+        return {"results": [present(i) for i in items if self.tenancy.visible(i, statuses)]}
+
+    async def get(self, memory_id: str) -> Item | None:
+        """``Memory.get``: the item whatever its status (its ``status`` field says which)."""
+        item = await self.backend.get(memory_id)
+        if item is None or not self.tenancy.mine(item):
+            return None
+        return present(item)
+
+    async def history(self, memory_id: str) -> list[Item]:
+        """``Memory.history``: ADD / UPDATE / DELETE events, also of a deleted memory."""
+        await self.tenancy.require_owned(memory_id, allow_deleted=True)
+        return await self.backend.history(memory_id)
+
+    # ------------------------------------------------------------------ changes
+    async def update(
+        self,
+        memory_id: str,
+        text: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        expiration_date: Any = UNSET,
+        data: str | None = None,
+    ) -> dict[str, str]:
+        """``Memory.update``; provenance, status and tenant cannot be changed through it."""
+        if expiration_date is not UNSET:
+            raise InputError("expiration_date is not supported by guarded memory")
+        text = text if text is not None else data
+        if text is None and metadata is None:
+            raise InputError("at least one of text or metadata must be provided")
+        if text is not None and not text.strip():
+            raise InputError("text must not be empty")
+        meta = caller_metadata(metadata) if metadata is not None else None
+        await self.tenancy.require_owned(memory_id)
+        await self.backend.update(memory_id, text=text, metadata=meta)
+        return {"message": "Memory updated successfully!"}
+
+    async def delete(self, memory_id: str) -> dict[str, str]:
+        """``Memory.delete`` of one of this tenant's memories."""
+        await self.tenancy.require_owned(memory_id)
+        await self.backend.delete(memory_id)
+        return {"message": "Memory deleted successfully!"}
+
+    async def delete_all(
+        self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None
+    ) -> dict[str, str]:
+        """Delete every memory of a scope that belongs to this tenant (any status)."""
+        scope = scope_of(user_id, agent_id, run_id)
+        filters = {**scope.as_kwargs(), TENANT_KEY: self.tenant}
+        seen: set[str] = set()
+        while True:
+            batch = await self.backend.get_all(filters=filters, top_k=_DELETE_BATCH)
+            ids = [str(i["id"]) for i in batch if self.tenancy.mine(i) and str(i["id"]) not in seen]
+            if not ids:
+                break
+            for memory_id in ids:
+                seen.add(memory_id)
+                try:
+                    await self.backend.delete(memory_id)
+                except MemoryNotFoundError:
+                    continue
+        return {"message": "Memories deleted successfully!"}
+
+    async def reset(self) -> None:
+        """Wipe the store; a tenant-isolated memory deletes only what its tenant wrote."""
+        if not self.isolated:
+            await self.backend.reset()
+            return
+        for memory_id in await self.tenancy.written_ids():
+            item = await self.backend.get(memory_id)
+            if item is not None and self.tenancy.mine(item):
+                try:
+                    await self.backend.delete(memory_id)
+                except MemoryNotFoundError:
+                    continue
+
+    # ------------------------------------------------------------------ lifetime
+    async def aclose(self) -> None:
+        """Close what :meth:`from_settings` / :meth:`from_config` built, in reverse order
+        (components passed in stay open). Idempotent."""
+        await self._resources.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+__all__ = ["AsyncGuardedMemory", "verbatim_decisions"]

@@ -1,0 +1,160 @@
+"""Composition: the parts of a guarded memory built from settings, and who closes them.
+
+``from_settings`` / ``from_config`` are written once, on :class:`BaseGuardedMemory`, so the sync
+and async drop-ins take exactly the same arguments. Whatever they build (writer LLM, guard,
+store, decision log) is pushed on an :class:`~contextlib.AsyncExitStack` that the async memory
+owns and unwinds on ``aclose()``, in reverse order; parts passed in stay the caller's.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Self
+
+from mirage_guard.adapters._backend import MemoryBackend
+from mirage_guard.adapters._decision_log import DecisionLog
+from mirage_guard.adapters._embedding import CachingEmbedder
+from mirage_guard.adapters._mem0 import Mem0Backend, _import_mem0
+from mirage_guard.adapters._mem0_extraction import Mem0PromptExtractor
+from mirage_guard.adapters._prometheus import GuardMetrics
+from mirage_guard.adapters._remote import RemoteMem0Backend
+from mirage_guard.guard import Guard, LinkerThread
+from mirage_guard.guard.evidence import Embedder, shared_minilm
+from mirage_guard.guard.extraction import CandidateExtractor, Extractor
+from mirage_guard.guard.llm import LLMClient, RetryingLLM, create_llm
+from mirage_guard.guard.settings import AuditMode, GuardSettings
+
+
+class ExtractionMode(StrEnum):
+    GUARD = "guard"  # the provenance-aware prompt (prompts/extract_candidates.md)
+    MEM0 = "mem0"  # Mem0's own additive extraction prompt; its facts are tagged before insert
+
+
+def make_extractor(
+    writer_llm: LLMClient, extraction: ExtractionMode, settings: GuardSettings
+) -> Extractor:
+    if extraction is ExtractionMode.MEM0:
+        return Mem0PromptExtractor(writer_llm)
+    return CandidateExtractor(writer_llm, inline_audit=settings.audit_mode is AuditMode.INLINE)
+
+
+@dataclass(frozen=True)
+class Components:
+    """What a guarded memory is made of."""
+
+    backend: MemoryBackend
+    guard: Guard
+    extractor: Extractor | None
+    decision_log: DecisionLog | None
+    metrics: GuardMetrics | None
+
+
+def compose(
+    settings: GuardSettings,
+    resources: AsyncExitStack,
+    *,
+    writer_llm: LLMClient | None = None,
+    guard: Guard | None = None,
+    backend: MemoryBackend | None = None,
+    decision_log: DecisionLog | None = None,
+    metrics: GuardMetrics | None = None,
+    extraction: ExtractionMode = ExtractionMode.GUARD,
+    embedder: Embedder | None = None,
+    linker_thread: LinkerThread = "dedicated",
+) -> Components:
+    """Build the missing parts from ``settings``; each one built is pushed on ``resources``."""
+    s = settings
+    if writer_llm is None and s.writer_model:
+        writer_llm = RetryingLLM(create_llm(s.writer_model, api_base=s.writer_api_base))
+        resources.push_async_callback(writer_llm.aclose)
+    # one MiniLM, one encode per text: the store reuses the guard's candidate vectors
+    needs_model = guard is None or (backend is None and not s.upstream_url)
+    shared = CachingEmbedder(embedder or shared_minilm()) if needs_model else None
+    if guard is None:
+        guard = Guard.from_settings(
+            s, writer_llm=writer_llm, embedder=shared, metrics=metrics, linker_thread=linker_thread
+        )
+        resources.callback(guard.close)
+    if backend is None:
+        backend = (
+            RemoteMem0Backend(s.upstream_url)
+            if s.upstream_url
+            else Mem0Backend.embedded(s.data_dir, embedder=shared)
+        )
+        resources.push_async_callback(backend.aclose)
+    if decision_log is None:
+        decision_log = DecisionLog.from_settings(s)
+        resources.callback(decision_log.close)
+    extractor = make_extractor(writer_llm, extraction, s) if writer_llm else None
+    return Components(
+        backend=backend,
+        guard=guard,
+        extractor=extractor,
+        decision_log=decision_log,
+        metrics=metrics,
+    )
+
+
+class BaseGuardedMemory(ABC):
+    """What the sync and async guarded memories share: how they are built (httpx's BaseClient)."""
+
+    @classmethod
+    @abstractmethod
+    def _from_components(cls, parts: Components, resources: AsyncExitStack) -> Self:
+        """A memory over ``parts`` that closes ``resources`` when it is closed."""
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: GuardSettings | None = None,
+        *,
+        writer_llm: LLMClient | None = None,
+        guard: Guard | None = None,
+        backend: MemoryBackend | None = None,
+        decision_log: DecisionLog | None = None,
+        metrics: GuardMetrics | None = None,
+        extraction: ExtractionMode = ExtractionMode.GUARD,
+        embedder: Embedder | None = None,
+        linker_thread: LinkerThread = "dedicated",
+    ) -> Self:
+        """Build everything not passed in from :class:`GuardSettings`; what is built here is
+        closed with the memory, what is passed in stays open."""
+        resources = AsyncExitStack()
+        parts = compose(
+            settings or GuardSettings(),
+            resources,
+            writer_llm=writer_llm,
+            guard=guard,
+            backend=backend,
+            decision_log=decision_log,
+            metrics=metrics,
+            extraction=extraction,
+            embedder=embedder,
+            linker_thread=linker_thread,
+        )
+        return cls._from_components(parts, resources)
+
+    @classmethod
+    def from_config(
+        cls,
+        config_dict: dict[str, Any],
+        *,
+        settings: GuardSettings | None = None,
+        writer_llm: LLMClient | None = None,
+        extraction: ExtractionMode = ExtractionMode.GUARD,
+    ) -> Self:
+        """Like ``mem0.Memory.from_config``: your own Mem0 configuration (any vector store or
+        embedder Mem0 supports) as the store, with the guard in front of it."""
+        s = settings or GuardSettings()
+        mem0 = _import_mem0(s.data_dir)
+        resources = AsyncExitStack()
+        backend = Mem0Backend(mem0.Memory.from_config(config_dict))
+        resources.push_async_callback(backend.aclose)
+        parts = compose(s, resources, writer_llm=writer_llm, backend=backend, extraction=extraction)
+        return cls._from_components(parts, resources)
+
+
+__all__ = ["BaseGuardedMemory", "Components", "ExtractionMode", "compose", "make_extractor"]

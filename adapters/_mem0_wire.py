@@ -1,0 +1,150 @@
+"""Mem0's wire shapes, both ways: messages in, items and add results out, reserved keys checked.
+
+Mem0 accepts a message as a str, a dict or a list of dicts and answers with plain dicts; these
+helpers turn the one into guard turns and the other into what a ``mem0.Memory`` caller expects.
+Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from mirage_guard.adapters._backend import (
+    PROTECTED_KEYS,
+    PROVENANCE_KEYS,
+    SCOPE_KEYS,
+    TENANT_KEY,
+    Item,
+)
+from mirage_guard.adapters._decision_log import WrittenDecision
+from mirage_guard.guard import MemoryStatus, Role, Turn
+from mirage_guard.guard.errors import InputError
+
+# ``Memory.update``'s "not given" default for expiration_date (mem0 uses its own sentinel too).
+UNSET: Any = object()
+
+
+def statuses_for(*, include_hypotheses: bool, include_quarantined: bool) -> list[str]:
+    """The statuses a read returns: facts, plus hypotheses / quarantined items when asked."""
+    out = [MemoryStatus.FACT.value]
+    if include_hypotheses:
+        out.append(MemoryStatus.HYPOTHESIS.value)
+    if include_quarantined:
+        out.append(MemoryStatus.QUARANTINED.value)
+    return out
+
+
+def to_turns(messages: Any) -> list[Turn]:
+    """Mem0's message forms (str, dict, list of dicts) as turns; a dict may carry its ``id``."""
+    if isinstance(messages, str):
+        messages = [{"role": "user", "content": messages}]
+    elif isinstance(messages, Mapping):
+        messages = [messages]
+    if not isinstance(messages, list | tuple):
+        raise InputError("messages must be a str, a dict or a list of dicts")
+    turns: list[Turn] = []
+    for m in messages:
+        if not isinstance(m, Mapping):
+            raise InputError("every message must be a dict with role and content")
+        content = m.get("content")
+        if content is None:
+            continue  # e.g. tool-call messages without text, as Mem0 skips them
+        if not isinstance(content, str):
+            raise InputError("message content must be a string")
+        try:
+            role = Role(str(m.get("role")))
+        except ValueError as exc:
+            raise InputError(f"unknown message role {m.get('role')!r}") from exc
+        turn_id = m.get("id")
+        if turn_id is not None and not (isinstance(turn_id, str) and turn_id.strip()):
+            raise InputError("a message id must be a non-empty string")
+        turns.append(Turn(id=turn_id, role=role, content=content) if turn_id else
+                     Turn(role=role, content=content))  # fmt: skip
+    ids = [t.id for t in turns]
+    if len(ids) != len(set(ids)):
+        raise InputError("message ids must be unique within one call")
+    return turns
+
+
+def caller_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The caller's metadata, refused if it sets a key the guard owns or a scope id."""
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, Mapping):
+        raise InputError("metadata must be a dict")
+    clash = PROTECTED_KEYS.intersection(metadata) | set(SCOPE_KEYS).intersection(metadata)
+    if clash:
+        raise InputError(f"metadata keys reserved for the guard: {sorted(clash)}")
+    return dict(metadata)
+
+
+def reject_kwargs(kwargs: Mapping[str, Any], method: str) -> None:
+    """Mem0's read methods take ``**kwargs``; the guard accepts none of them."""
+    if set(SCOPE_KEYS).intersection(kwargs):
+        raise InputError(f"{method}() takes user_id / agent_id / run_id inside filters=")
+    if kwargs:
+        raise InputError(f"{method}() got unsupported arguments: {sorted(kwargs)}")
+
+
+def present(item: Mapping[str, Any]) -> Item:
+    """A store item as callers see it: provenance fields on top, tenant key removed."""
+    out = dict(item)
+    meta = dict(out.get("metadata") or {})
+    meta.pop(TENANT_KEY, None)
+    for key in PROVENANCE_KEYS:
+        out[key] = meta.get(key)
+    if meta:
+        out["metadata"] = meta
+    else:
+        out.pop("metadata", None)
+    return out
+
+
+def decision_summary(w: WrittenDecision) -> dict[str, Any]:
+    """One guard decision as the ``decisions`` list of an add result shows it."""
+    d = w.decision
+    return {
+        "candidate_id": d.candidate.id,
+        "text": d.candidate.text,
+        "provenance": d.provenance.value,
+        "action": d.action.value,
+        "status": d.status.value if d.status else None,
+        "source_turn_id": d.source_turn_id,
+        "score": d.score,
+        "threshold": d.threshold,
+        "profile_id": d.profile_id,
+        "calibrated": d.calibrated,
+        "reasons": list(d.reasons),
+        "memory_id": w.memory_id,
+    }
+
+
+def add_result(written: Sequence[WrittenDecision], turns: Sequence[Turn]) -> dict[str, Any]:
+    """``Memory.add``'s answer (``results``: what was written) plus ``decisions`` and ``turns``."""
+    return {
+        "results": [
+            {
+                "id": w.memory_id,
+                "memory": w.decision.candidate.text,
+                "event": "ADD",
+                **w.decision.memory_metadata(),
+            }
+            for w in written
+            if w.memory_id
+        ],
+        "decisions": [decision_summary(w) for w in written],
+        "turns": [{"id": t.id, "role": t.role.value} for t in turns],
+    }
+
+
+__all__ = [
+    "UNSET",
+    "add_result",
+    "caller_metadata",
+    "decision_summary",
+    "present",
+    "reject_kwargs",
+    "statuses_for",
+    "to_turns",
+]

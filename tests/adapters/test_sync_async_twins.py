@@ -1,0 +1,132 @@
+"""The sync facade cannot drift from its async twin, and both keep ``mem0.Memory``'s signatures."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mirage_guard.adapters import AsyncGuardedMemory, GuardedMemory, RemoteMem0Backend
+from mirage_guard.adapters._decision_log import DecisionLog
+from mirage_guard.guard import Guard, GuardSettings
+from mirage_guard.guard.llm import ScriptedLLM
+from tests.fakes.embedder import HashingEmbedder
+
+# sync name -> async name, where the httpx convention names them differently
+RENAMED = {"close": "aclose"}
+MEM0_METHODS = ("add", "search", "get_all", "get", "update", "delete", "delete_all", "history",
+                "reset")  # fmt: skip
+
+
+def _public_methods(cls: type) -> dict[str, Callable[..., Any]]:
+    """Public instance methods and classmethods (properties are attributes, not methods)."""
+    return {
+        name: getattr(cls, name)
+        for name, raw in inspect.getmembers_static(cls)
+        if not name.startswith("_")
+        and (inspect.isfunction(raw) or isinstance(raw, classmethod | staticmethod))
+    }
+
+
+def test_every_public_method_has_a_twin_with_the_same_signature() -> None:
+    sync = _public_methods(GuardedMemory)
+    async_ = _public_methods(AsyncGuardedMemory)
+    assert {RENAMED.get(name, name) for name in sync} == set(async_)
+    assert {"from_settings", "from_config", "for_tenant", "add", "remember"} <= set(sync)
+    for name, fn in sync.items():
+        twin = async_[RENAMED.get(name, name)]
+        assert not inspect.iscoroutinefunction(fn), name
+        # constructors and views do no I/O: sync on both sides; the rest is awaited on one
+        blocking = name == "for_tenant" or inspect.ismethod(fn)  # ismethod: a bound classmethod
+        assert inspect.iscoroutinefunction(twin) is not blocking, name
+        assert inspect.signature(fn, eval_str=True) == inspect.signature(twin, eval_str=True), name
+
+
+def _is_sentinel(value: Any) -> bool:
+    return type(value) is object
+
+
+@pytest.mark.parametrize("cls", [GuardedMemory, AsyncGuardedMemory])
+@pytest.mark.parametrize("name", MEM0_METHODS)
+def test_mem0_methods_keep_mem0s_parameters(cls: type, name: str) -> None:
+    import mem0
+
+    theirs = list(inspect.signature(getattr(mem0.Memory, name)).parameters.values())
+    ours = list(inspect.signature(getattr(cls, name)).parameters.values())
+    known = {p.name for p in theirs}
+    # mem0's parameters, in mem0's order, of the same kind and with the same defaults ...
+    assert [p.name for p in ours if p.name in known] == [p.name for p in theirs]
+    by_name = {p.name: p for p in ours}
+    for p in theirs:
+        mine = by_name[p.name]
+        assert mine.kind == p.kind, (name, p.name)
+        if _is_sentinel(p.default):
+            assert _is_sentinel(mine.default), (name, p.name)
+        else:
+            assert mine.default == p.default, (name, p.name)
+    # ... and anything added is an optional keyword
+    for p in ours:
+        if p.name not in known:
+            assert p.kind is inspect.Parameter.KEYWORD_ONLY, (name, p.name)
+            assert p.default is not inspect.Parameter.empty, (name, p.name)
+
+
+@pytest.fixture
+def closes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Records which built parts are closed, in order."""
+    order: list[str] = []
+
+    def record(label: str, original: Callable[..., Any]) -> Callable[..., Any]:
+        if inspect.iscoroutinefunction(original):
+
+            async def aclose(self: Any) -> None:
+                order.append(label)
+                await original(self)
+
+            return aclose
+
+        def close(self: Any) -> None:
+            order.append(label)
+            original(self)
+
+        return close
+
+    monkeypatch.setattr(Guard, "close", record("guard", Guard.close))
+    monkeypatch.setattr(RemoteMem0Backend, "aclose", record("backend", RemoteMem0Backend.aclose))
+    monkeypatch.setattr(DecisionLog, "close", record("decision_log", DecisionLog.close))
+    monkeypatch.setattr(ScriptedLLM, "aclose", record("writer_llm", ScriptedLLM.aclose))
+    return order
+
+
+def _settings(data_dir: Path) -> GuardSettings:
+    return GuardSettings(data_dir=data_dir, upstream_url="http://127.0.0.1:9")
+
+
+async def test_aclose_closes_what_from_settings_built_in_reverse_order(
+    data_dir: Path, closes: list[str]
+) -> None:
+    writer = ScriptedLLM([], model="mock/writer")  # passed in: stays the caller's
+    memory = AsyncGuardedMemory.from_settings(
+        _settings(data_dir), writer_llm=writer, embedder=HashingEmbedder()
+    )
+    assert isinstance(memory.backend, RemoteMem0Backend)
+    async with memory:
+        pass
+    assert closes == ["decision_log", "backend", "guard"]
+    await memory.aclose()  # idempotent
+    assert closes == ["decision_log", "backend", "guard"]
+
+
+def test_close_of_the_sync_twin_closes_the_same_parts(data_dir: Path, closes: list[str]) -> None:
+    with GuardedMemory.from_settings(
+        _settings(data_dir), embedder=HashingEmbedder(), linker_thread="pool"
+    ) as memory:
+        view = memory.for_tenant("t")
+        view.close()  # a tenant view owns nothing
+        assert closes == []
+    assert closes == ["decision_log", "backend", "guard"]
+    memory.close()
+    assert closes == ["decision_log", "backend", "guard"]
