@@ -19,6 +19,7 @@ from mirage_guard.adapters._compose import ExtractionMode, make_extractor
 from mirage_guard.adapters._mem0 import EMBEDDING_DIMS, Mem0Backend, embedded_mem0_config
 from mirage_guard.adapters._mem0_extraction import Mem0PromptExtractor
 from mirage_guard.adapters._mem0_wire import statuses_for, to_turns
+from mirage_guard.adapters._prometheus import GuardMetrics
 from mirage_guard.adapters._remote import RemoteMem0Backend
 from mirage_guard.adapters._scope import MemoryScope
 from mirage_guard.adapters._sync_memory import GuardedMemory
@@ -30,6 +31,7 @@ __all__ = [
     "TENANT_KEY",
     "AsyncGuardedMemory",
     "ExtractionMode",
+    "GuardMetrics",
     "GuardedMemory",
     "Mem0Backend",
     "Mem0PromptExtractor",

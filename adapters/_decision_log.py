@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy import (
     JSON,
     Boolean,
@@ -34,7 +34,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
 from mirage_guard.adapters._scope import DEFAULT_TENANT, MemoryScope
-from mirage_guard.guard import Action, Decision, Provenance, Role, Turn
+from mirage_guard.guard import Action, Decision, Provenance, Reason, Role, Turn, as_reasons
 from mirage_guard.guard.errors import IdempotencyConflictError, InputError
 from mirage_guard.guard.settings import GuardSettings
 
@@ -76,7 +76,8 @@ class _DecisionRow(_Base):
     threshold: Mapped[float | None] = mapped_column(Float)
     profile_id: Mapped[str | None] = mapped_column(String(200))
     calibrated: Mapped[bool] = mapped_column(Boolean)
-    reasons: Mapped[list[str]] = mapped_column(JSON)
+    # reason codes and their parameters, [{"code": ..., "params": {...}}]; older rows hold words
+    reasons: Mapped[list[Any]] = mapped_column(JSON)
     memory_id: Mapped[str | None] = mapped_column(String(64), index=True)
     writer_model: Mapped[str | None] = mapped_column(String(200))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
@@ -126,10 +127,12 @@ class LoggedDecision(BaseModel):
     threshold: float | None
     profile_id: str | None
     calibrated: bool
-    reasons: list[str]
+    reasons: list[Reason]
     memory_id: str | None
     writer_model: str | None
     created_at: datetime
+
+    _reasons = field_validator("reasons", mode="before")(as_reasons)
 
 
 class DecisionQuery(BaseModel):
@@ -194,7 +197,7 @@ class DecisionLog:
         with self._session() as session:
             self._store_turns(session, tenant, scope, turns, now)
             for w in written:
-                d = w.decision
+                row = w.decision.summary(w.memory_id)
                 session.add(
                     _DecisionRow(
                         tenant=tenant,
@@ -202,21 +205,11 @@ class DecisionLog:
                         agent_id=scope.agent_id,
                         run_id=scope.run_id,
                         request_id=request_id,
-                        candidate_id=d.candidate.id,
-                        candidate_text=d.candidate.text,
-                        provenance=d.provenance.value,
-                        action=d.action.value,
-                        status=d.status.value if d.status else None,
-                        source_turn_id=d.source_turn_id,
-                        similarity=d.similarity,
-                        score=d.score,
-                        threshold=d.threshold,
-                        profile_id=d.profile_id,
-                        calibrated=d.calibrated,
-                        reasons=list(d.reasons),
-                        memory_id=w.memory_id,
                         writer_model=writer_model,
                         created_at=now,
+                        candidate_text=row.text,
+                        reasons=[r.as_stored() for r in row.reasons],
+                        **row.model_dump(mode="json", exclude={"text", "reasons"}),
                     )
                 )
 

@@ -16,13 +16,12 @@ Definitions (every share is a fraction in [0, 1]; ``None`` when its denominator 
   a per-model calibration profile / all decisions.
 
 Aggregates never carry user ids, agent/run ids, memory text or tenant names: tenants appear as
-opaque labels ("tenant 1", ...) and only when there is more than one; reasons are reduced to
-templates (numbers and turn ids replaced) and scrubbed of the decision's own ids and text.
+opaque labels ("tenant 1", ...) and only when there is more than one; reasons are counted by
+code (never by their parameters or text).
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
@@ -31,7 +30,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from mirage_guard.guard import Action, Provenance
+from mirage_guard.guard import Action, Provenance, Reason, ReasonCode, describe_reason_code
 
 WRITTEN_ACTIONS: frozenset[Action] = frozenset(
     {Action.STORE, Action.STORE_AS_HYPOTHESIS, Action.QUARANTINE}
@@ -40,7 +39,6 @@ VISIBLE_ACTIONS: frozenset[Action] = frozenset({Action.STORE, Action.STORE_AS_HY
 SCORE_BINS = 10
 TOP_REASONS = 12
 NO_MODEL = "(none)"
-REDACTED = "<redacted>"
 # automatic granularity: hourly while the log spans at most this long, daily beyond
 HOURLY_MAX_SPAN = timedelta(hours=72)
 
@@ -69,7 +67,7 @@ class DecisionRecord(Protocol):
     @property
     def calibrated(self) -> bool: ...
     @property
-    def reasons(self) -> Sequence[str]: ...
+    def reasons(self) -> Sequence[Reason]: ...
     @property
     def writer_model(self) -> str | None: ...
     @property
@@ -127,10 +125,11 @@ class TimeBucket(BaseModel):
 
 
 class ReasonCount(BaseModel):
-    """A reason template and how many decisions gave it."""
+    """A reason code, what it means, and how many decisions gave it."""
 
     model_config = ConfigDict(frozen=True)
 
+    code: ReasonCode
     reason: str
     decisions: int
     share: float
@@ -318,29 +317,17 @@ def time_series(rows: Sequence[DecisionRecord], granularity: Granularity) -> lis
     return out
 
 
-_DECIMAL = re.compile(r"(?<![\w.])\d+\.\d+(?![\w.])")
-_LINKED = re.compile(r"^linked to .+ but not a restatement$", re.DOTALL)
-
-
-def reason_template(reason: str, private: Iterable[str | None] = ()) -> str:
-    """A reason with decimals as ``#``, turn ids as ``<turn>`` and private values redacted."""
-    text = reason.strip()
-    if _LINKED.match(text):
-        text = "linked to <turn> but not a restatement"
-    for value in sorted({v for v in private if v}, key=len, reverse=True):
-        pattern = re.compile(rf"(?<![\w-]){re.escape(value)}(?![\w-])")
-        text = pattern.sub(REDACTED, text)
-    return _DECIMAL.sub("#", text)
-
-
 def top_reasons(rows: Sequence[DecisionRecord], top: int = TOP_REASONS) -> list[ReasonCount]:
-    """Most frequent reason templates; a template counts once per decision."""
-    counts: Counter[str] = Counter()
+    """Most frequent reason codes; a code counts once per decision. Parameters (ids, numbers,
+    free text) are never shown: a code's description stands for all of them."""
+    counts: Counter[ReasonCode] = Counter()
     for r in rows:
-        private = (r.candidate_text, r.user_id, r.agent_id, r.run_id, r.source_turn_id, r.tenant)
-        counts.update({reason_template(x, private) for x in r.reasons})
-    ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
-    return [ReasonCount(reason=k, decisions=v, share=v / len(rows)) for k, v in ordered]
+        counts.update({x.code for x in r.reasons})
+    ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0].value))[:top]
+    return [
+        ReasonCount(code=k, reason=describe_reason_code(k), decisions=v, share=v / len(rows))
+        for k, v in ordered
+    ]
 
 
 def invariant_checks(rows: Sequence[DecisionRecord]) -> list[InvariantCheck]:
@@ -435,6 +422,5 @@ __all__ = [
     "ReasonCount",
     "ScoreHistogram",
     "TimeBucket",
-    "reason_template",
     "summarize",
 ]

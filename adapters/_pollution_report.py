@@ -463,10 +463,10 @@ def _sections(s: PollutionSummary) -> list[str]:
             f"<section><h2>Per tenant ({s.tenants} tenants, opaque labels)</h2>"
             f"{_table(['tenant', *GROUP_HEADER], group_rows(s.by_tenant), cls='groups')}</section>"
         )
-    reasons = [[r.reason, str(r.decisions), pct(r.share)] for r in s.top_reasons]
+    reasons = [[r.code.value, r.reason, str(r.decisions), pct(r.share)] for r in s.top_reasons]
     out.append(
         "<section><h2>Top reasons</h2>"
-        f"{_table(['reason', 'decisions', 'share of decisions'], reasons)}</section>"
+        f"{_table(['code', 'reason', 'decisions', 'share of decisions'], reasons)}</section>"
     )
     return out
 
@@ -534,8 +534,8 @@ def render_markdown(s: PollutionSummary, regen: Regenerate, source: str) -> str:
             lines += _md_table(["tenant", *GROUP_HEADER], group_rows(s.by_tenant))
         lines += ["## Top reasons", ""]
         lines += _md_table(
-            ["reason", "decisions", "share"],
-            [[r.reason, str(r.decisions), pct(r.share)] for r in s.top_reasons],
+            ["code", "reason", "decisions", "share"],
+            [[r.code.value, r.reason, str(r.decisions), pct(r.share)] for r in s.top_reasons],
         )
     lines += ["## How to regenerate", "", "```", regen.command, "```", ""]
     if regen.pinned:

@@ -7,8 +7,10 @@ blocked accordingly.
 What lives here: the domain model (turns, candidates, decisions), typed errors
 (:mod:`.errors`), settings (:mod:`.settings`), the language-model seam (:mod:`.llm`), the
 evidence linker (:mod:`.evidence`), self-audit, candidate extraction (:mod:`.extraction`),
-calibration profiles and their store (:mod:`.scoring`), the policy, and the :class:`Guard`
-pipeline, which reports through a :class:`GuardObserver`.
+calibration profiles and their store (:mod:`.scoring`), the policy, the pure decision rule
+(:func:`decide`, whose :class:`Reason` codes are rendered to words only by
+:func:`render_reason`), and the :class:`Guard` pipeline, which reports through a
+:class:`GuardObserver`.
 
 May import: :mod:`mirage_guard.prompts`, pydantic, numpy, anyio, httpx (litellm lazily, inside
 :mod:`.llm`). Never: calibration, benchmark, adapters, a web framework, an ORM, a store SDK, a
@@ -16,12 +18,14 @@ CLI framework or a metrics client (``lint-imports`` checks it).
 """
 
 from mirage_guard.guard._audit import AuditResponse, SelfAuditor, parse_audit
+from mirage_guard.guard._decision import decide
 from mirage_guard.guard._domain import (
     LABEL_TO_PROVENANCE,
     Action,
     AuditVerdict,
     Candidate,
     Decision,
+    DecisionSummary,
     EvidenceLink,
     Label,
     MemoryStatus,
@@ -32,6 +36,15 @@ from mirage_guard.guard._domain import (
 from mirage_guard.guard._observer import STAGES, GuardObserver, NullObserver
 from mirage_guard.guard._pipeline import Guard, LinkerThread
 from mirage_guard.guard._policy import Policy
+from mirage_guard.guard._reasons import (
+    Reason,
+    ReasonCode,
+    ReasonParam,
+    as_reasons,
+    describe_reason_code,
+    reason,
+    render_reason,
+)
 from mirage_guard.guard.settings import AuditFailure, AuditMode, GuardSettings
 
 __version__ = "0.1.0"
@@ -46,6 +59,7 @@ __all__ = [
     "AuditVerdict",
     "Candidate",
     "Decision",
+    "DecisionSummary",
     "EvidenceLink",
     "Guard",
     "GuardObserver",
@@ -56,9 +70,17 @@ __all__ = [
     "NullObserver",
     "Policy",
     "Provenance",
+    "Reason",
+    "ReasonCode",
+    "ReasonParam",
     "Role",
     "SelfAuditor",
     "Turn",
     "__version__",
+    "as_reasons",
+    "decide",
+    "describe_reason_code",
     "parse_audit",
+    "reason",
+    "render_reason",
 ]

@@ -6,7 +6,16 @@ import uuid
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
+
+from mirage_guard.guard._reasons import Reason, as_reasons
 
 NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
@@ -107,6 +116,8 @@ class EvidenceLink(BaseModel):
     similarity: float
     span: str | None = None
     features: dict[str, float] = Field(default_factory=dict)
+    # content words of the claim that no linked user turn supports (claim-support signal)
+    unsupported_words: list[str] = Field(default_factory=list)
 
 
 class AuditVerdict(BaseModel):
@@ -136,7 +147,11 @@ class Decision(BaseModel):
     profile_id: str | None
     calibrated: bool
     audit: AuditVerdict | None = None
-    reasons: list[str] = Field(default_factory=list)
+    reasons: list[Reason] = Field(
+        default_factory=list, description="why: reason codes with parameters (and their text)"
+    )
+
+    _reasons = field_validator("reasons", mode="before")(as_reasons)
 
     @model_validator(mode="after")
     def _linked_when_not_generated(self) -> Decision:
@@ -153,6 +168,24 @@ class Decision(BaseModel):
     def status(self) -> MemoryStatus | None:
         return ACTION_TO_STATUS[self.action]
 
+    def summary(self, memory_id: str | None = None) -> DecisionSummary:
+        """This decision flattened for answers and logs (the one Decision -> row mapping)."""
+        return DecisionSummary(
+            candidate_id=self.candidate.id,
+            text=self.candidate.text,
+            provenance=self.provenance,
+            action=self.action,
+            status=self.status,
+            source_turn_id=self.source_turn_id,
+            similarity=self.similarity,
+            score=self.score,
+            threshold=self.threshold,
+            profile_id=self.profile_id,
+            calibrated=self.calibrated,
+            reasons=self.reasons,
+            memory_id=memory_id,
+        )
+
     def memory_metadata(self) -> dict[str, str | float | None]:
         """Per-fact metadata written next to the memory text."""
         return {
@@ -162,3 +195,28 @@ class Decision(BaseModel):
             "profile_id": self.profile_id,
             "status": self.status.value if self.status else None,
         }
+
+
+class DecisionSummary(BaseModel):
+    """A decision as one flat row: what add() answers, the sidecar returns and the log keeps.
+
+    ``reasons`` serialize with their rendered ``text`` next to ``code`` and ``params``.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    candidate_id: str
+    text: str
+    provenance: Provenance
+    action: Action
+    status: MemoryStatus | None
+    source_turn_id: str | None
+    similarity: float
+    score: float | None
+    threshold: float | None
+    profile_id: str | None
+    calibrated: bool
+    reasons: list[Reason]
+    memory_id: str | None = None
+
+    _reasons = field_validator("reasons", mode="before")(as_reasons)

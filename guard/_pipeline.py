@@ -12,16 +12,14 @@ from typing import Any, Literal
 
 import anyio
 import anyio.to_thread
-import numpy as np
 
 from mirage_guard.guard._audit import SelfAuditor
+from mirage_guard.guard._decision import decide
 from mirage_guard.guard._domain import (
-    Action,
     AuditVerdict,
     Candidate,
     Decision,
     EvidenceLink,
-    Provenance,
     Role,
     Turn,
 )
@@ -271,77 +269,21 @@ class Guard:
         p_stated = profile.stated_model.predict_proba(profile.stated_model.matrix(rows))
         wants_calibration = self.audit_mode is not AuditMode.OFF and model is not None
         calibrated = (not wants_calibration) or profile.mode.uses_audit
-        out: list[Decision] = []
-        for i, (c, link) in enumerate(zip(candidates, links, strict=True)):
-            out.append(
-                self._one(
-                    c, link, float(p_oi[i]), float(p_stated[i]), profile,
-                    verdicts.get(c.id), audit_error, calibrated, model,
-                )
-            )  # fmt: skip
-        return out
-
-    def _one(
-        self,
-        cand: Candidate,
-        link: EvidenceLink,
-        p_oi: float,
-        p_stated: float,
-        profile: CalibrationProfile,
-        verdict: AuditVerdict | None,
-        audit_error: LLMError | None,
-        calibrated: bool,
-        model: str | None,
-    ) -> Decision:
-        reasons: list[str] = [f"scored with profile {profile.profile_id}"]
-        if not calibrated:
-            reasons.append(
-                f"no self-audit profile for writer model {model!r}: evidence-only scoring "
-                "(uncalibrated for this model)"
+        return [
+            decide(
+                c,
+                link,
+                p_oi=float(p_oi[i]),
+                p_stated=float(p_stated[i]),
+                profile=profile,
+                policy=self.policy,
+                verdict=verdicts.get(c.id),
+                audit_error=audit_error,
+                calibrated=calibrated,
+                writer_model=model,
             )
-        if not np.isfinite(p_oi) or not np.isfinite(p_stated):
-            provenance = Provenance.GENERATED
-            reasons.append("score undecidable: failing closed")
-        elif link.turn_id is None:
-            provenance = Provenance.GENERATED
-            reasons.append("no user turn to link: generated")
-        elif p_oi >= profile.oi_threshold:
-            provenance = Provenance.GENERATED
-            reasons.append(f"P(over-inference)={p_oi:.3f} >= {profile.oi_threshold:.3f}")
-        elif p_stated >= profile.stated_threshold and not _adds_specifics(link):
-            provenance = Provenance.STATED
-            reasons.append(f"P(stated)={p_stated:.3f} >= {profile.stated_threshold:.3f}")
-        else:
-            provenance = Provenance.INFERRED
-            reasons.append(f"linked to {link.turn_id} but not a restatement")
-            if _adds_specifics(link):
-                reasons.append("names or numbers the user never said: not a stated fact")
-        if verdict is not None and not calibrated and verdict.label.is_over_inference:
-            # an uncalibrated self-report may only make a decision more cautious
-            if provenance is not Provenance.GENERATED:
-                reasons.append(f"writer's own audit says {verdict.label.value}: downgraded")
-            provenance = Provenance.GENERATED
-        action = self.policy.action_for(provenance)
-        if audit_error is not None:
-            reasons.append(f"self-audit failed ({type(audit_error).__name__}): failing closed")
-            if provenance is Provenance.STATED:
-                provenance = Provenance.INFERRED
-            action = Action.QUARANTINE if action is not Action.BLOCK else action
-            calibrated = False
-        return Decision(
-            candidate=cand,
-            provenance=provenance,
-            action=action,
-            source_turn_id=link.turn_id if provenance is not Provenance.GENERATED else None,
-            similarity=round(link.similarity, 4),
-            evidence_span=link.span,
-            score=p_oi if np.isfinite(p_oi) else None,
-            threshold=profile.oi_threshold,
-            profile_id=profile.profile_id,
-            calibrated=calibrated,
-            audit=verdict,
-            reasons=reasons,
-        )
+            for i, (c, link) in enumerate(zip(candidates, links, strict=True))
+        ]
 
     @property
     def _observer(self) -> GuardObserver:
@@ -373,12 +315,6 @@ class Guard:
         self._closed = True
         if self._linker_thread is not None:
             self._linker_thread.shutdown(wait=False)
-
-
-def _adds_specifics(link: EvidenceLink) -> bool:
-    """A stated fact may not assert a name or number that is in none of the user's turns."""
-    f = link.features
-    return f.get("unsupported_names", 0.0) > 0 or f.get("unsupported_numbers", 0.0) > 0
 
 
 def _inline_prompt_version() -> str:

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_vali
 
 from mirage_guard.adapters._decision_log import LoggedDecision
 from mirage_guard.adapters._scope import MemoryScope
-from mirage_guard.guard import AuditVerdict, Candidate, Decision, Turn
+from mirage_guard.guard import AuditVerdict, Candidate, Decision, DecisionSummary, Turn
 
 Id = Annotated[
     str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200, pattern=r"^\S+$")
@@ -179,21 +179,6 @@ class PagedItems(ItemList):
     count: int
     next: str | None = None
     previous: str | None = None
-
-
-class DecisionSummary(BaseModel):
-    candidate_id: str
-    text: str
-    provenance: str
-    action: str
-    status: str | None
-    source_turn_id: str | None
-    score: float | None
-    threshold: float | None
-    profile_id: str | None
-    calibrated: bool
-    reasons: list[str]
-    memory_id: str | None
 
 
 class TurnRef(BaseModel):

@@ -11,7 +11,7 @@ from sqlalchemy.exc import OperationalError
 
 from mirage_guard.adapters import TENANT_KEY, AsyncGuardedMemory, GuardedMemory, Mem0PromptExtractor
 from mirage_guard.adapters._decision_log import DecisionLog, DecisionQuery
-from mirage_guard.guard import AuditMode, Guard, GuardSettings
+from mirage_guard.guard import AuditMode, Guard, GuardSettings, Reason, ReasonCode
 from mirage_guard.guard._domain import Action, Provenance
 from mirage_guard.guard.errors import (
     BackendError,
@@ -277,7 +277,8 @@ async def test_inline_audit_passes_the_extractors_labels_to_the_guard(
     (decision,) = result["decisions"]
     # an uncalibrated self-report can only make the decision more cautious
     assert decision["provenance"] == "generated"
-    assert any("own audit" in r for r in decision["reasons"])
+    codes = {Reason.model_validate(r).code for r in decision["reasons"]}
+    assert ReasonCode.SELF_AUDIT_DOWNGRADE in codes
 
 
 async def test_mem0_extraction_mode_tags_mem0s_facts(build_memory: Build) -> None:

@@ -15,7 +15,10 @@ from mirage_guard.guard import (
     Label,
     Policy,
     Provenance,
+    Reason,
+    ReasonCode,
     SelfAuditor,
+    render_reason,
 )
 from mirage_guard.guard.errors import (
     LLMError,
@@ -104,7 +107,9 @@ def test_quarantine_mode_fails_closed(make_guard: Callable[..., Guard], case: st
         assert d.provenance is not Provenance.STATED
         assert d.calibrated is False
         assert d.audit is None
-        assert any(f"self-audit failed ({error.__name__})" in r for r in d.reasons), d.reasons
+        failed = Reason(code=ReasonCode.SELF_AUDIT_FAILED, params={"error": error.__name__})
+        assert failed in d.reasons, d.reasons
+        assert f"self-audit failed ({error.__name__})" in render_reason(failed)
     # the evidence is still reported: the restatement stays linked to its user turn
     assert decisions[0].source_turn_id == "u1"
     assert decisions[0].provenance is Provenance.INFERRED

@@ -18,6 +18,7 @@ from mirage_guard.guard import (
     Label,
     Policy,
     Provenance,
+    ReasonCode,
     Role,
     SelfAuditor,
     Turn,
@@ -47,7 +48,7 @@ def test_restatement_is_stated_and_stored_with_its_user_turn(
         assert d.provenance is Provenance.GENERATED
         assert d.action is Action.QUARANTINE
         assert d.source_turn_id is None
-        assert any("P(over-inference)" in r for r in d.reasons)
+        assert ReasonCode.OVER_INFERENCE_SCORE in {r.code for r in d.reasons}
 
 
 def test_decisions_keep_candidate_order_and_identity(make_guard: Callable[..., Guard]) -> None:
@@ -92,7 +93,7 @@ def test_no_user_turn_means_every_candidate_is_generated(
     turns = [t for t in PAPER_TURNS if t.role is Role.ASSISTANT]
     decisions = make_guard().tag(turns, CANDS)
     assert all(d.provenance is Provenance.GENERATED for d in decisions)
-    assert all(any("no user turn" in r for r in d.reasons) for d in decisions)
+    assert all(ReasonCode.NO_USER_TURN in {r.code for r in d.reasons} for d in decisions)
 
 
 def test_empty_write_returns_nothing(make_guard: Callable[..., Guard]) -> None:

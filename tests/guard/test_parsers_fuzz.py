@@ -24,6 +24,8 @@ from mirage_guard.guard import (
     Guard,
     Label,
     Provenance,
+    Reason,
+    ReasonCode,
     SelfAuditor,
     parse_audit,
 )
@@ -316,7 +318,8 @@ def test_junk_audit_never_yields_a_stored_fact(text: str, calibrated: bool) -> N
     else:
         assert all(d.action is Action.QUARANTINE for d in decisions)
         assert all(not d.calibrated for d in decisions)
-        assert all(any("LLMOutputError" in r for r in d.reasons) for d in decisions)
+        failed = Reason(code=ReasonCode.SELF_AUDIT_FAILED, params={"error": "LLMOutputError"})
+        assert all(failed in d.reasons for d in decisions)
 
 
 @GUARD_FUZZ

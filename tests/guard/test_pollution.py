@@ -24,7 +24,6 @@ from mirage_guard.adapters._decision_log import (
 from mirage_guard.adapters._pollution import (
     Granularity,
     PollutionSummary,
-    reason_template,
     summarize,
 )
 from mirage_guard.adapters._pollution_report import (
@@ -36,17 +35,40 @@ from mirage_guard.adapters._pollution_report import (
     render_html,
     write_report,
 )
-from mirage_guard.guard import Action, Candidate, Decision, Provenance, Role, Turn
+from mirage_guard.guard import (
+    Action,
+    Candidate,
+    Decision,
+    Provenance,
+    Reason,
+    ReasonCode,
+    Role,
+    Turn,
+    describe_reason_code,
+    reason,
+)
 from mirage_guard.guard.errors import ConfigError, InputError
 
 T0 = datetime(2026, 11, 2, 9, 15, tzinfo=UTC)
 T1 = datetime(2026, 11, 2, 10, 40, tzinfo=UTC)
 T2 = datetime(2026, 11, 2, 12, 5, tzinfo=UTC)
-PROFILE = "scored with profile evidence-v1"
-UNCAL = (
-    "no self-audit profile for writer model 'mock/writer-b': evidence-only scoring "
-    "(uncalibrated for this model)"
-)
+PROFILE = reason(ReasonCode.SCORED_WITH_PROFILE, profile_id="evidence-v1")
+UNCAL = reason(ReasonCode.UNCALIBRATED_WRITER, writer_model="mock/writer-b")
+UNDECIDABLE = reason(ReasonCode.SCORE_UNDECIDABLE)
+
+
+def _stated(p: float) -> Reason:
+    return reason(ReasonCode.STATED_SCORE, p_stated=p, threshold=0.7)
+
+
+def _oi(p: float) -> Reason:
+    return reason(ReasonCode.OVER_INFERENCE_SCORE, p_oi=p, threshold=0.6)
+
+
+def _linked(turn_id: str) -> Reason:
+    return reason(ReasonCode.LINKED_NOT_RESTATEMENT, turn_id=turn_id)
+
+
 USER_IDS = ("user-alice-7731", "user-bob-2200", "user-carol-9001")
 TENANTS = ("acme-corp", "globex-industries")
 TURN_TEXT = "I went rock climbing last weekend with my sister in Boulder."
@@ -60,7 +82,7 @@ class Spec:
     action: Action
     score: float | None
     calibrated: bool
-    reasons: tuple[str, ...]
+    reasons: tuple[Reason | str, ...]
     text: str
 
 
@@ -72,14 +94,14 @@ KNOWN: tuple[tuple[str, str, str, datetime, tuple[Spec, ...]], ...] = (
         "mock/writer-a",
         T0,
         (
-            Spec(Provenance.STATED, Action.STORE, 0.05, True, ("P(stated)=0.912 >= 0.700",),
+            Spec(Provenance.STATED, Action.STORE, 0.05, True, (_stated(0.912),),
                  "Works as a pediatric nurse in Denver"),
-            Spec(Provenance.STATED, Action.STORE, 0.15, True, ("P(stated)=0.801 >= 0.700",),
+            Spec(Provenance.STATED, Action.STORE, 0.15, True, (_stated(0.801),),
                  "Went rock climbing last weekend"),
             Spec(Provenance.INFERRED, Action.STORE_AS_HYPOTHESIS, 0.35, True,
-                 ("linked to u2 but not a restatement",), "Probably enjoys outdoor sports"),
+                 (_linked("u2"),), "Probably enjoys outdoor sports"),
             Spec(Provenance.GENERATED, Action.QUARANTINE, 0.85, True,
-                 ("P(over-inference)=0.850 >= 0.600",), "Has two older sisters in Boston"),
+                 (_oi(0.85),), "Has two older sisters in Boston"),
         ),
     ),
     (
@@ -89,11 +111,11 @@ KNOWN: tuple[tuple[str, str, str, datetime, tuple[Spec, ...]], ...] = (
         T1,
         (
             Spec(Provenance.INFERRED, Action.STORE_AS_HYPOTHESIS, 0.45, False,
-                 (UNCAL, "linked to bob-turn-9 but not a restatement"), "May be a night owl"),
+                 (UNCAL, _linked("bob-turn-9")), "May be a night owl"),
             Spec(Provenance.GENERATED, Action.QUARANTINE, 0.95, False,
-                 (UNCAL, "P(over-inference)=0.950 >= 0.600"), "Votes progressive"),
+                 (UNCAL, _oi(0.95)), "Votes progressive"),
             Spec(Provenance.GENERATED, Action.BLOCK, None, False,
-                 (UNCAL, "score undecidable: failing closed"), "Drives an electric hatchback"),
+                 (UNCAL, UNDECIDABLE), "Drives an electric hatchback"),
         ),
     ),
     (
@@ -103,10 +125,10 @@ KNOWN: tuple[tuple[str, str, str, datetime, tuple[Spec, ...]], ...] = (
         T2,
         (
             Spec(Provenance.STATED, Action.STORE, 0.25, False,
-                 (UNCAL, "P(stated)=0.750 >= 0.700"), "Owns a cat named Pixel"),
+                 (UNCAL, _stated(0.75)), "Owns a cat named Pixel"),
             # a hostile reason quoting the memory text and the user id: both must be scrubbed
             Spec(Provenance.GENERATED, Action.QUARANTINE, 1.0, False,
-                 (UNCAL, "P(over-inference)=1.000 >= 0.600",
+                 (UNCAL, _oi(1.0),
                   "note: Is looking for an adventure partner said by user-carol-9001"),
                  "Is looking for an adventure partner"),
         ),
@@ -302,27 +324,22 @@ def test_daily_time_series_beyond_three_days(rows: list[LoggedDecision]) -> None
                                                                   (6, 1)]  # fmt: skip
 
 
-def test_top_reasons_are_templates(summary: PollutionSummary) -> None:
-    got = [(r.reason, r.decisions) for r in summary.top_reasons]
+def test_top_reasons_are_counted_by_code(summary: PollutionSummary) -> None:
+    got = [(r.code, r.decisions) for r in summary.top_reasons]
     assert got == [
-        (PROFILE, 9),
-        (UNCAL, 5),
-        ("P(over-inference)=# >= #", 3),
-        ("P(stated)=# >= #", 3),
-        ("linked to <turn> but not a restatement", 2),
-        ("note: <redacted> said by <redacted>", 1),
-        ("score undecidable: failing closed", 1),
+        (ReasonCode.SCORED_WITH_PROFILE, 9),
+        (ReasonCode.UNCALIBRATED_WRITER, 5),
+        (ReasonCode.OVER_INFERENCE_SCORE, 3),
+        (ReasonCode.STATED_SCORE, 3),
+        (ReasonCode.LINKED_NOT_RESTATEMENT, 2),
+        (ReasonCode.NOTE, 1),
+        (ReasonCode.SCORE_UNDECIDABLE, 1),
     ]
     assert summary.top_reasons[1].share == pytest.approx(5 / 9)
-
-
-def test_reason_template_keeps_model_names_and_redacts_private_values() -> None:
-    assert reason_template("P(stated)=0.912 >= 0.700") == "P(stated)=# >= #"
-    assert reason_template("model 'qwen3.5-7b' v2.1") == "model 'qwen3.5-7b' v2.1"
-    assert reason_template("for u1 not u12", ["u1"]) == "for <redacted> not u12"
-    assert reason_template("self-audit failed (LLMTimeoutError): failing closed") == (
-        "self-audit failed (LLMTimeoutError): failing closed"
-    )
+    # what a code means, never its parameters (turn ids, scores, a caller's free text)
+    assert [r.reason for r in summary.top_reasons] == [
+        describe_reason_code(code) for code, _ in got
+    ]
 
 
 @dataclass(frozen=True)

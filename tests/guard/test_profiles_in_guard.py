@@ -15,7 +15,10 @@ from mirage_guard.guard import (
     GuardSettings,
     Label,
     Provenance,
+    Reason,
+    ReasonCode,
     SelfAuditor,
+    render_reason,
 )
 from mirage_guard.guard.errors import ProfileMismatchError
 from mirage_guard.guard.scoring import ProfileMode, ProfileStore
@@ -112,7 +115,10 @@ def test_per_write_writer_model_other_than_the_profile_is_uncalibrated(
     decisions = guard.tag(PAPER_TURNS, CANDS, writer_model=WRITER_B)
     assert all(d.profile_id == "evidence-only" for d in decisions)
     assert all(not d.calibrated for d in decisions)
-    assert all(any(WRITER_B in r and "uncalibrated" in r for r in d.reasons) for d in decisions)
+    uncalibrated = Reason(code=ReasonCode.UNCALIBRATED_WRITER, params={"writer_model": WRITER_B})
+    assert all(uncalibrated in d.reasons for d in decisions)
+    assert WRITER_B in render_reason(uncalibrated)
+    assert "uncalibrated" in render_reason(uncalibrated)
 
 
 def test_missing_per_model_profile_is_explicit_and_never_trusts_the_audit(
@@ -127,7 +133,9 @@ def test_missing_per_model_profile_is_explicit_and_never_trusts_the_audit(
     for d in decisions:
         assert d.calibrated is False
         assert d.profile_id == "evidence-only"
-        assert any("no self-audit profile" in r and WRITER_B in r for r in d.reasons), d.reasons
+        assert Reason(code=ReasonCode.UNCALIBRATED_WRITER, params={"writer_model": WRITER_B}) in (
+            d.reasons
+        )
     stated, unsupported, stereotype = decisions
     assert stated.action is Action.STORE  # the evidence supports it on its own
     # the audit's word alone does not make an unlinked candidate a fact
@@ -147,7 +155,7 @@ def test_uncalibrated_audit_may_only_make_a_decision_more_cautious(
     [d] = guard.tag(PAPER_TURNS, [STATED])
     assert d.provenance is Provenance.GENERATED
     assert d.action is Action.QUARANTINE
-    assert any("downgraded" in r for r in d.reasons)
+    assert ReasonCode.SELF_AUDIT_DOWNGRADE in {r.code for r in d.reasons}
 
 
 def test_evidence_only_without_writer_model_is_calibrated(make_guard: Callable[..., Guard]) -> None:

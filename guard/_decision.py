@@ -1,0 +1,114 @@
+"""The decision rule: one candidate's evidence link, scores and profile -> a :class:`Decision`.
+
+Pure: no I/O, no clock, no model; the :class:`~mirage_guard.guard.Guard` computes the inputs
+(linker features, calibrated probabilities, the writer's self-audit) and calls :func:`decide`.
+Fail closed: an undecidable score, a missing link or a failed self-audit never yields a fact.
+"""
+
+from __future__ import annotations
+
+import math
+
+from mirage_guard.guard._domain import (
+    Action,
+    AuditVerdict,
+    Candidate,
+    Decision,
+    EvidenceLink,
+    Provenance,
+)
+from mirage_guard.guard._policy import Policy
+from mirage_guard.guard._reasons import Reason, ReasonCode, reason
+from mirage_guard.guard.scoring import CalibrationProfile
+
+
+def adds_specifics(link: EvidenceLink) -> bool:
+    """A stated fact may not assert a name or number that is in none of the user's turns."""
+    f = link.features
+    return f.get("unsupported_names", 0.0) > 0 or f.get("unsupported_numbers", 0.0) > 0
+
+
+def decide(
+    candidate: Candidate,
+    link: EvidenceLink,
+    *,
+    p_oi: float,
+    p_stated: float,
+    profile: CalibrationProfile,
+    policy: Policy,
+    verdict: AuditVerdict | None = None,
+    audit_error: BaseException | None = None,
+    calibrated: bool = True,
+    writer_model: str | None = None,
+) -> Decision:
+    """Provenance, action and reasons of one candidate.
+
+    ``calibrated`` says whether ``profile`` was fitted for this writer model's self-audit (an
+    evidence-only profile is calibrated when no self-audit is wanted); ``audit_error`` is the
+    self-audit's failure, if it failed.
+    """
+    reasons: list[Reason] = [reason(ReasonCode.SCORED_WITH_PROFILE, profile_id=profile.profile_id)]
+    if not calibrated:
+        reasons.append(reason(ReasonCode.UNCALIBRATED_WRITER, writer_model=writer_model))
+    provenance = _provenance(link, p_oi, p_stated, profile, reasons)
+    if verdict is not None and not calibrated and verdict.label.is_over_inference:
+        # an uncalibrated self-report may only make a decision more cautious
+        if provenance is not Provenance.GENERATED:
+            reasons.append(reason(ReasonCode.SELF_AUDIT_DOWNGRADE, label=verdict.label.value))
+        provenance = Provenance.GENERATED
+    action = policy.action_for(provenance)
+    if audit_error is not None:
+        reasons.append(reason(ReasonCode.SELF_AUDIT_FAILED, error=type(audit_error).__name__))
+        if provenance is Provenance.STATED:
+            provenance = Provenance.INFERRED
+        action = Action.QUARANTINE if action is not Action.BLOCK else action
+        calibrated = False
+    return Decision(
+        candidate=candidate,
+        provenance=provenance,
+        action=action,
+        source_turn_id=link.turn_id if provenance is not Provenance.GENERATED else None,
+        similarity=round(link.similarity, 4),
+        evidence_span=link.span,
+        score=p_oi if math.isfinite(p_oi) else None,
+        threshold=profile.oi_threshold,
+        profile_id=profile.profile_id,
+        calibrated=calibrated,
+        audit=verdict,
+        reasons=reasons,
+    )
+
+
+def _provenance(
+    link: EvidenceLink,
+    p_oi: float,
+    p_stated: float,
+    profile: CalibrationProfile,
+    reasons: list[Reason],
+) -> Provenance:
+    """Provenance from the scores alone (before the self-audit and the policy); adds reasons."""
+    if not math.isfinite(p_oi) or not math.isfinite(p_stated):
+        reasons.append(reason(ReasonCode.SCORE_UNDECIDABLE))
+        return Provenance.GENERATED
+    if link.turn_id is None:
+        reasons.append(reason(ReasonCode.NO_USER_TURN))
+        return Provenance.GENERATED
+    if link.features.get("superseded", 0.0) > 0:
+        # the user said it, then corrected it ("actually we moved to Denver"): not a fact now
+        reasons.append(reason(ReasonCode.SUPERSEDED, turn_id=link.turn_id))
+        return Provenance.GENERATED
+    if p_oi >= profile.oi_threshold:
+        reasons.append(
+            reason(ReasonCode.OVER_INFERENCE_SCORE, p_oi=p_oi, threshold=profile.oi_threshold)
+        )
+        return Provenance.GENERATED
+    specifics = adds_specifics(link)
+    if p_stated >= profile.stated_threshold and not specifics:
+        reasons.append(
+            reason(ReasonCode.STATED_SCORE, p_stated=p_stated, threshold=profile.stated_threshold)
+        )
+        return Provenance.STATED
+    reasons.append(reason(ReasonCode.LINKED_NOT_RESTATEMENT, turn_id=link.turn_id))
+    if specifics:
+        reasons.append(reason(ReasonCode.UNSUPPORTED_SPECIFICS))
+    return Provenance.INFERRED

@@ -1,0 +1,124 @@
+"""Why a decision came out as it did: reason codes with parameters, words only when rendered.
+
+A :class:`Reason` is a :class:`ReasonCode` plus parameters (numbers, ids, labels, lists of
+words). The guard produces codes; logs, reports and HTTP answers render them with
+:func:`render_reason` (a serialized ``Reason`` carries its rendered ``text`` next to the code).
+Nothing parses the text back: dashboards and reports count codes.
+
+Adding a code: one enum member, one template in ``_TEMPLATES`` and one description in
+``_DESCRIPTIONS`` (a test checks every code has both). Parameters are JSON values: str, int,
+float, bool, None, or a list of str (e.g. the unsupported words of a claim).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, computed_field
+
+ReasonParam = str | int | float | bool | None | list[str]
+
+
+class ReasonCode(StrEnum):
+    SCORED_WITH_PROFILE = "scored_with_profile"  # profile_id
+    UNCALIBRATED_WRITER = "uncalibrated_writer"  # writer_model
+    SCORE_UNDECIDABLE = "score_undecidable"
+    NO_USER_TURN = "no_user_turn"
+    OVER_INFERENCE_SCORE = "over_inference_score"  # p_oi, threshold
+    STATED_SCORE = "stated_score"  # p_stated, threshold
+    LINKED_NOT_RESTATEMENT = "linked_not_restatement"  # turn_id
+    UNSUPPORTED_SPECIFICS = "unsupported_specifics"
+    SUPERSEDED = "superseded"  # turn_id: a later user turn corrected what this one said
+    SELF_AUDIT_DOWNGRADE = "self_audit_downgrade"  # label
+    SELF_AUDIT_FAILED = "self_audit_failed"  # error (exception type name)
+    VERBATIM_USER_MESSAGE = "verbatim_user_message"  # (infer=False) turn_id
+    NOT_USER_WORDS = "not_user_words"  # (infer=False) role
+    NOTE = "note"  # text: free text from a caller that has no code for it
+
+
+_TEMPLATES: dict[ReasonCode, str] = {
+    ReasonCode.SCORED_WITH_PROFILE: "scored with profile {profile_id}",
+    ReasonCode.UNCALIBRATED_WRITER: (
+        "no self-audit profile for writer model {writer_model!r}: evidence-only scoring "
+        "(uncalibrated for this model)"
+    ),
+    ReasonCode.SCORE_UNDECIDABLE: "score undecidable: failing closed",
+    ReasonCode.NO_USER_TURN: "no user turn to link: generated",
+    ReasonCode.OVER_INFERENCE_SCORE: "P(over-inference)={p_oi:.3f} >= {threshold:.3f}",
+    ReasonCode.STATED_SCORE: "P(stated)={p_stated:.3f} >= {threshold:.3f}",
+    ReasonCode.LINKED_NOT_RESTATEMENT: "linked to {turn_id} but not a restatement",
+    ReasonCode.UNSUPPORTED_SPECIFICS: "names or numbers the user never said: not a stated fact",
+    ReasonCode.SUPERSEDED: "what {turn_id} said was corrected in a later user turn: stale",
+    ReasonCode.SELF_AUDIT_DOWNGRADE: "writer's own audit says {label}: downgraded",
+    ReasonCode.SELF_AUDIT_FAILED: "self-audit failed ({error}): failing closed",
+    ReasonCode.VERBATIM_USER_MESSAGE: "stored verbatim (infer=False): the user's own message",
+    ReasonCode.NOT_USER_WORDS: "{role} message (infer=False): not the user's words",
+    ReasonCode.NOTE: "{text}",
+}
+
+# What a code means without its parameters (reports group by code; no ids, no numbers).
+_DESCRIPTIONS: dict[ReasonCode, str] = {
+    ReasonCode.SCORED_WITH_PROFILE: "scored with a calibration profile",
+    ReasonCode.UNCALIBRATED_WRITER: "no self-audit profile for the writer model: uncalibrated",
+    ReasonCode.SCORE_UNDECIDABLE: "score undecidable: failing closed",
+    ReasonCode.NO_USER_TURN: "no user turn to link: generated",
+    ReasonCode.OVER_INFERENCE_SCORE: "P(over-inference) at or above the profile's threshold",
+    ReasonCode.STATED_SCORE: "P(stated) at or above the profile's threshold",
+    ReasonCode.LINKED_NOT_RESTATEMENT: "linked to a user turn but not a restatement",
+    ReasonCode.UNSUPPORTED_SPECIFICS: "names or numbers the user never said",
+    ReasonCode.SUPERSEDED: "corrected by a later user turn: stale",
+    ReasonCode.SELF_AUDIT_DOWNGRADE: "the writer's own audit says over-inference: downgraded",
+    ReasonCode.SELF_AUDIT_FAILED: "self-audit failed: failing closed",
+    ReasonCode.VERBATIM_USER_MESSAGE: "stored verbatim (infer=False): the user's own message",
+    ReasonCode.NOT_USER_WORDS: "a non-user message (infer=False): not the user's words",
+    ReasonCode.NOTE: "free-text note",
+}
+
+
+class Reason(BaseModel):
+    """One reason of a decision: a code and its parameters."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    code: ReasonCode
+    params: dict[str, ReasonParam] = Field(default_factory=dict)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def text(self) -> str:
+        """The reason in words (rendered, never parsed back)."""
+        return render_reason(self)
+
+    def as_stored(self) -> dict[str, Any]:
+        """Code and parameters only: what a log keeps (the text is re-rendered on read)."""
+        return {"code": self.code.value, "params": dict(self.params)}
+
+
+def as_reasons(value: object) -> object:
+    """Validator input for a list of reasons: words from a caller that has no code for them are
+    kept verbatim as :attr:`ReasonCode.NOTE` (never parsed); anything else passes through."""
+    if isinstance(value, list | tuple):
+        return [
+            Reason(code=ReasonCode.NOTE, params={"text": v}) if isinstance(v, str) else v
+            for v in value
+        ]
+    return value
+
+
+def reason(code: ReasonCode, **params: ReasonParam) -> Reason:
+    return Reason(code=code, params=params)
+
+
+def render_reason(r: Reason) -> str:
+    """The reason in English; a template whose parameters are missing falls back to the code."""
+    try:
+        return _TEMPLATES[r.code].format(**r.params)
+    except (KeyError, ValueError, TypeError, IndexError):
+        details = ", ".join(f"{k}={v!r}" for k, v in sorted(r.params.items()))
+        return f"{r.code.value}({details})"
+
+
+def describe_reason_code(code: ReasonCode) -> str:
+    """What a code means, without parameters (for reports that group decisions by code)."""
+    return _DESCRIPTIONS[code]
