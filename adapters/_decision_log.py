@@ -337,7 +337,10 @@ class DecisionLog:
             data: dict[str, Any] = json.loads(row.response)
             return data
 
-    def remember(self, tenant: str, key: str, request_hash: str, response: dict[str, Any]) -> None:
+    def save_reply(
+        self, tenant: str, key: str, request_hash: str, response: dict[str, Any]
+    ) -> None:
+        """Keep the response to an idempotent request (what :meth:`replay` returns later)."""
         try:
             with self._session() as session:
                 session.add(

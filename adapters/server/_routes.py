@@ -85,7 +85,7 @@ async def _add(sidecar: SidecarDep, tenant: str, body: AddRequest, key: str | No
         if stored is not None:
             return JSONResponse(stored, headers={"Idempotent-Replayed": "true"})
         result = await run()
-        await anyio.to_thread.run_sync(log.remember, tenant, key, digest, result)
+        await anyio.to_thread.run_sync(log.save_reply, tenant, key, digest, result)
         return JSONResponse(result)
 
 

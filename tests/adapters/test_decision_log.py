@@ -89,10 +89,10 @@ def test_turn_ids_are_stable_per_tenant(log: DecisionLog) -> None:
 
 def test_idempotency_replays_and_refuses_a_different_body(log: DecisionLog) -> None:
     assert log.replay("acme", "k1", "hash-a") is None
-    log.remember("acme", "k1", "hash-a", {"results": [1]})
+    log.save_reply("acme", "k1", "hash-a", {"results": [1]})
     assert log.replay("acme", "k1", "hash-a") == {"results": [1]}
     assert log.replay("other", "k1", "hash-b") is None
     with pytest.raises(IdempotencyConflictError):
         log.replay("acme", "k1", "hash-b")
     with pytest.raises(IdempotencyConflictError):
-        log.remember("acme", "k1", "hash-a", {"results": [2]})
+        log.save_reply("acme", "k1", "hash-a", {"results": [2]})
