@@ -18,6 +18,7 @@ bars), matplotlib and jinja2 (the ``bench`` extra, lazily). Never: :mod:`mirage_
 from mirage_guard.benchmark import metrics
 from mirage_guard.benchmark._analysis import RunAnalysis, analyse
 from mirage_guard.benchmark._cache import CACHE_KEY_EXCLUDE, CachedLLM, DiskCache, prompt_scope
+from mirage_guard.benchmark._capabilities import CapabilityAwareLLM, ParamsSent, resolve_params
 from mirage_guard.benchmark._config import GuardArm, RunConfig, RuntimeOptions, Stage
 from mirage_guard.benchmark._guard_arm import ClaimTagger
 from mirage_guard.benchmark._judge_validation import (
@@ -79,6 +80,7 @@ __all__ = [
     "BlindItem",
     "CachedLLM",
     "CachedRerunFigures",
+    "CapabilityAwareLLM",
     "ClaimTagger",
     "ConcurrencyFigures",
     "ConcurrencyLimits",
@@ -88,6 +90,7 @@ __all__ = [
     "JudgeRecord",
     "JudgeTarget",
     "LimitedLLM",
+    "ParamsSent",
     "Persona",
     "PersonaGroup",
     "ProbeRecord",
@@ -125,6 +128,7 @@ __all__ = [
     "parse_tasks",
     "prompt_scope",
     "read_labels",
+    "resolve_params",
     "select_personas",
     "write_jsonl",
     "write_report",

@@ -17,6 +17,7 @@ from typing import IO, Any, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
+from mirage_guard.benchmark._capabilities import ParamsSent
 from mirage_guard.benchmark._config import RunConfig
 from mirage_guard.benchmark._records import RECORD_TYPES, Record
 from mirage_guard.guard.errors import ConfigError, InputError
@@ -62,6 +63,11 @@ class RunManifest(BaseModel):
     offline_models: list[str] = Field(
         default_factory=list, description="models answered by the offline mock provider"
     )
+    params_sent: dict[str, dict[str, ParamsSent]] = Field(
+        default_factory=dict,
+        description="model -> role -> sampling params requested, sent and dropped (as of the "
+        "latest start or resume)",
+    )
 
 
 class RunDirectory:
@@ -86,7 +92,13 @@ class RunDirectory:
             raise InputError(f"{self.path} is not a benchmark run directory (no manifest.json)")
         return RunManifest.model_validate_json(self.manifest_path.read_text(encoding="utf-8"))
 
-    def open(self, config: RunConfig, *, offline_models: list[str] | None = None) -> RunManifest:
+    def open(
+        self,
+        config: RunConfig,
+        *,
+        offline_models: list[str] | None = None,
+        params_sent: dict[str, dict[str, ParamsSent]] | None = None,
+    ) -> RunManifest:
         """Start a new run here, or resume the one here if its config is the same."""
         self.records_dir.mkdir(parents=True, exist_ok=True)
         if self.exists():
@@ -105,6 +117,8 @@ class RunDirectory:
                     "use a new run directory"
                 )
             manifest.resumed_at.append(_now())
+            if params_sent is not None:
+                manifest.params_sent = params_sent
         else:
             manifest = RunManifest(
                 config=config,
@@ -114,6 +128,7 @@ class RunDirectory:
                 command=list(sys.argv),
                 started_at=_now(),
                 offline_models=offline_models or [],
+                params_sent=params_sent or {},
             )
         tmp = self.manifest_path.with_suffix(".tmp")
         tmp.write_text(manifest.model_dump_json(indent=2), encoding="utf-8")

@@ -2,10 +2,11 @@
 
 Client stack per model (outermost first)::
 
-    CachedLLM -> LimitedLLM(name) -> RetryingLLM -> provider (LiteLLMClient or an offline fake)
+    CapabilityAwareLLM -> CachedLLM -> LimitedLLM(name) -> RetryingLLM -> provider
 
-so cache hits take no concurrency slot and are never retried, and each retry waits inside the
-model's limit.
+so params a provider rejects are dropped before the cache key is taken (and recorded in the
+manifest), cache hits take no concurrency slot and are never retried, and each retry waits inside
+the model's limit. The provider is a LiteLLMClient or an offline fake.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import TypeVar
 import anyio
 
 from mirage_guard.benchmark._cache import CachedLLM, DiskCache
+from mirage_guard.benchmark._capabilities import CapabilityAwareLLM, ParamsSent
 from mirage_guard.benchmark._config import RunConfig, RuntimeOptions, Stage
 from mirage_guard.benchmark._guard_arm import (
     CachedTagger,
@@ -28,6 +30,7 @@ from mirage_guard.benchmark._guard_arm import (
     tag_task_claims,
 )
 from mirage_guard.benchmark._limits import ConcurrencyLimits, LimitedLLM
+from mirage_guard.benchmark._offline import is_offline
 from mirage_guard.benchmark._progress import NullProgress, ProgressSink
 from mirage_guard.benchmark._records import (
     Accounting,
@@ -153,14 +156,14 @@ class BenchmarkRun:
         self.limits = ConcurrencyLimits(
             {"judge": self.options.judge_concurrency}, default=self.options.concurrency
         )
-        self.clients: dict[str, CachedLLM] = {}
+        self.clients: dict[str, CapabilityAwareLLM] = {}
         self.summary = RunSummary(run_dir=self.run_dir.path)
         self._done: dict[str, Record] = {}
         self._tagger: ClaimTagger | None = None
 
     # -- clients ---------------------------------------------------------------------------
 
-    def client(self, model: str, *, role: str) -> CachedLLM:
+    def client(self, model: str, *, role: str) -> CapabilityAwareLLM:
         if model not in self.clients:
             inner = RetryingLLM(
                 self.provider(model),
@@ -171,12 +174,39 @@ class BenchmarkRun:
             )
             name = "judge" if role == "judge" else f"subject:{model}"
             limited = LimitedLLM(inner, self.limits, name)
-            self.clients[model] = CachedLLM(limited, self.cache)
+            self.clients[model] = CapabilityAwareLLM(
+                CachedLLM(limited, self.cache), offline=is_offline(model)
+            )
         return self.clients[model]
+
+    def params_sent(self) -> dict[str, dict[str, ParamsSent]]:
+        """Per model and role, what each provider is sent (litellm's capability lookup)."""
+        roles: dict[str, dict[str, SamplingParams]] = {
+            model: {
+                "generation": self.generation_params(),
+                "self_audit": self.self_audit_params(),
+            }
+            for model in self.config.models
+        }
+        roles[self.config.judge] = {"judge": self.judge_params()}
+        return {
+            model: {
+                role: self.client(model, role=role).resolve(params)
+                for role, params in by_role.items()
+            }
+            for model, by_role in roles.items()
+        }
 
     def generation_params(self) -> SamplingParams:
         return SamplingParams(
             temperature=self.config.task_temperature,
+            max_tokens=self.config.max_tokens,
+            seed=self.config.seed,
+        )
+
+    def self_audit_params(self) -> SamplingParams:
+        return SamplingParams(
+            temperature=self.config.self_audit_temperature,
             max_tokens=self.config.max_tokens,
             seed=self.config.seed,
         )
@@ -331,11 +361,7 @@ class BenchmarkRun:
                 persona,
                 task,
                 output,
-                SamplingParams(
-                    temperature=self.config.self_audit_temperature,
-                    max_tokens=self.config.max_tokens,
-                    seed=self.config.seed,
-                ),
+                self.self_audit_params(),
             )
             return SelfAuditRecord(**base, claims=out.claims, calls=[info])
 
@@ -480,7 +506,9 @@ class BenchmarkRun:
     # -- the whole run ---------------------------------------------------------------------
 
     async def run(self) -> RunSummary:
-        self.run_dir.open(self.config, offline_models=self.offline_models)
+        self.run_dir.open(
+            self.config, offline_models=self.offline_models, params_sent=self.params_sent()
+        )
         self._done = self.run_dir.final_records()
         self.progress.start(unit_count(self.config, len(self.personas)))
         accum_personas = self.personas[: self.config.accum_personas]
