@@ -69,6 +69,9 @@ class RemoteMem0Backend(MemoryBackend):
         if response.status_code == 404 and memory_id is not None:
             raise MemoryNotFoundError(memory_id)
         if response.status_code >= 500:
+            # Mem0's OSS server answers 500 for every store error, an unknown id included
+            if memory_id is not None and method != "GET" and await self._missing(memory_id):
+                raise MemoryNotFoundError(memory_id)
             raise BackendUnavailableError(
                 f"Mem0 server at {self.base_url} answered {response.status_code}"
             )
@@ -80,6 +83,13 @@ class RemoteMem0Backend(MemoryBackend):
             return response.json()
         except ValueError as exc:
             raise BackendError(f"Mem0 server sent invalid JSON for {method} {path}") from exc
+
+    async def _missing(self, memory_id: str) -> bool:
+        """Whether the server positively has no memory ``memory_id`` (a failed probe: unknown)."""
+        try:
+            return await self.get(memory_id) is None
+        except BackendUnavailableError:
+            return False
 
     @staticmethod
     def _results(data: Any) -> list[Item]:

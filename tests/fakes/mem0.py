@@ -3,11 +3,14 @@
 ``InMemoryStore`` implements :class:`adapters.MemoryBackend` with dicts (word-overlap search) and
 can be told to fail: ``down`` makes every call raise ``BackendUnavailableError``;
 ``fail_on_add`` makes the n-th add (1-based) fail that way. ``mem0_rest_app`` serves the Mem0 OSS
-REST routes over such a store, for :class:`mirage_guard.adapters.RemoteMem0Backend` tests.
+REST routes over such a store, for :class:`mirage_guard.adapters.RemoteMem0Backend` tests, with
+the upstream server's status codes (400 without a scope id, 500 for any store error, an unknown
+id included). Both are held to the real stores by tests/adapters/test_backend_contract.py.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import uuid
@@ -26,6 +29,14 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 def _words(text: str) -> set[str]:
     return set(_WORD.findall(text.lower()))
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+def _hash(text: str) -> str:
+    return hashlib.md5(text.encode("utf-8")).hexdigest()  # what mem0 stores as "hash"
 
 
 class InMemoryStore(MemoryBackend):
@@ -51,7 +62,8 @@ class InMemoryStore(MemoryBackend):
                 "old_memory": old,
                 "new_memory": new,
                 "event": event,
-                "created_at": datetime.now(UTC).isoformat(),
+                "created_at": _now(),
+                "is_deleted": event == "DELETE",
             }
         )
 
@@ -76,15 +88,19 @@ class InMemoryStore(MemoryBackend):
         out = []
         for m in messages:
             memory_id = str(uuid.uuid4())
+            now = _now()
             self.items[memory_id] = {
                 "id": memory_id,
                 "memory": m["content"],
+                "hash": _hash(m["content"]),
                 "role": m["role"],
+                "created_at": now,
+                "updated_at": now,
                 **scope.as_kwargs(),
                 "metadata": dict(metadata or {}),
             }
             self._event(memory_id, "ADD", None, m["content"])
-            out.append({"id": memory_id, "memory": m["content"], "event": "ADD"})
+            out.append({"id": memory_id, "memory": m["content"], "event": "ADD", "role": m["role"]})
         return out
 
     async def get(self, memory_id: str) -> dict[str, Any] | None:
@@ -123,6 +139,8 @@ class InMemoryStore(MemoryBackend):
         old = raw["memory"]
         if text is not None:
             raw["memory"] = text
+            raw["hash"] = _hash(text)
+        raw["updated_at"] = _now()
         if metadata is not None:
             raw["metadata"].update(metadata)
         self._event(memory_id, "UPDATE", old, raw["memory"])
@@ -157,11 +175,19 @@ def mem0_rest_app(store: InMemoryStore) -> FastAPI:
     app = FastAPI()
 
     def scope_of(data: Mapping[str, Any]) -> MemoryScope:
-        return MemoryScope(**{k: data.get(k) for k in ("user_id", "agent_id", "run_id")})
+        scope = MemoryScope(**{k: data.get(k) for k in ("user_id", "agent_id", "run_id")})
+        if scope.is_empty():  # as Mem0's server/main.py
+            raise HTTPException(400, "At least one identifier is required.")
+        return scope
 
     @app.exception_handler(BackendUnavailableError)
     async def _down(request: Request, exc: Exception) -> JSONResponse:
         return JSONResponse({"detail": "down"}, status_code=500)
+
+    @app.exception_handler(MemoryNotFoundError)
+    async def _missing(request: Request, exc: Exception) -> JSONResponse:
+        # Mem0's server answers every store error with 500, an unknown id included
+        return JSONResponse({"detail": f"memory {exc} not found"}, status_code=500)
 
     @app.post("/memories")
     async def add(request: Request) -> Any:
@@ -195,18 +221,12 @@ def mem0_rest_app(store: InMemoryStore) -> FastAPI:
     @app.put("/memories/{memory_id}")
     async def update(memory_id: str, request: Request) -> Any:
         body = await request.json()
-        try:
-            await store.update(memory_id, text=body.get("text"), metadata=body.get("metadata"))
-        except MemoryNotFoundError as exc:
-            raise HTTPException(404, "not found") from exc
+        await store.update(memory_id, text=body.get("text"), metadata=body.get("metadata"))
         return {"message": "Memory updated successfully!"}
 
     @app.delete("/memories/{memory_id}")
     async def delete(memory_id: str) -> Any:
-        try:
-            await store.delete(memory_id)
-        except MemoryNotFoundError as exc:
-            raise HTTPException(404, "not found") from exc
+        await store.delete(memory_id)
         return {"message": "Memory deleted successfully"}
 
     @app.delete("/memories")
