@@ -45,8 +45,10 @@ from mirage_guard.guard import (
     Guard,
     Policy,
     Provenance,
+    ReasonCode,
     Role,
     Turn,
+    reason,
 )
 from mirage_guard.guard.errors import ConfigError, InputError, LLMError, MemoryNotFoundError
 from mirage_guard.guard.extraction import Extractor
@@ -79,9 +81,9 @@ def verbatim_decisions(turns: Sequence[Turn], policy: Policy) -> list[Decision]:
                 threshold=None,
                 profile_id=None,
                 calibrated=False,
-                reasons=["stored verbatim (infer=False): the user's own message"]
+                reasons=[reason(ReasonCode.VERBATIM_USER_MESSAGE, turn_id=t.id)]
                 if stated
-                else [f"{t.role.value} message (infer=False): not the user's words"],
+                else [reason(ReasonCode.NOT_USER_WORDS, role=t.role.value)],
             )
         )
     return decisions

@@ -102,22 +102,10 @@ def present(item: Mapping[str, Any]) -> Item:
 
 
 def decision_summary(w: WrittenDecision) -> dict[str, Any]:
-    """One guard decision as the ``decisions`` list of an add result shows it."""
-    d = w.decision
-    return {
-        "candidate_id": d.candidate.id,
-        "text": d.candidate.text,
-        "provenance": d.provenance.value,
-        "action": d.action.value,
-        "status": d.status.value if d.status else None,
-        "source_turn_id": d.source_turn_id,
-        "score": d.score,
-        "threshold": d.threshold,
-        "profile_id": d.profile_id,
-        "calibrated": d.calibrated,
-        "reasons": list(d.reasons),
-        "memory_id": w.memory_id,
-    }
+    """One guard decision as the ``decisions`` list of an add result shows it (JSON values;
+    reasons as code, params and rendered text)."""
+    summary: dict[str, Any] = w.decision.summary(w.memory_id).model_dump(mode="json")
+    return summary
 
 
 def add_result(written: Sequence[WrittenDecision], turns: Sequence[Turn]) -> dict[str, Any]:

@@ -7,7 +7,6 @@ from typing import Annotated, Any
 
 import anyio.to_thread
 from fastapi import APIRouter, Header, Path, Query, Request, Response
-from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
@@ -66,15 +65,12 @@ async def _add(sidecar: SidecarDep, tenant: str, body: AddRequest, key: str | No
     infer = True if body.infer is None else body.infer
 
     async def run() -> dict[str, Any]:
-        result = await memory.add(
+        return await memory.add(
             [m.model_dump(exclude_none=True) for m in body.messages],
             infer=infer,
             metadata=body.metadata,
             **scope.as_kwargs(),
         )
-        # the wire: reasons as code + params + rendered text
-        answer: dict[str, Any] = jsonable_encoder(result)
-        return answer
 
     if key is None:
         return JSONResponse(await run())
