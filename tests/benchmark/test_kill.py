@@ -18,7 +18,7 @@ import pytest
 
 from mirage_guard.benchmark._records import TaskRecord
 from mirage_guard.benchmark._rundir import RunDirectory
-from tests.benchmark.conftest import PERSONAS_FILE
+from tests.benchmark.small_run import PERSONAS_FILE
 
 ARGS = [
     "bench",

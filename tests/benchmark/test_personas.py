@@ -18,7 +18,7 @@ from mirage_guard.benchmark.personas import (
 )
 from mirage_guard.guard._domain import Role
 from mirage_guard.guard.errors import InputError
-from tests.benchmark.conftest import PERSONAS_FILE
+from tests.benchmark.small_run import PERSONAS_FILE
 
 
 def _row(**changes: object) -> dict[str, object]:
@@ -81,8 +81,8 @@ def test_select_by_group_id_and_balanced_limit(small_personas: list[Persona]) ->
 _PACKAGED = resources.files("mirage_guard.benchmark").joinpath("data", "personas.jsonl")
 
 
-@pytest.mark.skipif(not _PACKAGED.is_file(), reason="merged personas.jsonl not packaged yet")
 def test_packaged_personas_are_150_balanced() -> None:
+    assert _PACKAGED.is_file(), "the merged personas.jsonl ships with the package"
     personas = load_personas()
     assert len(personas) == 150
     assert Counter(p.group for p in personas) == dict.fromkeys(PersonaGroup, 50)

@@ -38,7 +38,7 @@ from mirage_guard.benchmark._tasks import Task
 from mirage_guard.benchmark.personas import Persona
 from mirage_guard.guard.errors import LLMError
 from mirage_guard.guard.llm import LiteLLMClient, Message, SamplingParams
-from tests.benchmark.conftest import FAST
+from tests.benchmark.small_run import FAST
 
 # litellm's lazily imported provider modules declare TypedDicts pydantic warns about
 pytestmark = pytest.mark.filterwarnings("ignore:Items? .*ReadOnly:UserWarning")

@@ -28,7 +28,7 @@ from mirage_guard.benchmark.personas import Persona
 from mirage_guard.guard._domain import Action, Candidate, Decision, Label, Turn
 from mirage_guard.guard.errors import ConfigError, LLMRateLimitError, LLMUnavailableError
 from mirage_guard.guard.llm import Message
-from tests.benchmark.conftest import FAST, small_config
+from tests.benchmark.small_run import FAST, small_config
 from tests.fakes.bench import (
     JUDGE,
     SUBJECTS,

@@ -18,7 +18,7 @@ from mirage_guard.benchmark.personas import Persona, PersonaGroup
 from mirage_guard.guard._domain import Action, Candidate, Decision, Provenance, Turn
 from mirage_guard.guard.errors import InputError, LLMOutputError
 from mirage_guard.guard.llm import ScriptedLLM
-from tests.benchmark.conftest import PERSONAS_FILE
+from tests.benchmark.small_run import PERSONAS_FILE
 
 FACT = StoredMemoryItem(text="Builds keyboards", basis="stated")
 GUESS = StoredMemoryItem(text="Lives alone in a minimalist flat", basis="inferred")

@@ -1,4 +1,4 @@
-"""deploy/prometheus refers only to what guard/metrics.py exposes, and promtool agrees."""
+"""deploy/prometheus refers only to what adapters/_prometheus.py exposes, and promtool agrees."""
 
 from __future__ import annotations
 
@@ -11,13 +11,11 @@ import pytest
 from tests.deploy import contract
 
 PROMTOOL = shutil.which("promtool")
-needs_promtool = pytest.mark.skipif(
-    PROMTOOL is None, reason="promtool not installed (Debian package `prometheus`)"
-)
+needs_promtool = pytest.mark.prometheus
 
 
 def _promtool(*args: str, cwd: Path) -> None:
-    assert PROMTOOL is not None
+    assert PROMTOOL, "needs promtool (Debian package `prometheus`; deselect: -m 'not prometheus')"
     result = subprocess.run(
         [PROMTOOL, *args], cwd=cwd, capture_output=True, text=True, timeout=120, check=False
     )

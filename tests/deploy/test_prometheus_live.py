@@ -26,12 +26,7 @@ from tests.deploy import contract
 PROMETHEUS = shutil.which("prometheus")
 DEADLINE_S = 60.0
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        PROMETHEUS is None, reason="prometheus not installed (Debian package `prometheus`)"
-    ),
-]
+pytestmark = [pytest.mark.slow, pytest.mark.prometheus]
 
 
 def _free_port() -> int:
@@ -74,7 +69,7 @@ def _config(tmp_path: Path, target: str) -> Path:
 
 @contextmanager
 def _prometheus(config: Path, tmp_path: Path) -> Iterator[str]:
-    assert PROMETHEUS is not None
+    assert PROMETHEUS, "needs prometheus (Debian package `prometheus`; -m 'not prometheus')"
     port = _free_port()
     log = (tmp_path / "prometheus.log").open("w")
     proc = subprocess.Popen(

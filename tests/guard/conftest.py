@@ -1,4 +1,4 @@
-"""Shared pieces for the guard tests: the paper's conversation, fast linker, hand-set profiles."""
+"""Fixtures of the guard tests: a fast linker and hand-set profiles (data: tests/guard/paper.py)."""
 
 from __future__ import annotations
 
@@ -7,34 +7,11 @@ from typing import Any
 
 import pytest
 
-from mirage_guard.guard import Candidate, Guard, Role, Turn
+from mirage_guard.guard import Guard
 from mirage_guard.guard.evidence import EvidenceLinker
-from mirage_guard.guard.scoring import CalibrationProfile, ProfileMode
-from mirage_guard.prompts import load_prompt
+from mirage_guard.guard.scoring import CalibrationProfile
 from tests.calibration.factories import make_profile
 from tests.fakes.embedder import HashingEmbedder
-
-WRITER_A = "mock/writer-a"
-WRITER_B = "mock/writer-b"
-SELF_AUDIT_REF = load_prompt("self_audit").ref
-
-# The paper's example conversation; assistant turns repeat user facts on purpose.
-PAPER_TURNS: tuple[Turn, ...] = (
-    Turn(id="u1", role=Role.USER, content="I'm a software engineer at a startup in Seattle."),
-    Turn(
-        id="a1",
-        role=Role.ASSISTANT,
-        content="Great, a software engineer at a startup in Seattle! What do you do for fun?",
-    ),
-    Turn(id="u2", role=Role.USER, content="I went rock climbing last weekend."),
-    Turn(id="a2", role=Role.ASSISTANT, content="Rock climbing last weekend sounds fun."),
-    Turn(id="u3", role=Role.USER, content="My cat Pixel knocked over my coffee this morning."),
-)
-USER_TURN_IDS = frozenset(t.id for t in PAPER_TURNS if t.role is Role.USER)
-
-STATED = Candidate(id="c-job", text="Software engineer at a startup in Seattle")
-UNSUPPORTED = Candidate(id="c-sisters", text="Has two older sisters who live in Boston")
-STEREOTYPE = Candidate(id="c-politics", text="Votes progressive and drives an electric hatchback")
 
 
 @pytest.fixture(scope="module")
@@ -45,18 +22,6 @@ def linker() -> EvidenceLinker:
 @pytest.fixture
 def evidence_profile() -> CalibrationProfile:
     return make_profile()
-
-
-def audit_profile(
-    writer_model: str = WRITER_A,
-    *,
-    mode: ProfileMode = ProfileMode.SELF_AUDIT_SEPARATE,
-    prompt_version: str = SELF_AUDIT_REF,
-    audit_weight: float = 8.0,
-) -> CalibrationProfile:
-    return make_profile(
-        mode, writer_model=writer_model, prompt_version=prompt_version, audit_weight=audit_weight
-    )
 
 
 @pytest.fixture

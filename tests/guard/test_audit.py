@@ -12,7 +12,7 @@ from mirage_guard.guard.errors import LLMOutputError
 from mirage_guard.guard.llm import ScriptedLLM
 from mirage_guard.prompts import load_prompt
 from tests.fakes.llm import audit_for, audit_json, candidate_ids_in_prompt, verdict
-from tests.guard.conftest import PAPER_TURNS
+from tests.guard.paper import PAPER_TURNS
 
 CANDS = [
     Candidate(id="c1", text="Software engineer in Seattle"),

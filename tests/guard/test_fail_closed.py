@@ -30,7 +30,7 @@ from mirage_guard.guard.errors import (
 )
 from mirage_guard.guard.llm import FunctionLLM, LLMClient, Message, ScriptedLLM
 from tests.fakes.llm import AUDIT_MODEL, audit_for, labelling_llm, raising_llm
-from tests.guard.conftest import PAPER_TURNS, STATED, STEREOTYPE, UNSUPPORTED, audit_profile
+from tests.guard.paper import PAPER_TURNS, STATED, STEREOTYPE, UNSUPPORTED, audit_profile
 
 CANDS = [STATED, UNSUPPORTED, STEREOTYPE]
 

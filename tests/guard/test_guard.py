@@ -26,7 +26,7 @@ from mirage_guard.guard import (
 from mirage_guard.guard.errors import InputError
 from tests.calibration.factories import make_profile
 from tests.fakes.llm import labelling_llm
-from tests.guard.conftest import PAPER_TURNS, STATED, STEREOTYPE, UNSUPPORTED, WRITER_B
+from tests.guard.paper import PAPER_TURNS, STATED, STEREOTYPE, UNSUPPORTED, WRITER_B
 
 CANDS = [STATED, UNSUPPORTED, STEREOTYPE]
 

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from mirage_guard.guard import Candidate, Role, Turn
 from mirage_guard.guard.evidence import FEATURE_NAMES, Embedder, EvidenceLinker
 from tests.fakes.embedder import CountingEmbedder, HashingEmbedder
-from tests.guard.conftest import PAPER_TURNS
+from tests.guard.paper import PAPER_TURNS
 
 _LINKER = EvidenceLinker(HashingEmbedder())
 WORDS = ["cat", "coffee", "Seattle", "climbing", "nurse", "night", "shift", "Pixel", "3", "not"]

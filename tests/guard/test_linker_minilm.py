@@ -7,7 +7,7 @@ import pytest
 from mirage_guard.guard import Candidate, Role, Turn
 from mirage_guard.guard.evidence import EvidenceLinker, shared_minilm
 from tests.fakes.embedder import CountingEmbedder
-from tests.guard.conftest import PAPER_TURNS, USER_TURN_IDS
+from tests.guard.paper import PAPER_TURNS, USER_TURN_IDS
 
 pytestmark = pytest.mark.slow
 

@@ -35,7 +35,7 @@ from mirage_guard.guard.extraction import CandidateExtractor, ExtractionOutput
 from mirage_guard.guard.llm import FunctionLLM, Message, ScriptedLLM, parse_json_output
 from tests.calibration.factories import make_profile
 from tests.fakes.embedder import HashingEmbedder
-from tests.guard.conftest import (
+from tests.guard.paper import (
     PAPER_TURNS,
     STATED,
     STEREOTYPE,

@@ -26,7 +26,7 @@ from mirage_guard.prompts import load_prompt
 from tests.calibration.factories import make_profile
 from tests.fakes.embedder import HashingEmbedder
 from tests.fakes.llm import labelling_llm
-from tests.guard.conftest import (
+from tests.guard.paper import (
     PAPER_TURNS,
     SELF_AUDIT_REF,
     STATED,

@@ -2,37 +2,21 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
-from pydantic import BaseModel
 
 from mirage_guard.adapters import MemoryBackend
 from mirage_guard.adapters.server import create_app
 from mirage_guard.guard import Guard, GuardSettings
-from mirage_guard.guard.llm import FunctionLLM, LLMClient, Message
+from mirage_guard.guard.llm import LLMClient
 from tests.fakes.embedder import HashingEmbedder
-from tests.fakes.mem0 import InMemoryStore, claims_reply
-
-KEYS = "key-a:tenant-a,key-b:tenant-b"
-A = {"Authorization": "Token key-a"}
-B = {"X-API-Key": "key-b"}
-_LINE = re.compile(r"^\[(\S+)\] user: (.+)$", re.MULTILINE)
-
-
-def echo_writer(model: str = "mock/echo-writer") -> FunctionLLM:
-    """A writer that states back every user turn as a grounded fact citing it."""
-
-    def rule(messages: Sequence[Message], schema: type[BaseModel] | None) -> str:
-        found = _LINE.findall(messages[-1].content)
-        return claims_reply(*((f"User said: {text}", tid, "GROUNDED", 0.9) for tid, text in found))
-
-    return FunctionLLM(rule, model=model)
+from tests.fakes.mem0 import InMemoryStore
+from tests.server.sidecar_setup import echo_writer
 
 
 @pytest.fixture

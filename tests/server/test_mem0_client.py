@@ -11,7 +11,7 @@ import uvicorn
 
 from mirage_guard.adapters.server import create_app
 from mirage_guard.guard import GuardSettings
-from tests.server.conftest import KEYS, echo_writer
+from tests.server.sidecar_setup import KEYS, echo_writer
 
 pytestmark = pytest.mark.slow
 

@@ -17,7 +17,7 @@ from schemathesis.checks import not_a_server_error
 
 from mirage_guard.adapters.server import create_app
 from mirage_guard.guard import GuardSettings
-from tests.server.conftest import KEYS, A, echo_writer
+from tests.server.sidecar_setup import KEYS, A, echo_writer
 
 pytestmark = pytest.mark.slow
 

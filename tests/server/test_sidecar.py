@@ -18,7 +18,7 @@ from tests.fakes.mem0 import (
     InMemoryStore,
     conversation_reply,
 )
-from tests.server.conftest import KEYS, A, B
+from tests.server.sidecar_setup import KEYS, A, B
 
 Client = Callable[..., TestClient]
 SECRET = "my-secret-diagnosis-is-hypothyroidism"
