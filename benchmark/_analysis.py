@@ -12,6 +12,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from mirage_guard.benchmark import metrics as m
+from mirage_guard.benchmark._failures import FailureRow, failure_rows
 from mirage_guard.benchmark._records import (
     Accounting,
     AccumRoundRecord,
@@ -123,6 +124,9 @@ class RunAnalysis(BaseModel):
     accounting: Accounting
     accounting_by_model: dict[str, Accounting]
     failed_units: int
+    failures: list[FailureRow] = Field(
+        default_factory=list, description="failed share per model called and stage"
+    )
 
 
 def _pct(x: float) -> float:
@@ -422,4 +426,5 @@ def analyse(run_dir: str | Path) -> RunAnalysis:
             model: _accounting(data.all, model) for model in [*config.models, config.judge]
         },
         failed_units=sum(1 for r in data.all if not r.ok),
+        failures=failure_rows(data.all),
     )

@@ -31,6 +31,7 @@ CACHE_KEY_EXCLUDE: frozenset[str] = frozenset(
 """Call attributes that never change a model's output and are left out of the cache key."""
 
 _PROMPT_REFS: ContextVar[tuple[str, ...]] = ContextVar("mirage_bench_prompt_refs", default=())
+_ATTEMPT: ContextVar[int] = ContextVar("mirage_bench_attempt", default=1)
 
 
 @contextmanager
@@ -41,6 +42,18 @@ def prompt_scope(*prompts: Prompt) -> Iterator[None]:
         yield
     finally:
         _PROMPT_REFS.reset(token)
+
+
+@contextmanager
+def attempt_scope(attempt: int) -> Iterator[None]:
+    """Calls of a unit's ``attempt``-th try (``--retry-failed``): from the second try on, the
+    attempt joins the key, so a retry asks the model again instead of re-reading the answer that
+    failed; a retry killed mid-way finds its own completed calls again on the next resume."""
+    token = _ATTEMPT.set(attempt)
+    try:
+        yield
+    finally:
+        _ATTEMPT.reset(token)
 
 
 @cache
@@ -65,6 +78,8 @@ def call_description(
         "prompts": list(_PROMPT_REFS.get()),
         **(context or {}),
     }
+    if _ATTEMPT.get() > 1:  # first tries keep the keys they always had
+        described["attempt"] = _ATTEMPT.get()
     return {k: v for k, v in described.items() if k not in CACHE_KEY_EXCLUDE}
 
 

@@ -86,6 +86,9 @@ class RuntimeOptions(BaseModel):
     api_bases: dict[str, str] = Field(default_factory=dict, description="model -> endpoint")
     timeout_s: float = 120.0
     progress: bool = True
+    retry_failed: bool = Field(
+        default=False, description="on resume, redo every failed unit (not only transient ones)"
+    )
     mock_latency_s: float = Field(default=0.0, ge=0.0, description="latency of mock/ models")
 
     def api_base_for(self, model: str) -> str | None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from mirage_guard.benchmark._analysis import RunAnalysis, analyse
+from mirage_guard.benchmark._report_fidelity import fidelity_sections
 from mirage_guard.benchmark._schemas import Accuracy
 from mirage_guard.guard.errors import MissingExtraError
 
@@ -384,6 +385,7 @@ def _sections(a: RunAnalysis, run_dir: Path) -> list[tuple[str, str, list[str], 
             ],
         ),
     ]
+    sections.extend(fidelity_sections(a))
     sections.append(
         (
             "Cost",

@@ -178,11 +178,21 @@ class RunDirectory:
             by_unit[record.unit] = record
         return list(by_unit.values())
 
-    def final_records(self) -> dict[str, Record]:
-        """Unit -> record, for every unit a resumed run must not redo."""
+    def final_records(self, *, retry_failed: bool = False) -> dict[str, Record]:
+        """Unit -> record, for every unit a resumed run must not redo (with ``retry_failed``:
+        only the successful ones)."""
         done: dict[str, Record] = {}
         for record_type in RECORD_TYPES:
             for record in self.records(record_type):
-                if record.final:
+                if record.ok or (record.final and not retry_failed):
                     done[record.unit] = record
         return done
+
+    def failed_attempts(self) -> dict[str, int]:
+        """Unit -> how many failed records it has (every try so far, superseded ones too)."""
+        counts: dict[str, int] = {}
+        for record_type in RECORD_TYPES:
+            for row in self._raw_lines(record_type.kind):
+                if row.get("error") and isinstance(row.get("unit"), str):
+                    counts[row["unit"]] = counts.get(row["unit"], 0) + 1
+        return counts

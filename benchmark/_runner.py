@@ -18,7 +18,7 @@ from typing import TypeVar
 
 import anyio
 
-from mirage_guard.benchmark._cache import CachedLLM, DiskCache
+from mirage_guard.benchmark._cache import CachedLLM, DiskCache, attempt_scope
 from mirage_guard.benchmark._capabilities import CapabilityAwareLLM, ParamsSent
 from mirage_guard.benchmark._config import RunConfig, RuntimeOptions, Stage
 from mirage_guard.benchmark._guard_arm import (
@@ -159,6 +159,7 @@ class BenchmarkRun:
         self.clients: dict[str, CapabilityAwareLLM] = {}
         self.summary = RunSummary(run_dir=self.run_dir.path)
         self._done: dict[str, Record] = {}
+        self._failed_before: dict[str, int] = {}
         self._tagger: ClaimTagger | None = None
 
     # -- clients ---------------------------------------------------------------------------
@@ -235,8 +236,10 @@ class BenchmarkRun:
             self.summary.units_resumed += 1
             self.progress.advance(stage)
             return previous
+        attempt = self._failed_before.get(key, 0) + 1
         try:
-            record = await work()
+            with attempt_scope(attempt):
+                record = await work()
         except LLMAuthError:
             raise
         except MirageError as exc:
@@ -246,6 +249,7 @@ class BenchmarkRun:
             record.calls = list(getattr(exc, "calls", []))
             self.summary.errors += 1
             self.summary.error_messages.append(f"{key}: {record.error and record.error.message}")
+        record.attempt = attempt
         self.run_dir.append(record)
         self._done[key] = record
         self.summary.units_done += 1
@@ -509,7 +513,8 @@ class BenchmarkRun:
         self.run_dir.open(
             self.config, offline_models=self.offline_models, params_sent=self.params_sent()
         )
-        self._done = self.run_dir.final_records()
+        self._done = self.run_dir.final_records(retry_failed=self.options.retry_failed)
+        self._failed_before = self.run_dir.failed_attempts()
         self.progress.start(unit_count(self.config, len(self.personas)))
         accum_personas = self.personas[: self.config.accum_personas]
         try:

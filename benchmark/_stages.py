@@ -29,7 +29,7 @@ from mirage_guard.benchmark._schemas import (
 from mirage_guard.benchmark._tasks import Task
 from mirage_guard.benchmark.personas import Persona
 from mirage_guard.guard.errors import LLMOutputError
-from mirage_guard.guard.llm import LLMClient, Message, SamplingParams
+from mirage_guard.guard.llm import Completion, LLMClient, Message, SamplingParams
 from mirage_guard.prompts import Prompt, load_prompt
 
 S = TypeVar("S", bound=BaseModel)
@@ -73,6 +73,8 @@ async def call_json(
     with prompt_scope(*prompts):
         completion = await llm.complete(messages, schema=schema, params=params)
     completion = completion.model_copy(update={"text": strip_reasoning(completion.text)})
+    if completion.finish_reason == TRUNCATED:
+        raise TruncatedOutputError(completion)
     try:
         return completion.parse(schema), CallInfo.of(completion)
     except LLMOutputError as exc:
@@ -85,6 +87,29 @@ class UnparsableOutputError(LLMOutputError):
     def __init__(self, cause: LLMOutputError, call: CallInfo) -> None:
         super().__init__(str(cause), output=cause.output)
         self.calls = [call]
+
+
+TRUNCATED = "length"
+"""The ``finish_reason`` of an answer cut at ``max_tokens`` (litellm maps every provider's)."""
+
+
+class TruncatedOutputError(LLMOutputError):
+    """The answer was cut at ``max_tokens``: not the model's whole answer, so not used.
+
+    Long answers carry the most claims, so using (or dropping) them silently would bias OI down;
+    the unit fails visibly instead, counts in the report's failed share, and is redone by
+    ``mirage bench run --retry-failed`` (with a larger ``--max-tokens`` in a new run directory if
+    it keeps happening).
+    """
+
+    def __init__(self, completion: Completion) -> None:
+        super().__init__(
+            f"answer cut at max_tokens after {completion.usage.completion_tokens} tokens "
+            "(finish_reason=length)",
+            model=completion.model,
+            output=completion.text,
+        )
+        self.calls = [CallInfo.of(completion)]
 
 
 async def run_probe(
@@ -106,6 +131,8 @@ async def run_task(
 ) -> tuple[str, CallInfo]:
     with prompt_scope(task.prompt):
         completion = await llm.complete(task_messages(persona, task), params=params)
+    if completion.finish_reason == TRUNCATED:
+        raise TruncatedOutputError(completion)
     return strip_reasoning(completion.text), CallInfo.of(completion)
 
 

@@ -154,6 +154,20 @@ def run(
     ] = None,
     accum_personas: Annotated[int, typer.Option(help="personas in the Accum stage")] = 2,
     accum_rounds: Annotated[int, typer.Option(help="Accum rounds")] = 8,
+    max_tokens: Annotated[
+        int,
+        typer.Option(
+            help="answer length cap per call; an answer cut at it is a failed unit "
+            "(GPT-5-family models count reasoning tokens against it)"
+        ),
+    ] = 2048,
+    retry_failed: Annotated[
+        bool,
+        typer.Option(
+            help="on resume, redo every failed unit (truncated, unparsable, refused), "
+            "not only the transient ones"
+        ),
+    ] = False,
     family: Annotated[
         list[str] | None,
         typer.Option(
@@ -194,6 +208,7 @@ def run(
             stages=[Stage(s) for s in _split(stages)] or list(Stage),
             accum_personas=accum_personas,
             accum_rounds=accum_rounds,
+            max_tokens=max_tokens,
             accum_policies=list(RetentionPolicy),
             families=_families(family),
         )
@@ -207,6 +222,7 @@ def run(
         api_bases=per_model_base,
         progress=progress,
         mock_latency_s=mock_latency_ms / 1000,
+        retry_failed=retry_failed,
     )
     absent = missing_keys([*config.models, config.judge], options) if check_keys else {}
     if absent:
