@@ -17,6 +17,7 @@ from typing import Any, Self
 from mirage_guard.adapters._backend import MemoryBackend
 from mirage_guard.adapters._decision_log import DecisionLog
 from mirage_guard.adapters._embedding import CachingEmbedder
+from mirage_guard.adapters._loop import EventLoopThread
 from mirage_guard.adapters._mem0 import Mem0Backend, _import_mem0
 from mirage_guard.adapters._mem0_extraction import Mem0PromptExtractor
 from mirage_guard.adapters._prometheus import GuardMetrics
@@ -52,6 +53,15 @@ class Components:
     metrics: GuardMetrics | None
 
 
+def unwind(resources: AsyncExitStack) -> None:
+    """Close what ``resources`` holds from sync code, inside or outside a running event loop."""
+    loop = EventLoopThread(name="mirage-unwind")
+    try:
+        loop.run(resources.aclose())
+    finally:
+        loop.close()
+
+
 def compose(
     settings: GuardSettings,
     resources: AsyncExitStack,
@@ -65,7 +75,30 @@ def compose(
     embedder: Embedder | None = None,
     linker_thread: LinkerThread = "dedicated",
 ) -> Components:
-    """Build the missing parts from ``settings``; each one built is pushed on ``resources``."""
+    """Build the missing parts from ``settings``; each one built is pushed on ``resources``.
+    If building one fails, those built before it are closed again."""
+    try:
+        return _compose(settings, resources, writer_llm=writer_llm, guard=guard, backend=backend,
+                        decision_log=decision_log, metrics=metrics, extraction=extraction,
+                        embedder=embedder, linker_thread=linker_thread)  # fmt: skip
+    except BaseException:
+        unwind(resources)
+        raise
+
+
+def _compose(
+    settings: GuardSettings,
+    resources: AsyncExitStack,
+    *,
+    writer_llm: LLMClient | None,
+    guard: Guard | None,
+    backend: MemoryBackend | None,
+    decision_log: DecisionLog | None,
+    metrics: GuardMetrics | None,
+    extraction: ExtractionMode,
+    embedder: Embedder | None,
+    linker_thread: LinkerThread,
+) -> Components:
     s = settings
     if writer_llm is None and s.writer_model:
         writer_llm = RetryingLLM(create_llm(s.writer_model, api_base=s.writer_api_base))
@@ -151,7 +184,7 @@ class BaseGuardedMemory(ABC):
         s = settings or GuardSettings()
         mem0 = _import_mem0(s.data_dir)
         resources = AsyncExitStack()
-        backend = Mem0Backend(mem0.Memory.from_config(config_dict))
+        backend = Mem0Backend(mem0.Memory.from_config(config_dict))  # the store: closed last
         resources.push_async_callback(backend.aclose)
         parts = compose(s, resources, writer_llm=writer_llm, backend=backend, extraction=extraction)
         return cls._from_components(parts, resources)

@@ -130,3 +130,19 @@ def test_close_of_the_sync_twin_closes_the_same_parts(data_dir: Path, closes: li
     assert closes == ["decision_log", "backend", "guard"]
     memory.close()
     assert closes == ["decision_log", "backend", "guard"]
+
+
+def test_a_failed_composition_closes_what_it_had_built(data_dir: Path, closes: list[str]) -> None:
+    broken = _settings(data_dir).model_copy(update={"database_url": "nosuchdb://x"})
+    with pytest.raises(Exception, match="nosuchdb"):
+        AsyncGuardedMemory.from_settings(broken, embedder=HashingEmbedder())
+    assert closes == ["backend", "guard"]
+
+
+async def test_a_failed_composition_inside_an_event_loop_closes_too(
+    data_dir: Path, closes: list[str]
+) -> None:
+    broken = _settings(data_dir).model_copy(update={"database_url": "nosuchdb://x"})
+    with pytest.raises(Exception, match="nosuchdb"):
+        GuardedMemory.from_settings(broken, embedder=HashingEmbedder())
+    assert closes == ["backend", "guard"]
