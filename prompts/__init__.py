@@ -1,6 +1,9 @@
 """Every prompt of mirage-guard is a file in this package; its content hash is its version.
 
->>> from prompts import load_prompt
+The bottom layer: imports nothing of mirage-guard (only the standard library), so every other
+package may use it.
+
+>>> from mirage_guard.prompts import load_prompt
 >>> p = load_prompt("self_audit")
 >>> p.version        # first 12 hex digits of sha256(text)
 >>> p.render(candidates=..., conversation=...)

@@ -1,4 +1,7 @@
-"""Language-model seam: one interface, litellm as the real provider, scripted fakes for tests."""
+"""Language-model seam: one interface, litellm as the real provider, scripted fakes for tests.
+
+Part of the core: litellm is imported lazily, inside the provider, never at import time.
+"""
 
 from mirage_guard.guard.llm._base import (
     Completion,

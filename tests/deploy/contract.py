@@ -31,7 +31,7 @@ COMPOSE = DEPLOY / "compose.yaml"
 DOCKERFILE = DEPLOY / "Dockerfile"
 CHART = DEPLOY / "helm" / "mirage-guard"
 
-# The sidecar's routes (guard/server): liveness, readiness, Prometheus exposition.
+# The sidecar's routes (adapters/server): liveness, readiness, Prometheus exposition.
 HEALTH_PATH = "/healthz"
 READY_PATH = "/readyz"
 METRICS_PATH = "/metrics"
@@ -102,7 +102,7 @@ def exposed_series() -> dict[str, frozenset[str]]:
 
 
 def metric_families() -> dict[str, str]:
-    """Family name (as in guard/metrics.py) -> type."""
+    """Family name (as in adapters/_prometheus.py) -> type."""
     return {family.name: family.type for family in GuardMetrics().registry.collect()}
 
 
@@ -234,7 +234,7 @@ def check_expr(expr: str, where: str) -> PromQLRefs:
     assert refs.selectors, f"{where}: no metric in {expr!r}"
     for selector in refs.selectors:
         assert selector.metric in known, (
-            f"{where}: {selector.metric!r} is neither exposed by guard/metrics.py "
+            f"{where}: {selector.metric!r} is neither exposed by adapters/_prometheus.py "
             f"nor recorded in {RULES.name}"
         )
         unknown = selector.labels - known[selector.metric]

@@ -130,7 +130,8 @@ def test_dashboard_covers_memory_pollution() -> None:
 
 
 def test_every_guard_metric_is_on_the_dashboard() -> None:
-    """Directly or through a recording rule: a new metric in guard/metrics.py needs a panel."""
+    """Directly or through a recording rule: a new metric in adapters/_prometheus.py needs a
+    panel."""
     records = contract.recording_rules()
     shown: set[str] = set()
     for _, target in _targets():
