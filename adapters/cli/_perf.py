@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from mirage_guard.adapters._perf_evidence import measure_evidence
+from mirage_guard.adapters._perf_history import measure_history
 from mirage_guard.adapters._perf_sidecar import run_sidecar_perf
 from mirage_guard.adapters.cli._serve import set_torch_threads
 from mirage_guard.benchmark import (
@@ -42,6 +43,28 @@ def perf_evidence(
     table.add_row("guard facts/s (link + score + policy)", f"{result.guard_per_s:,.1f}")
     table.add_row("ratio guard / encoder", f"{result.ratio:.3f}")
     table.add_row("torch threads", str(result.threads))
+    console.print(table)
+
+
+@app.command("history")
+def perf_history(
+    turns: Annotated[
+        int, typer.Option(help="turns of history every write is judged against")
+    ] = 500,
+    facts: Annotated[int, typer.Option(help="candidate facts per write")] = 5,
+    writes: Annotated[int, typer.Option(help="warm writes measured (after one cold write)")] = 50,
+) -> None:
+    """Latency of one guarded write against a long conversation history (cached, not re-encoded)."""
+    r = measure_history(turns=turns, facts=facts, writes=writes)
+    table = Table(
+        title=f"{facts}-fact writes against a {r.turns}-turn history ({r.user_turns} user turns)"
+    )
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    table.add_row("first (cold) write, encodes the history", f"{r.cold_ms:,.1f} ms")
+    table.add_row(f"warm write p50 (n={r.writes})", f"{r.p50_ms:,.1f} ms")
+    table.add_row("warm write p95", f"{r.p95_ms:,.1f} ms")
+    table.add_row("sentences encoded per warm write", f"{r.encoded_per_warm_write:.1f}")
     console.print(table)
 
 
