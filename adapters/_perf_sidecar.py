@@ -98,7 +98,7 @@ def _pct(values: Sequence[float], q: float) -> float:
 def perf_app() -> Any:
     """Factory of the sidecar under test (uvicorn ``--factory``): settings from ``MIRAGE_*``,
     the offline echo writer, ``MIRAGE_PERF_TORCH_THREADS`` embedder threads."""
-    from mirage_guard.adapters.server._app import create_app
+    from mirage_guard.adapters.server import create_app
 
     threads = os.environ.get("MIRAGE_PERF_TORCH_THREADS")
     if threads:
