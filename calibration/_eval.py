@@ -22,6 +22,11 @@ class ClassScore(BaseModel):
     support: int
 
 
+class PhenomenonScore(BaseModel):
+    n: int
+    provenance_accuracy: float
+
+
 class EvalReport(BaseModel):
     data: str
     profile_id: str
@@ -39,6 +44,8 @@ class EvalReport(BaseModel):
     calibrated_share: float
     # gold provenance -> predicted provenance -> count (rows: what the labels say)
     confusion: dict[str, dict[str, int]] = {}
+    # per tested case (claims that name a `phenomenon`): n and 3-way accuracy
+    by_phenomenon: dict[str, PhenomenonScore] = {}
 
 
 async def decide_all(
@@ -104,7 +111,21 @@ def evaluate(
         source_turn_linked_n=len(guard_linked),
         calibrated_share=float(np.mean([d.calibrated for d in decs])),
         confusion=confusion_matrix(gold_prov, pred_prov),
+        by_phenomenon=_by_phenomenon(examples, gold_prov, pred_prov),
     )
+
+
+def _by_phenomenon(
+    examples: Sequence[Example], gold: Sequence[str], pred: Sequence[str]
+) -> dict[str, PhenomenonScore]:
+    hits: dict[str, list[bool]] = {}
+    for e, g, p in zip(examples, gold, pred, strict=True):
+        if e.claim.phenomenon:
+            hits.setdefault(e.claim.phenomenon, []).append(g == p)
+    return {
+        k: PhenomenonScore(n=len(v), provenance_accuracy=sum(v) / len(v))
+        for k, v in sorted(hits.items())
+    }
 
 
 def confusion_matrix(gold: Sequence[str], pred: Sequence[str]) -> dict[str, dict[str, int]]:

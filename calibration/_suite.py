@@ -146,6 +146,27 @@ def confusion_lines(row: SuiteRow) -> list[str]:
     return lines
 
 
+def phenomenon_lines(rows: Sequence[SuiteRow]) -> list[str]:
+    """3-way accuracy per tested case, across the sets that tag their claims with one."""
+    tagged = [r for r in rows if r.report.by_phenomenon and r.variant == "as-written"]
+    if not tagged:
+        return []
+    names = sorted({k for r in tagged for k in r.report.by_phenomenon})
+    lines = [
+        "3-way accuracy per tested case (n in brackets)",
+        "",
+        "| case | " + " | ".join(r.set for r in tagged) + " |",
+        "|---|" + "---:|" * len(tagged),
+    ]
+    for name in names:
+        cells = []
+        for r in tagged:
+            s = r.report.by_phenomenon.get(name)
+            cells.append("–" if s is None else f"{s.provenance_accuracy:.2f} ({s.n})")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def render_markdown(rows: Sequence[SuiteRow], *, command: str) -> str:
     table = suite_table(rows)
     head = "| metric | " + " | ".join(r.set for r in rows) + " |"
@@ -154,4 +175,5 @@ def render_markdown(rows: Sequence[SuiteRow], *, command: str) -> str:
     parts = [head, sep, *body, "", f"Regenerate: `{command}`", ""]
     for r in rows:
         parts += [*confusion_lines(r), ""]
+    parts += phenomenon_lines(rows)
     return "\n".join(parts)

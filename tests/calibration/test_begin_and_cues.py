@@ -95,3 +95,18 @@ def test_load_examples_reads_the_converted_begin_lines_as_json(tmp_path: Path) -
     write_begin(_tsv(tmp_path, ROWS[:2]), out)
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert {r["phenomenon"] for r in rows} == {"entailment", "hallucination"}
+
+
+def test_per_phenomenon_accuracy_counts_only_tagged_claims() -> None:
+    from mirage_guard.calibration._eval import _by_phenomenon
+
+    examples = [_example(i, "Keeps bees", Label.GROUNDED) for i in range(3)]
+    tagged = [
+        Example(claim=e.claim.model_copy(update={"phenomenon": p}), conversation_id="x",
+                turns=e.turns)
+        for e, p in zip(examples, ["glued_detail", "glued_detail", None], strict=True)
+    ]  # fmt: skip
+    scores = _by_phenomenon(tagged, ["stated"] * 3, ["stated", "generated", "stated"])
+    assert set(scores) == {"glued_detail"}
+    assert scores["glued_detail"].n == 2
+    assert scores["glued_detail"].provenance_accuracy == pytest.approx(0.5)
