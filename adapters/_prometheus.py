@@ -1,6 +1,8 @@
 """Prometheus metrics of memory pollution: the edge's :class:`~mirage_guard.guard.GuardObserver`.
 
-Labels are low-cardinality: never user ids or text.
+Labels are low-cardinality: never user ids or text. The ``model`` label takes only the models the
+sidecar was configured with (writer model, calibration profiles); any other value a caller sends
+(``writer_model`` of ``/v1/guard/tag`` or ``remember``) is counted as ``other``.
 
 Names are part of the public contract (deploy/prometheus rules and the Grafana dashboard use
 them; tests hold them consistent).
@@ -8,7 +10,7 @@ them; tests hold them consistent).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
@@ -20,6 +22,8 @@ STAGE_SECONDS = "mirage_guard_stage_seconds"  # histogram: stage
 ERRORS = "mirage_guard_errors"  # counter: stage, kind
 MEMORY_WRITES = "mirage_guard_memory_writes"  # counter: status (fact/hypothesis/quarantined)
 UNCALIBRATED = "mirage_guard_uncalibrated_decisions"  # counter: model
+OTHER_MODEL = "other"  # the model label of every writer model that was not configured
+NO_MODEL = "none"  # the model label of decisions made without a writer model
 
 
 class GuardMetrics:
@@ -29,8 +33,13 @@ class GuardMetrics:
     reports into it; the guarded memory adds memory writes and the extract/write stages.
     """
 
-    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+    def __init__(
+        self, registry: CollectorRegistry | None = None, *, models: Iterable[str] | None = None
+    ) -> None:
+        """``models``: the writer models that may appear as a label (others become ``other``);
+        None lets every model through (a library caller that chooses its own models)."""
         self.registry = registry or CollectorRegistry()
+        self.models: frozenset[str] | None = None if models is None else frozenset(models)
         self.decisions = Counter(
             DECISIONS, "Guard decisions", ["model", "provenance", "action"], registry=self.registry
         )
@@ -61,9 +70,17 @@ class GuardMetrics:
             registry=self.registry,
         )
 
+    def model_label(self, writer_model: str | None) -> str:
+        """The ``model`` label of a writer model: configured ones verbatim, the rest ``other``."""
+        if not writer_model:
+            return NO_MODEL
+        if self.models is not None and writer_model not in self.models:
+            return OTHER_MODEL
+        return writer_model
+
     # ------------------------------------------------------------------ GuardObserver
     def on_decisions(self, decisions: Sequence[Decision], *, writer_model: str | None) -> None:
-        model = writer_model or "none"
+        model = self.model_label(writer_model)
         for d in decisions:
             self.decisions.labels(
                 model=model, provenance=d.provenance.value, action=d.action.value
@@ -84,6 +101,8 @@ __all__ = [
     "DECISIONS",
     "ERRORS",
     "MEMORY_WRITES",
+    "NO_MODEL",
+    "OTHER_MODEL",
     "SCORE",
     "STAGES",
     "STAGE_SECONDS",

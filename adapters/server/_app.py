@@ -40,7 +40,11 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        metrics = GuardMetrics(CollectorRegistry())
+        profiles = ProfileStore(s.profile_dir)
+        # model labels only from configuration: a caller's writer_model never becomes a series
+        models = {m for m in (s.writer_model, writer_llm.model if writer_llm else None) if m}
+        models |= {p.writer_model for p in profiles.all() if p.writer_model}
+        metrics = GuardMetrics(CollectorRegistry(), models=models)
         if guard is not None and guard.metrics is None:
             guard.metrics = metrics  # a caller's guard reports into this app's registry
         memory = await anyio.to_thread.run_sync(
@@ -62,7 +66,7 @@ def create_app(
             if guard is not None and isinstance(guard.metrics, GuardMetrics)
             else metrics,
             keys=keys,
-            profiles=ProfileStore(s.profile_dir),
+            profiles=profiles,
         )
         log.info(
             "mirage sidecar ready: backend=%s auth=%s tenants=%d",

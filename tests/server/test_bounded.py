@@ -1,0 +1,35 @@
+"""The sidecar as a bounded system (issue 9): metric labels only from configuration, request
+limits, per-user turn ids, edits that never bypass the guard, smaller operational failures."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+Client = Callable[..., TestClient]
+
+
+def _tag(client: TestClient, writer_model: str) -> Any:
+    body = {
+        "turns": [{"id": "t1", "role": "user", "content": "I went climbing last weekend."}],
+        "candidates": [{"id": "c1", "text": "User went climbing last weekend"}],
+        "writer_model": writer_model,
+    }
+    return client.post("/v1/guard/tag", json=body)
+
+
+def test_metric_model_labels_come_only_from_configured_models(make_client: Client) -> None:
+    client = make_client()
+    for i in range(5):
+        assert _tag(client, f"someone{i}@example.com").status_code == 200
+    text = client.get("/metrics").text
+    assert "example.com" not in text
+    assert 'mirage_guard_decisions_total{action="store",model="other",provenance="stated"} 5.0' in (
+        text
+    )
+    client.post("/memories", json={"messages": [{"role": "user", "content": "I am a nurse."}],
+                                   "user_id": "u1"})  # fmt: skip
+    text = client.get("/metrics").text
+    assert 'model="mock/echo-writer"' in text  # the configured writer keeps its name
