@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Sequence
+from importlib import resources
 from typing import Any, Protocol
+
+from pydantic import BaseModel, Field
 
 from mirage_guard.benchmark._cache import DiskCache, cache_key
 from mirage_guard.benchmark._records import GuardClaimDecision, JudgeClaimRecord, StoredMemoryItem
@@ -36,15 +40,92 @@ def default_guard_factory() -> ClaimTagger:
     return tagger
 
 
+PACKAGED_CLAIMS = "claims.jsonl"
+"""The labelled claims the shipped profiles are fitted on (``benchmark/data``); their ``split``
+is a function of the persona id, so a profile's training personas are the personas of its split."""
+
+
+class GuardProfileRef(BaseModel):
+    """A calibration profile the guard arm runs with: its content hash and its training data."""
+
+    role: str = Field(description="evidence_profile or audit_profile")
+    profile_id: str
+    sha256: str = Field(description="sha256 of the profile's JSON content")
+    fitted_on: dict[str, Any]
+    training_personas: list[str] = Field(
+        default_factory=list, description="personas whose claims the profile was fitted on"
+    )
+    training_data_known: bool = Field(
+        description="False: the fit data is not the packaged claims file, so which personas "
+        "the profile saw is unknown and guard figures may be in-sample"
+    )
+    data_sha256_matches: bool = Field(
+        default=False, description="the packaged claims file is the exact file it was fitted on"
+    )
+
+
+def _content_sha256(model: BaseModel) -> str:
+    return hashlib.sha256(model.model_dump_json().encode("utf-8")).hexdigest()
+
+
+def _packaged_claims() -> tuple[str, list[dict[str, Any]]]:
+    resource = resources.files("mirage_guard.benchmark").joinpath("data", PACKAGED_CLAIMS)
+    raw = resource.read_bytes()
+    rows = [json.loads(line) for line in raw.decode("utf-8").splitlines() if line.strip()]
+    return hashlib.sha256(raw).hexdigest(), rows
+
+
+def training_personas(fitted_on: dict[str, Any]) -> tuple[set[str], bool, bool]:
+    """(personas of the fit split, whether that data is known, whether its sha256 matches)."""
+    path = str(fitted_on.get("path", ""))
+    if path.rsplit("/", 1)[-1] != PACKAGED_CLAIMS:
+        return set(), False, False
+    sha, rows = _packaged_claims()
+    split = fitted_on.get("split")
+    personas = {str(r["persona_id"]) for r in rows if split in (None, "all", r.get("split"))}
+    return personas, True, sha == fitted_on.get("sha256")
+
+
+def profile_refs(tagger: object) -> list[GuardProfileRef]:
+    """The profiles a tagger (``mirage_guard.guard.Guard``) scores with; [] for other taggers."""
+    refs = []
+    for role in ("evidence_profile", "audit_profile"):
+        profile = getattr(tagger, role, None)
+        if not isinstance(profile, BaseModel):
+            continue
+        fitted_on = profile.model_dump(mode="json").get("fitted_on") or {}
+        personas, known, matches = training_personas(fitted_on)
+        refs.append(
+            GuardProfileRef(
+                role=role,
+                profile_id=str(getattr(profile, "profile_id", "")),
+                sha256=_content_sha256(profile),
+                fitted_on=fitted_on,
+                training_personas=sorted(personas),
+                training_data_known=known,
+                data_sha256_matches=matches,
+            )
+        )
+    return refs
+
+
 class CachedTagger:
     """Caches a tagger's decisions in the call cache, keyed on the tagger's configuration
-    (``describe()``: profiles, policy, audit mode), the turns, the candidates and the writer."""
+    (``describe()``: profile ids, policy, audit mode), the content hashes of its profiles (a
+    refitted profile under the same id is another tagger), the turns, the candidates and the
+    writer."""
 
     def __init__(self, inner: ClaimTagger, cache: DiskCache) -> None:
         self.inner = inner
         self.cache = cache
         describe = getattr(inner, "describe", None)
         self.configuration: Any = describe() if callable(describe) else type(inner).__name__
+        self.profiles = profile_refs(inner)
+        if self.profiles:
+            self.configuration = {
+                "describe": self.configuration,
+                "profile_sha256": {p.role: p.sha256 for p in self.profiles},
+            }
 
     async def atag(
         self,

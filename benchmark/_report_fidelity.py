@@ -68,5 +68,52 @@ def params_section(a: RunAnalysis) -> Section:
     )
 
 
+def guard_data_section(a: RunAnalysis) -> Section:
+    m = a.manifest
+    excluded = len(m.guard_excluded_personas)
+    note = (
+        "the guard arm (task tagging and both Accum arms) runs only on personas no guard "
+        f"profile was fitted on: {excluded} training persona(s) of this run left out. Not "
+        "cross-fitted: one shipped profile, measured on its held-out (dev) personas"
+    )
+    if any(not ref.training_data_known for ref in m.guard_profiles):
+        note = (
+            "a guard profile was fitted on data other than the packaged claims: which personas "
+            "it saw is unknown, so the guard figures may be in-sample"
+        )
+    return (
+        "Guard arm data",
+        note,
+        [
+            "role",
+            "profile",
+            "content sha256",
+            "fitted on",
+            "split",
+            "same data file",
+            "training personas",
+        ],
+        [
+            [
+                ref.role,
+                ref.profile_id,
+                ref.sha256[:16],
+                str(ref.fitted_on.get("path", "")),
+                str(ref.fitted_on.get("split", "")),
+                "yes"
+                if ref.data_sha256_matches
+                else "no (split is by persona id)"
+                if ref.training_data_known
+                else "unknown",
+                str(len(ref.training_personas)),
+            ]
+            for ref in m.guard_profiles
+        ],
+    )
+
+
 def fidelity_sections(a: RunAnalysis) -> list[Section]:
-    return [failures_section(a), params_section(a)]
+    sections = [failures_section(a), params_section(a)]
+    if a.manifest.config.guard.value != "off":
+        sections.append(guard_data_section(a))
+    return sections

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from mirage_guard.benchmark._capabilities import ParamsSent
 from mirage_guard.benchmark._config import RunConfig
+from mirage_guard.benchmark._guard_arm import GuardProfileRef
 from mirage_guard.benchmark._records import RECORD_TYPES, Record
 from mirage_guard.guard.errors import ConfigError, InputError
 from mirage_guard.prompts import available_prompts, load_prompt
@@ -68,6 +69,26 @@ class RunManifest(BaseModel):
         description="model -> role -> sampling params requested, sent and dropped (as of the "
         "latest start or resume)",
     )
+    personas_sha256: str | None = Field(
+        default=None, description="sha256 of every loaded persona (canonical JSON)"
+    )
+    personas_file_sha256: str | None = Field(
+        default=None, description="sha256 of the persona file's bytes (packaged or given)"
+    )
+    guard_profiles: list[GuardProfileRef] = Field(
+        default_factory=list, description="profiles the guard arm scores with, content-hashed"
+    )
+    guard_excluded_personas: list[str] = Field(
+        default_factory=list,
+        description="personas left out of the guard arm because a guard profile was fitted on "
+        "them (the guard is measured on held-out personas only)",
+    )
+
+
+def _with_facts(manifest: RunManifest, facts: dict[str, Any] | None) -> RunManifest:
+    if not facts:
+        return manifest
+    return RunManifest.model_validate({**manifest.model_dump(), **facts})
 
 
 class RunDirectory:
@@ -98,7 +119,9 @@ class RunDirectory:
         *,
         offline_models: list[str] | None = None,
         params_sent: dict[str, dict[str, ParamsSent]] | None = None,
+        facts: dict[str, Any] | None = None,
     ) -> RunManifest:
+        """``facts``: further manifest fields known at start (persona and profile hashes)."""
         """Start a new run here, or resume the one here if its config is the same."""
         self.records_dir.mkdir(parents=True, exist_ok=True)
         if self.exists():
@@ -119,6 +142,7 @@ class RunDirectory:
             manifest.resumed_at.append(_now())
             if params_sent is not None:
                 manifest.params_sent = params_sent
+            manifest = _with_facts(manifest, facts)
         else:
             manifest = RunManifest(
                 config=config,
@@ -130,6 +154,7 @@ class RunDirectory:
                 offline_models=offline_models or [],
                 params_sent=params_sent or {},
             )
+            manifest = _with_facts(manifest, facts)
         tmp = self.manifest_path.with_suffix(".tmp")
         tmp.write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
         tmp.replace(self.manifest_path)

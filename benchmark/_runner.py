@@ -61,7 +61,13 @@ from mirage_guard.benchmark._stages import (
     run_task,
 )
 from mirage_guard.benchmark._tasks import Task
-from mirage_guard.benchmark.personas import Persona, load_personas, select_personas
+from mirage_guard.benchmark.personas import (
+    Persona,
+    load_personas,
+    personas_file_sha256,
+    personas_sha256,
+    select_personas,
+)
 from mirage_guard.guard.errors import LLMAuthError, MirageError
 from mirage_guard.guard.llm import LLMClient, RetryingLLM, SamplingParams, create_llm
 
@@ -153,6 +159,13 @@ class BenchmarkRun:
             list(personas) if personas is not None else load_personas(config.personas_file)
         )
         self.personas = select_personas(all_personas, config.personas, limit=config.limit)
+        self._facts: dict[str, object] = {
+            "personas_sha256": personas_sha256(all_personas),
+            "personas_file_sha256": None
+            if personas is not None
+            else personas_file_sha256(config.personas_file),
+        }
+        self._guard_excluded: frozenset[str] = frozenset()
         self.limits = ConcurrencyLimits(
             {"judge": self.options.judge_concurrency}, default=self.options.concurrency
         )
@@ -390,6 +403,8 @@ class BenchmarkRun:
         )
         if not judged.ok or True not in self.config.guard.arms:
             return
+        if persona.persona_id in self._guard_excluded:
+            return  # a guard profile was fitted on this persona: not measured on it
         key = f"guard|{model}|{persona.persona_id}|{task.value}"
         base = {
             **_unit_fields(key, model, persona),
@@ -409,6 +424,23 @@ class BenchmarkRun:
             work,
             fallback=lambda e: GuardTagRecord(**base, error=e),
         )
+
+    def _guard_setup(self) -> None:
+        """Hold the guard arm out of its own training data: personas any guard profile was
+        fitted on are not measured with the guard (recorded in the manifest with the profiles'
+        content hashes)."""
+        tagger = self.tagger()
+        refs = tagger.profiles if isinstance(tagger, CachedTagger) else []
+        self._guard_excluded = frozenset(p for ref in refs for p in ref.training_personas)
+        self._facts["guard_profiles"] = [ref.model_dump(mode="json") for ref in refs]
+        self._facts["guard_excluded_personas"] = sorted(
+            p.persona_id for p in self.personas if p.persona_id in self._guard_excluded
+        )
+
+    def accum_personas(self) -> list[Persona]:
+        """The Accum personas; with a guard arm, both arms use held-out personas only."""
+        pool = [p for p in self.personas if p.persona_id not in self._guard_excluded]
+        return pool[: self.config.accum_personas]
 
     def tagger(self) -> ClaimTagger:
         if self._tagger is None:
@@ -510,13 +542,18 @@ class BenchmarkRun:
     # -- the whole run ---------------------------------------------------------------------
 
     async def run(self) -> RunSummary:
+        if True in self.config.guard.arms:
+            self._guard_setup()
         self.run_dir.open(
-            self.config, offline_models=self.offline_models, params_sent=self.params_sent()
+            self.config,
+            offline_models=self.offline_models,
+            params_sent=self.params_sent(),
+            facts=self._facts,
         )
         self._done = self.run_dir.final_records(retry_failed=self.options.retry_failed)
         self._failed_before = self.run_dir.failed_attempts()
         self.progress.start(unit_count(self.config, len(self.personas)))
-        accum_personas = self.personas[: self.config.accum_personas]
+        accum_personas = self.accum_personas()
         try:
             async with anyio.create_task_group() as tg:
                 for model in self.config.models:

@@ -7,6 +7,7 @@ The packaged file ``benchmark/data/personas.jsonl`` holds the 150 hand-authored 
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from enum import StrEnum
@@ -137,6 +138,21 @@ def _parse_lines(lines: Iterable[str], source: str) -> list[Persona]:
         seen.add(persona.persona_id)
         personas.append(persona)
     return personas
+
+
+def personas_file_sha256(path: str | Path | None = None) -> str | None:
+    """sha256 of the persona file's bytes (``path``, else the packaged file; None if absent)."""
+    if path is not None:
+        file = Path(path)
+        return hashlib.sha256(file.read_bytes()).hexdigest() if file.is_file() else None
+    resource = resources.files("mirage_guard.benchmark").joinpath("data", PERSONAS_RESOURCE)
+    return hashlib.sha256(resource.read_bytes()).hexdigest() if resource.is_file() else None
+
+
+def personas_sha256(personas: Sequence[Persona]) -> str:
+    """sha256 of the personas themselves (canonical JSON), however they were loaded."""
+    blob = json.dumps([p.model_dump(mode="json") for p in personas], sort_keys=True)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
 def load_personas(path: str | Path | None = None) -> list[Persona]:

@@ -279,10 +279,8 @@ def test_guard_arm_with_the_shipped_guard(tmp_path: Path) -> None:
             "mock/alpha",
             "--judge",
             "mock/judge",
-            "--personas",
-            "st-001,ct-001,nt-001",
-            "--personas-file",
-            str(PERSONAS_FILE),
+            "--personas",  # held-out (dev) personas: the shipped profile never saw them
+            "st-003,ct-003,nt-003,st-001",
             "--tasks",
             "gift,letter",
             "--stages",
@@ -300,6 +298,8 @@ def test_guard_arm_with_the_shipped_guard(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     rd = RunDirectory(run_dir)
+    assert rd.read_manifest().guard_excluded_personas == ["st-001"]  # a training persona
+    assert "st-001" not in {tags.persona_id for tags in rd.records(GuardTagRecord)}
     decisions = [d for tags in rd.records(GuardTagRecord) for d in tags.decisions]
     # the mock restates facts verbatim (judge: GROUNDED) and adds unrelated inventions
     grounded = [d for d in decisions if d.judge_label is Label.GROUNDED]
