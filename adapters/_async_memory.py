@@ -174,7 +174,7 @@ class AsyncGuardedMemory(BaseGuardedMemory):
             )
         scope = scope_of(user_id, agent_id, run_id)
         meta = caller_metadata(metadata)
-        turns = await self._turns(messages)
+        turns = await self._turns(messages, scope)
         if infer:
             writer_model, decisions = await self._inferred(turns)
         else:
@@ -197,15 +197,15 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         call; the conversation is the evidence. Returns what :meth:`add` returns."""
         scope = scope_of(user_id, agent_id, run_id)
         meta = caller_metadata(metadata)
-        turns = await self._turns(messages)
+        turns = await self._turns(messages, scope)
         cands = [c if isinstance(c, Candidate) else Candidate(text=c) for c in candidates]
         decisions = await self.guard.atag(turns, cands, writer_model=writer_model, audit=audit)
         return await self._write(decisions, scope, meta, turns, writer_model)
 
-    async def _turns(self, messages: Any) -> list[Turn]:
+    async def _turns(self, messages: Any, scope: MemoryScope) -> list[Turn]:
         turns = to_turns(messages)
         if self.decision_log is not None:
-            await anyio.to_thread.run_sync(self.decision_log.check_turns, self.tenant, turns)
+            await anyio.to_thread.run_sync(self.decision_log.check_turns, self.tenant, scope, turns)
         return turns
 
     async def _inferred(self, turns: Sequence[Turn]) -> tuple[str, list[Decision]]:

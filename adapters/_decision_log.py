@@ -44,9 +44,13 @@ class _Base(DeclarativeBase):
 
 
 class _TurnRow(_Base):
-    __tablename__ = "mirage_turns"
+    # turn ids are the caller's ("t1"), so they are unique per tenant AND conversation (a scope
+    # key of user, agent and run ids); the table of earlier versions, keyed by tenant and id
+    # alone, was "mirage_turns" and is no longer read
+    __tablename__ = "mirage_conversation_turns"
 
     tenant: Mapped[str] = mapped_column(String(200), primary_key=True)
+    conversation: Mapped[str] = mapped_column(String(700), primary_key=True)
     id: Mapped[str] = mapped_column(String(200), primary_key=True)
     role: Mapped[str] = mapped_column(String(20))
     content: Mapped[str] = mapped_column(Text)
@@ -213,17 +217,24 @@ class DecisionLog:
                     )
                 )
 
-    def check_turns(self, tenant: str, turns: Sequence[Turn]) -> None:
-        """Raise InputError if a turn id is already stored with other content (ids are stable)."""
+    def check_turns(self, tenant: str, scope: MemoryScope, turns: Sequence[Turn]) -> None:
+        """Raise InputError if a turn id is already stored with other content in this
+        conversation (ids are stable within one; two users may both have a "t1")."""
         with self._sessions() as session:
-            self._conflicts(session, tenant, turns)
+            self._conflicts(session, tenant, scope, turns)
 
-    def _conflicts(self, session: Session, tenant: str, turns: Sequence[Turn]) -> set[str]:
+    def _conflicts(
+        self, session: Session, tenant: str, scope: MemoryScope, turns: Sequence[Turn]
+    ) -> set[str]:
         ids = [t.id for t in turns]
         if not ids:
             return set()
         rows = session.scalars(
-            select(_TurnRow).where(_TurnRow.tenant == tenant, _TurnRow.id.in_(ids))
+            select(_TurnRow).where(
+                _TurnRow.tenant == tenant,
+                _TurnRow.conversation == scope.key(),
+                _TurnRow.id.in_(ids),
+            )
         ).all()
         known = {r.id: r for r in rows}
         for t in turns:
@@ -240,13 +251,14 @@ class DecisionLog:
         turns: Sequence[Turn],
         now: datetime,
     ) -> None:
-        known = self._conflicts(session, tenant, turns)
+        known = self._conflicts(session, tenant, scope, turns)
         for t in turns:
             if t.id in known:
                 continue
             session.add(
                 _TurnRow(
                     tenant=tenant,
+                    conversation=scope.key(),
                     id=t.id,
                     role=t.role.value,
                     content=t.content,
@@ -277,13 +289,13 @@ class DecisionLog:
         with self._sessions() as session:
             rows = session.scalars(stmt).all()
             turn_ids = {r.source_turn_id for r in rows if r.source_turn_id}
-            texts: dict[str, str] = {}
+            texts: dict[tuple[str, str], str] = {}
             if turn_ids:
                 for t in session.scalars(
                     select(_TurnRow).where(_TurnRow.tenant == tenant, _TurnRow.id.in_(turn_ids))
                 ):
-                    texts[t.id] = t.content
-            return [_logged(r, texts.get(r.source_turn_id or "")) for r in rows]
+                    texts[(t.conversation, t.id)] = t.content
+            return [_logged(r, texts.get((_conversation(r), r.source_turn_id or ""))) for r in rows]
 
     def all_decisions(
         self,
@@ -306,12 +318,26 @@ class DecisionLog:
         with self._sessions() as session:
             return [_logged(r, None) for r in session.scalars(stmt).all()]
 
-    def turn(self, tenant: str, turn_id: str) -> Turn | None:
+    def turn(self, tenant: str, scope: MemoryScope, turn_id: str) -> Turn | None:
+        """One stored turn of a conversation."""
         with self._sessions() as session:
-            row = session.get(_TurnRow, (tenant, turn_id))
+            row = session.get(_TurnRow, (tenant, scope.key(), turn_id))
             if row is None:
                 return None
             return Turn(id=row.id, role=Role(row.role), content=row.content)
+
+    def turns(self, tenant: str, scope: MemoryScope) -> list[Turn]:
+        """Every stored turn of a conversation, oldest first (the evidence for an edit)."""
+        stmt = (
+            select(_TurnRow)
+            .where(_TurnRow.tenant == tenant, _TurnRow.conversation == scope.key())
+            .order_by(_TurnRow.created_at.asc())
+        )
+        with self._sessions() as session:
+            return [
+                Turn(id=r.id, role=Role(r.role), content=r.content)
+                for r in session.scalars(stmt).all()
+            ]
 
     def memory_ids(self, tenant: str) -> list[str]:
         """Every memory id ever written for a tenant (a tenant-scoped reset deletes these)."""
@@ -371,6 +397,10 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
+
+
+def _conversation(row: _DecisionRow) -> str:
+    return MemoryScope(user_id=row.user_id, agent_id=row.agent_id, run_id=row.run_id).key()
 
 
 def _logged(row: _DecisionRow, turn_text: str | None) -> LoggedDecision:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from pydantic import BaseModel, ConfigDict
 
 DEFAULT_TENANT = "default"
@@ -21,3 +23,7 @@ class MemoryScope(BaseModel):
 
     def as_kwargs(self) -> dict[str, str]:
         return {k: v for k, v in self.model_dump().items() if v}
+
+    def key(self) -> str:
+        """One string per conversation (user, agent, run): turn ids are unique within it."""
+        return json.dumps([self.user_id, self.agent_id, self.run_id], separators=(",", ":"))

@@ -76,15 +76,19 @@ def test_query_filters_by_user_provenance_action_and_time(log: DecisionLog) -> N
     assert log.memory_ids("nobody") == []
 
 
-def test_turn_ids_are_stable_per_tenant(log: DecisionLog) -> None:
+def test_turn_ids_are_stable_per_tenant_and_conversation(log: DecisionLog) -> None:
     _record(log, "acme", "alice")
-    turn = log.turn("acme", "t-alice")
+    alice, bob = MemoryScope(user_id="alice"), MemoryScope(user_id="bob")
+    turn = log.turn("acme", alice, "t-alice")
     assert turn is not None
     assert turn.content == "alice likes tea"
+    assert log.turns("acme", alice) == [turn]
     other = Turn(id="t-alice", role=Role.USER, content="something else")
     with pytest.raises(InputError, match="t-alice"):
-        log.check_turns("acme", [other])
-    log.check_turns("other-tenant", [other])
+        log.check_turns("acme", alice, [other])
+    log.check_turns("other-tenant", alice, [other])
+    log.check_turns("acme", bob, [other])  # another user's conversation has its own ids
+    log.check_turns("acme", MemoryScope(user_id="alice", run_id="r2"), [other])
 
 
 def test_idempotency_replays_and_refuses_a_different_body(log: DecisionLog) -> None:

@@ -11,6 +11,7 @@ from sqlalchemy.exc import OperationalError
 
 from mirage_guard.adapters import TENANT_KEY, AsyncGuardedMemory, GuardedMemory, Mem0PromptExtractor
 from mirage_guard.adapters._decision_log import DecisionLog, DecisionQuery
+from mirage_guard.adapters._scope import MemoryScope
 from mirage_guard.guard import AuditMode, Guard, GuardSettings, Reason, ReasonCode
 from mirage_guard.guard._domain import Action, Provenance
 from mirage_guard.guard.errors import (
@@ -142,7 +143,8 @@ async def test_decision_log_explains_every_stored_memory(
     assert row.source_turn_text == "I went climbing last weekend."
     assert row.profile_id == "evidence-only"
     assert row.writer_model == "mock/writer"
-    assert decision_log.turn("default", "t2") is not None
+    assert decision_log.turn("default", MemoryScope(user_id="alice"), "t2") is not None
+    assert decision_log.turn("default", MemoryScope(user_id="bob"), "t2") is None
 
 
 async def test_malformed_extraction_fails_closed(

@@ -33,3 +33,18 @@ def test_metric_model_labels_come_only_from_configured_models(make_client: Clien
                                    "user_id": "u1"})  # fmt: skip
     text = client.get("/metrics").text
     assert 'model="mock/echo-writer"' in text  # the configured writer keeps its name
+
+
+def test_turn_ids_are_scoped_per_user(make_client: Client) -> None:
+    client = make_client()
+
+    def add(user: str, content: str) -> Any:
+        msg = {"role": "user", "content": content, "id": "t1"}
+        return client.post("/memories", json={"messages": [msg], "user_id": user, "infer": False})
+
+    assert add("alice", "I am a nurse.").status_code == 200
+    assert add("bob", "I am a pilot.").status_code == 200  # was 400: "t1" already used
+    assert add("alice", "I am a pilot.").status_code == 400  # one user's t1 stays stable
+    decisions = client.get("/v1/decisions").json()["results"]
+    texts = {(d["user_id"], d["source_turn_text"]) for d in decisions}
+    assert texts == {("alice", "I am a nurse."), ("bob", "I am a pilot.")}
