@@ -78,57 +78,43 @@ def compose(
     """Build the missing parts from ``settings``; each one built is pushed on ``resources``.
     If building one fails, those built before it are closed again."""
     try:
-        return _compose(settings, resources, writer_llm=writer_llm, guard=guard, backend=backend,
-                        decision_log=decision_log, metrics=metrics, extraction=extraction,
-                        embedder=embedder, linker_thread=linker_thread)  # fmt: skip
+        s = settings
+        if writer_llm is None and s.writer_model:
+            writer_llm = RetryingLLM(create_llm(s.writer_model, api_base=s.writer_api_base))
+            resources.push_async_callback(writer_llm.aclose)
+        # one MiniLM, one encode per text: the store reuses the guard's candidate vectors
+        needs_model = guard is None or (backend is None and not s.upstream_url)
+        shared = CachingEmbedder(embedder or shared_minilm()) if needs_model else None
+        if guard is None:
+            guard = Guard.from_settings(
+                s,
+                writer_llm=writer_llm,
+                embedder=shared,
+                metrics=metrics,
+                linker_thread=linker_thread,
+            )
+            resources.callback(guard.close)
+        if backend is None:
+            backend = (
+                RemoteMem0Backend(s.upstream_url)
+                if s.upstream_url
+                else Mem0Backend.embedded(s.data_dir, embedder=shared)
+            )
+            resources.push_async_callback(backend.aclose)
+        if decision_log is None:
+            decision_log = DecisionLog.from_settings(s)
+            resources.callback(decision_log.close)
+        extractor = make_extractor(writer_llm, extraction, s) if writer_llm else None
+        return Components(
+            backend=backend,
+            guard=guard,
+            extractor=extractor,
+            decision_log=decision_log,
+            metrics=metrics,
+        )
     except BaseException:
         unwind(resources)
         raise
-
-
-def _compose(
-    settings: GuardSettings,
-    resources: AsyncExitStack,
-    *,
-    writer_llm: LLMClient | None,
-    guard: Guard | None,
-    backend: MemoryBackend | None,
-    decision_log: DecisionLog | None,
-    metrics: GuardMetrics | None,
-    extraction: ExtractionMode,
-    embedder: Embedder | None,
-    linker_thread: LinkerThread,
-) -> Components:
-    s = settings
-    if writer_llm is None and s.writer_model:
-        writer_llm = RetryingLLM(create_llm(s.writer_model, api_base=s.writer_api_base))
-        resources.push_async_callback(writer_llm.aclose)
-    # one MiniLM, one encode per text: the store reuses the guard's candidate vectors
-    needs_model = guard is None or (backend is None and not s.upstream_url)
-    shared = CachingEmbedder(embedder or shared_minilm()) if needs_model else None
-    if guard is None:
-        guard = Guard.from_settings(
-            s, writer_llm=writer_llm, embedder=shared, metrics=metrics, linker_thread=linker_thread
-        )
-        resources.callback(guard.close)
-    if backend is None:
-        backend = (
-            RemoteMem0Backend(s.upstream_url)
-            if s.upstream_url
-            else Mem0Backend.embedded(s.data_dir, embedder=shared)
-        )
-        resources.push_async_callback(backend.aclose)
-    if decision_log is None:
-        decision_log = DecisionLog.from_settings(s)
-        resources.callback(decision_log.close)
-    extractor = make_extractor(writer_llm, extraction, s) if writer_llm else None
-    return Components(
-        backend=backend,
-        guard=guard,
-        extractor=extractor,
-        decision_log=decision_log,
-        metrics=metrics,
-    )
 
 
 class BaseGuardedMemory(ABC):
