@@ -34,6 +34,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
 from mirage_guard.adapters._scope import DEFAULT_TENANT, MemoryScope
+from mirage_guard.adapters._time import as_utc
 from mirage_guard.guard import Action, Decision, Provenance, Reason, Role, Turn, as_reasons
 from mirage_guard.guard.errors import IdempotencyConflictError, InputError
 from mirage_guard.guard.settings import GuardSettings
@@ -152,11 +153,6 @@ class DecisionQuery(BaseModel):
     until: datetime | None = None
     limit: int = Field(default=100, ge=1, le=1000)
     offset: int = Field(default=0, ge=0)
-
-
-def _utc(ts: datetime) -> datetime:
-    """Aware UTC: naive times are taken as UTC, aware ones converted (SQLite compares text)."""
-    return ts.astimezone(UTC) if ts.tzinfo is not None else ts.replace(tzinfo=UTC)
 
 
 class DecisionLog:
@@ -282,9 +278,9 @@ class DecisionLog:
         if q.memory_id is not None:
             stmt = stmt.where(_DecisionRow.memory_id == q.memory_id)
         if q.since is not None:
-            stmt = stmt.where(_DecisionRow.created_at >= _utc(q.since))
+            stmt = stmt.where(_DecisionRow.created_at >= as_utc(q.since))
         if q.until is not None:
-            stmt = stmt.where(_DecisionRow.created_at <= _utc(q.until))
+            stmt = stmt.where(_DecisionRow.created_at <= as_utc(q.until))
         stmt = stmt.order_by(_DecisionRow.id.desc()).limit(q.limit).offset(q.offset)
         with self._sessions() as session:
             rows = session.scalars(stmt).all()
@@ -309,9 +305,9 @@ class DecisionLog:
         """
         stmt = select(_DecisionRow)
         if since is not None:
-            stmt = stmt.where(_DecisionRow.created_at >= _utc(since))
+            stmt = stmt.where(_DecisionRow.created_at >= as_utc(since))
         if until is not None:
-            stmt = stmt.where(_DecisionRow.created_at <= _utc(until))
+            stmt = stmt.where(_DecisionRow.created_at <= as_utc(until))
         stmt = stmt.order_by(_DecisionRow.id.asc())
         if limit is not None:
             stmt = stmt.limit(limit)
@@ -426,7 +422,7 @@ def _logged(row: _DecisionRow, turn_text: str | None) -> LoggedDecision:
         reasons=list(row.reasons),
         memory_id=row.memory_id,
         writer_model=row.writer_model,
-        created_at=_utc(row.created_at),
+        created_at=as_utc(row.created_at),
     )
 
 

@@ -24,12 +24,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from mirage_guard.adapters._time import as_utc
 from mirage_guard.guard import Action, Provenance, Reason, ReasonCode, describe_reason_code
 
 WRITTEN_ACTIONS: frozenset[Action] = frozenset(
@@ -195,11 +196,6 @@ class PollutionSummary(BaseModel):
 def share(part: int, whole: int) -> float | None:
     """part / whole, or None when there is nothing to divide by."""
     return part / whole if whole else None
-
-
-def as_utc(ts: datetime) -> datetime:
-    """Naive timestamps are UTC; aware ones are converted to UTC."""
-    return ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts.astimezone(UTC)
 
 
 def in_window(

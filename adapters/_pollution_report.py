@@ -26,9 +26,9 @@ from mirage_guard.adapters._pollution import (
     PollutionSummary,
     ScoreHistogram,
     TimeBucket,
-    as_utc,
     summarize,
 )
+from mirage_guard.adapters._time import as_utc
 from mirage_guard.guard import Action, Provenance
 from mirage_guard.guard.errors import ConfigError, InputError
 
