@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from mirage_guard.adapters.cli._collapse import app as collapse_app
 from mirage_guard.benchmark import (
     BenchmarkRun,
     GuardArm,
@@ -41,6 +42,7 @@ app = typer.Typer(
     help="MirageBench: measure over-inference of any litellm model, with and without the guard.",
     no_args_is_help=True,
 )
+app.add_typer(collapse_app, name="collapse")
 console = Console()
 
 
