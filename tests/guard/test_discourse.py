@@ -45,3 +45,22 @@ def test_evidence_units_keep_only_the_users_own_sentences_in_order() -> None:
         ("t1", "I got engaged!"),
         ("t4", "I teach piano."),
     ]
+
+
+def test_a_superseded_link_is_never_a_fact() -> None:
+    from mirage_guard.guard import Candidate, EvidenceLink, Policy, Provenance
+    from mirage_guard.guard._decision import decide
+    from mirage_guard.guard._reasons import ReasonCode
+    from tests.calibration.factories import make_profile
+
+    link = EvidenceLink(turn_id="m1", similarity=0.9, span="We live in Boston.",
+                        features={"superseded": 1.0})  # fmt: skip
+    fresh = link.model_copy(update={"features": {"superseded": 0.0}})
+    profile = make_profile()
+    kwargs = {"p_oi": 0.01, "p_stated": 0.99, "profile": profile, "policy": Policy()}
+    cand = Candidate(id="c", text="Lives in Boston")
+    stale = decide(cand, link, **kwargs)  # type: ignore[arg-type]
+    assert stale.provenance is Provenance.GENERATED
+    assert stale.source_turn_id is None
+    assert ReasonCode.SUPERSEDED in [r.code for r in stale.reasons]
+    assert decide(cand, fresh, **kwargs).provenance is Provenance.STATED  # type: ignore[arg-type]
