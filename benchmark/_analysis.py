@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -13,6 +12,14 @@ from pydantic import BaseModel, Field
 
 from mirage_guard.benchmark import metrics as m
 from mirage_guard.benchmark._failures import FailureRow, failure_rows
+from mirage_guard.benchmark._matching import SemanticMatcher
+from mirage_guard.benchmark._memory_figures import (
+    AccumRow,
+    GuardRow,
+    accum_rows,
+    memory_guard_rows,
+    task_guard_rows,
+)
 from mirage_guard.benchmark._records import (
     Accounting,
     AccumRoundRecord,
@@ -28,7 +35,7 @@ from mirage_guard.benchmark._rundir import RunDirectory, RunManifest
 from mirage_guard.benchmark._schemas import Accuracy
 from mirage_guard.benchmark._tasks import Task
 from mirage_guard.benchmark.personas import PersonaGroup
-from mirage_guard.guard import Action, Label
+from mirage_guard.guard import Label
 
 
 class Shares(BaseModel):
@@ -78,33 +85,6 @@ class CorrelationRow(BaseModel):
     n: int
     ci: tuple[float, float] = (math.nan, math.nan)
     ci_family: tuple[float, float] = (math.nan, math.nan)
-
-
-class AccumRow(BaseModel):
-    model: str
-    policy: str
-    guarded: bool
-    personas: int
-    sizes: list[float] = Field(description="mean |M_r| per round")
-    inferred_sizes: list[float] = Field(description="mean entries the model marks inferred")
-    acc: float
-    slope: float
-    r2: float
-    removal_rate: float
-    revision_rate: float
-
-
-class GuardRow(BaseModel):
-    """Memory pollution (% of stored facts the judge calls OI) and grounded retention (%)."""
-
-    model: str
-    path: str  # "task claims" or "accum memory (retain)" ...
-    pollution_without: float
-    pollution_with: float
-    grounded_retention_without: float
-    grounded_retention_with: float
-    facts_without: int
-    facts_with: int
 
 
 class RunAnalysis(BaseModel):
@@ -243,119 +223,6 @@ def _model_row(model: str, data: _Loaded, families: dict[str, str]) -> ModelRow:
     )
 
 
-def _accum_rows(data: _Loaded) -> list[AccumRow]:
-    chains: dict[tuple[str, str, bool, str], list[AccumRoundRecord]] = defaultdict(list)
-    for r in data.accum:
-        chains[(r.model, r.policy.value, r.guarded, r.persona_id)].append(r)
-    grouped: dict[tuple[str, str, bool], list[list[AccumRoundRecord]]] = defaultdict(list)
-    for (model, policy, guarded, _), rounds in chains.items():
-        grouped[(model, policy, guarded)].append(sorted(rounds, key=lambda r: r.round))
-    rows: list[AccumRow] = []
-    for (model, policy, guarded), persona_chains in sorted(grouped.items()):
-        n_rounds = min(len(c) for c in persona_chains)
-        if n_rounds < 2:
-            continue
-        sizes = [[len(c[i].memory) for i in range(n_rounds)] for c in persona_chains]
-        inferred = [
-            [sum(1 for e in c[i].memory if e.basis == "inferred") for i in range(n_rounds)]
-            for c in persona_chains
-        ]
-        fits = [m.accumulation(s) for s in sizes]
-        removal = [
-            m.removal_rate([[e.text for e in r.memory] for r in c[:n_rounds]])
-            for c in persona_chains
-        ]
-        contradicted: list[str] = []
-        after: list[list[str]] = []
-        for c in persona_chains:
-            for r in c:
-                if r.contradicted is not None:
-                    contradicted.append(r.contradicted)
-                    after.append([e.text for e in r.memory])
-        rows.append(
-            AccumRow(
-                model=model,
-                policy=policy,
-                guarded=guarded,
-                personas=len(persona_chains),
-                sizes=list(np.mean(sizes, axis=0)),
-                inferred_sizes=list(np.mean(inferred, axis=0)),
-                acc=float(np.mean([f.acc for f in fits])),
-                slope=float(np.mean([f.slope for f in fits])),
-                r2=float(np.nanmean([f.r2 for f in fits]))
-                if any(math.isfinite(f.r2) for f in fits)
-                else math.nan,
-                removal_rate=_pct(float(np.nanmean(removal)))
-                if any(math.isfinite(x) for x in removal)
-                else math.nan,
-                revision_rate=_pct(m.revision_rate(contradicted, after)),
-            )
-        )
-    return rows
-
-
-def _task_guard_rows(data: _Loaded) -> list[GuardRow]:
-    rows: list[GuardRow] = []
-    for model in sorted({r.model for r in data.guard}):
-        decisions = [d for r in data.guard if r.model == model for d in r.decisions]
-        labels = [d.judge_label for d in decisions]
-        stored = [d.action is Action.STORE for d in decisions]
-        rows.append(
-            GuardRow(
-                model=model,
-                path="task claims",
-                pollution_without=_oi_pct(labels),
-                pollution_with=_oi_pct(lab for lab, s in zip(labels, stored, strict=True) if s),
-                grounded_retention_without=_pct(
-                    m.grounded_kept_share(labels, [True] * len(labels))
-                ),
-                grounded_retention_with=_pct(m.grounded_kept_share(labels, stored)),
-                facts_without=len(labels),
-                facts_with=sum(stored),
-            )
-        )
-    return rows
-
-
-def _memory_guard_rows(data: _Loaded) -> list[GuardRow]:
-    rows: list[GuardRow] = []
-    by_key: dict[tuple[str, str], dict[bool, list[JudgeRecord]]] = defaultdict(
-        lambda: defaultdict(list)
-    )
-    for r in data.memory_judged:
-        if r.policy is not None and r.guarded is not None:
-            by_key[(r.model, r.policy.value)][r.guarded].append(r)
-    for (model, policy), arms in sorted(by_key.items()):
-
-        def pollution(records: list[JudgeRecord]) -> tuple[float, float, int]:
-            """(pollution %, grounded retention %, stored facts) of one arm (NaN if not run)."""
-            if not records:
-                return math.nan, math.nan, 0
-            labels = [c.label for r in records for c in r.claims]
-            retention = [
-                m.grounded_retention(
-                    r.evidence_turn_ids[:3], [(c.label, c.source_turn_id) for c in r.claims]
-                )
-                for r in records
-            ]
-            return _oi_pct(labels), _pct(float(np.nanmean(retention))), len(labels)
-
-        without, with_ = pollution(arms.get(False, [])), pollution(arms.get(True, []))
-        rows.append(
-            GuardRow(
-                model=model,
-                path=f"accum memory ({policy})",
-                pollution_without=without[0],
-                pollution_with=with_[0],
-                grounded_retention_without=without[1],
-                grounded_retention_with=with_[1],
-                facts_without=without[2],
-                facts_with=with_[2],
-            )
-        )
-    return rows
-
-
 def _accounting(records: Sequence[Record], model: str | None = None) -> Accounting:
     """Calls, tokens and cost of all calls, or of one model's calls (subject or judge)."""
     acc = Accounting()
@@ -364,7 +231,10 @@ def _accounting(records: Sequence[Record], model: str | None = None) -> Accounti
     return acc
 
 
-def analyse(run_dir: str | Path) -> RunAnalysis:
+def analyse(run_dir: str | Path, *, matcher: SemanticMatcher | None = None) -> RunAnalysis:
+    """Every figure of a run. ``matcher`` matches memory entries and claims semantically
+    (default: MiniLM, loaded only when a run has Accum or guard records)."""
+    matcher = matcher or SemanticMatcher()
     run = RunDirectory(run_dir)
     manifest = run.read_manifest()
     data = _Loaded(run)
@@ -419,8 +289,9 @@ def analyse(run_dir: str | Path) -> RunAnalysis:
                 [r.mean_output_words for r in model_len], [r.judge.oi for r in model_len]
             )._asdict()
         ),
-        accum=_accum_rows(data),
-        guard=_task_guard_rows(data) + _memory_guard_rows(data),
+        accum=accum_rows(data.accum, matcher),
+        guard=task_guard_rows(data.guard, data.task_judged, data.audits, matcher)
+        + memory_guard_rows(data.memory_judged),
         accounting=_accounting(data.all),
         accounting_by_model={
             model: _accounting(data.all, model) for model in [*config.models, config.judge]

@@ -142,6 +142,9 @@ class JudgeRecord(Record):
     task: Task | None = None
     policy: RetentionPolicy | None = None
     guarded: bool | None = None
+    memory_scope: Literal["facts", "facts+hypotheses"] | None = Field(
+        default=None, description="memory target: which stored entries were judged"
+    )
     evidence_turn_ids: list[str] = Field(default_factory=list)
     claims: list[JudgeClaimRecord] = Field(default_factory=list)
 

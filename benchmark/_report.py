@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from mirage_guard.benchmark._analysis import RunAnalysis, analyse
+from mirage_guard.benchmark._matching import SemanticMatcher
 from mirage_guard.benchmark._report_fidelity import fidelity_sections
 from mirage_guard.benchmark._schemas import Accuracy
 from mirage_guard.guard.errors import MissingExtraError
@@ -328,7 +329,11 @@ def _sections(a: RunAnalysis, run_dir: Path) -> list[tuple[str, str, list[str], 
         ),
         (
             "Accumulation",
-            "per model, prompt and arm; means over Accum personas",
+            "per model, prompt and arm; slope and R² from one OLS fit over all personas' "
+            "(round, |M|) points pooled (the paper: 2 personas x 8 rounds = 16 points), for all "
+            "entries and for the entries the model marks inferred; removal and revision by "
+            "semantic match (see 'matching'); revision % after an explicit correction, reveal "
+            "revision % of inferences at odds with a later revealed fact (n = such inferences)",
             [
                 "model",
                 "prompt",
@@ -337,9 +342,14 @@ def _sections(a: RunAnalysis, run_dir: Path) -> list[tuple[str, str, list[str], 
                 "Acc(M)",
                 "slope",
                 "R²",
+                "inferred Acc",
+                "inferred slope",
+                "inferred R²",
                 "removal %",
                 "revision %",
+                "reveal revision % (n)",
                 "|M| per round",
+                "inferred per round",
             ],
             [
                 [
@@ -350,25 +360,38 @@ def _sections(a: RunAnalysis, run_dir: Path) -> list[tuple[str, str, list[str], 
                     _fmt(r.acc, 2),
                     _fmt(r.slope, 2),
                     _fmt(r.r2, 3),
+                    _fmt(r.inferred_acc, 2),
+                    _fmt(r.inferred_slope, 2),
+                    _fmt(r.inferred_r2, 3),
                     _fmt(r.removal_rate),
                     _fmt(r.revision_rate),
+                    f"{_fmt(r.reveal_revision_rate)} ({r.reveal_conflicts})",
                     " ".join(_fmt(s) for s in r.sizes),
+                    " ".join(_fmt(s) for s in r.inferred_sizes),
                 ]
                 for r in a.accum
             ],
         ),
         (
             "With vs without the guard",
-            "pollution = % of stored facts the judge calls OI",
+            "pollution = % of stored entries the judge calls OI; grounded retention = % of "
+            "GROUNDED claims kept (task) or of revealed facts still held (memory). 'facts' "
+            "counts what the guard stores as facts; '+hyp' adds what it stores as hypotheses; "
+            "'self-audit' keeps what the model's own self-audit does not call OI (task claims "
+            "matched semantically to self-audit claims; 'matched' = % that found one)",
             [
                 "model",
                 "memory path",
-                "pollution without",
-                "pollution with",
-                "grounded retention without",
-                "grounded retention with",
-                "facts without",
-                "facts with",
+                "pollution: none",
+                "guard facts",
+                "guard +hyp",
+                "self-audit",
+                "retention: none",
+                "guard facts",
+                "guard +hyp",
+                "self-audit",
+                "stored: none / facts / +hyp / self-audit",
+                "matched %",
             ],
             [
                 [
@@ -376,10 +399,15 @@ def _sections(a: RunAnalysis, run_dir: Path) -> list[tuple[str, str, list[str], 
                     g.path,
                     _fmt(g.pollution_without),
                     _fmt(g.pollution_with),
+                    _fmt(g.pollution_with_hypotheses),
+                    _fmt(g.pollution_self_audit),
                     _fmt(g.grounded_retention_without),
                     _fmt(g.grounded_retention_with),
-                    str(g.facts_without),
-                    str(g.facts_with),
+                    _fmt(g.grounded_retention_with_hypotheses),
+                    _fmt(g.grounded_retention_self_audit),
+                    f"{g.facts_without} / {g.facts_with} / {g.stored_with_hypotheses} / "
+                    f"{g.stored_self_audit if g.path == 'task claims' else '–'}",
+                    _fmt(g.self_audit_matched),
                 ]
                 for g in a.guard
             ],
@@ -496,9 +524,14 @@ def render_html(a: RunAnalysis, run_dir: Path, images: dict[str, bytes]) -> str:
     return "\n".join(parts)
 
 
-def write_report(run_dir: str | Path, out_dir: str | Path | None = None) -> ReportFiles:
+def write_report(
+    run_dir: str | Path,
+    out_dir: str | Path | None = None,
+    *,
+    matcher: SemanticMatcher | None = None,
+) -> ReportFiles:
     run_path = Path(run_dir)
-    analysis = analyse(run_path)
+    analysis = analyse(run_path, matcher=matcher)
     target = Path(out_dir) if out_dir else run_path / "report"
     (target / "plots").mkdir(parents=True, exist_ok=True)
     images = render_plots(analysis)

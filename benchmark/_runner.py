@@ -309,6 +309,7 @@ class BenchmarkRun:
         task: Task | None = None,
         policy: RetentionPolicy | None = None,
         guarded: bool | None = None,
+        memory_scope: str | None = None,
     ) -> JudgeRecord:
         key = f"judge|{prefix}"
         base = {
@@ -318,6 +319,7 @@ class BenchmarkRun:
             "task": task,
             "policy": policy,
             "guarded": guarded,
+            "memory_scope": memory_scope,
             "evidence_turn_ids": [e.turn_id for e in evidence],
         }
 
@@ -468,18 +470,25 @@ class BenchmarkRun:
             if not record.ok:
                 return
             memory = record.memory
-        if Stage.JUDGE in self.config.stages:
-            facts = [m for m in memory if m.status == "fact"]
+        if Stage.JUDGE not in self.config.stages:
+            return
+        facts = [m for m in memory if m.status == "fact"]
+        # facts only, and (when the guard kept hypotheses) facts + hypotheses: pollution of both
+        scopes = [("facts", facts, "")]
+        if len(facts) != len(memory):
+            scopes.append(("facts+hypotheses", memory, "-all"))
+        for scope, entries, suffix in scopes:
             await self.judge(
                 model,
                 persona,
                 JudgeTarget.MEMORY,
-                f"{model}/{persona.persona_id}/memory-{policy.value}-{arm}",
+                f"{model}/{persona.persona_id}/memory-{policy.value}-{arm}{suffix}",
                 evidence=evidence,
                 request=MEMORY_REQUEST,
-                output="\n".join(f"- {m.text}" for m in facts) or "(no entries)",
+                output="\n".join(f"- {m.text}" for m in entries) or "(no entries)",
                 policy=policy,
                 guarded=guarded,
+                memory_scope=scope,
             )
 
     async def accum_round(

@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import NamedTuple, TypeVar
 
 import numpy as np
@@ -219,6 +219,52 @@ def accumulation(sizes: Sequence[float]) -> AccumulationFit:
     total = float(((y - y.mean()) ** 2).sum())
     r2 = 1.0 - residual / total if total > 0 else math.nan
     return AccumulationFit(float(acc), float(slope), float(intercept), r2)
+
+
+def pooled_accumulation(curves: Sequence[Sequence[float]]) -> AccumulationFit:
+    """One OLS fit over every (round, |M_r|) point of all curves pooled, as the paper fits its
+    2 personas x 8 rounds = 16 points; ``acc`` is the mean of the curves' Acc(M)."""
+    curves = [list(c) for c in curves if len(c) >= 2]
+    if not curves:
+        raise ValueError("need at least one curve of two rounds")
+    x = np.concatenate([np.arange(1, len(c) + 1, dtype=float) for c in curves])
+    y = np.concatenate([np.asarray(c, dtype=float) for c in curves])
+    slope, intercept = np.polyfit(x, y, 1)
+    residual = float(((y - (slope * x + intercept)) ** 2).sum())
+    total = float(((y - y.mean()) ** 2).sum())
+    r2 = 1.0 - residual / total if total > 0 else math.nan
+    acc = float(np.mean([(c[-1] - c[0]) / (len(c) - 1) for c in curves]))
+    return AccumulationFit(acc, float(slope), float(intercept), r2)
+
+
+Held = Callable[[Sequence[str], Sequence[str]], list[bool]]
+"""``held(entries, later)``: whether each entry is still in ``later`` (e.g. a semantic match)."""
+
+
+def exact_held(entries: Sequence[str], later: Sequence[str]) -> list[bool]:
+    present = set(later)
+    return [e in present for e in entries]
+
+
+def removal_rate_matched(memories: Sequence[Sequence[str]], held: Held = exact_held) -> float:
+    """Share of entries held after a round that no entry of the next round matches."""
+    kept = total = 0
+    for before, after in itertools.pairwise(memories):
+        total += len(before)
+        kept += sum(held(list(before), list(after)))
+    return (total - kept) / total if total else math.nan
+
+
+def revision_rate_matched(
+    contradicted: Sequence[str], memories_after: Sequence[Sequence[str]], held: Held = exact_held
+) -> float:
+    """Share of contradicted entries that no entry of the memory after the correction matches."""
+    if len(contradicted) != len(memories_after):
+        raise ValueError("one memory per contradicted entry")
+    if not contradicted:
+        return math.nan
+    gone = sum(1 for c, m in zip(contradicted, memories_after, strict=True) if not held([c], m)[0])
+    return gone / len(contradicted)
 
 
 def removal_rate(memories: Sequence[Iterable[str]]) -> float:
