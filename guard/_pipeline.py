@@ -62,6 +62,8 @@ class Guard:
     """Tags every candidate attribute stated / inferred / generated and picks an action.
 
     Thread-safe; one instance serves many writes (turn embeddings are cached across them).
+    The rule itself is the pure :func:`~mirage_guard.guard.decide`; ``metrics`` is any
+    :class:`~mirage_guard.guard.GuardObserver` (the Prometheus one lives in the adapters layer).
     """
 
     def __init__(
