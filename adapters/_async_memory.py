@@ -24,6 +24,7 @@ import anyio.to_thread
 from mirage_guard.adapters._backend import TENANT_KEY, Item, MemoryBackend
 from mirage_guard.adapters._compose import BaseGuardedMemory, Components
 from mirage_guard.adapters._decision_log import DecisionLog
+from mirage_guard.adapters._edit import guarded_edit
 from mirage_guard.adapters._mem0_wire import (
     UNSET,
     add_result,
@@ -342,8 +343,10 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         metadata: dict[str, Any] | None = None,
         expiration_date: Any = UNSET,
         data: str | None = None,
-    ) -> dict[str, str]:
-        """``Memory.update``; provenance, status and tenant cannot be changed through it."""
+    ) -> dict[str, Any]:
+        """``Memory.update``. New text is tagged against the memory's conversation like a write
+        (:func:`~._edit.guarded_edit`: its provenance and status follow, the decision is logged,
+        the answer carries it); provenance, status and tenant cannot be set by the caller."""
         if expiration_date is not UNSET:
             raise InputError("expiration_date is not supported by guarded memory")
         text = text if text is not None else data
@@ -352,9 +355,21 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         if text is not None and not text.strip():
             raise InputError("text must not be empty")
         meta = caller_metadata(metadata) if metadata is not None else None
-        await self.tenancy.require_owned(memory_id)
-        await self.backend.update(memory_id, text=text, metadata=meta)
-        return {"message": "Memory updated successfully!"}
+        item = await self.backend.get(memory_id)
+        if item is None or not self.tenancy.mine(item):
+            raise MemoryNotFoundError(memory_id)
+        if text is None:
+            await self.backend.update(memory_id, text=None, metadata=meta)
+            return {"message": "Memory updated successfully!"}
+        return await guarded_edit(
+            item=item,
+            text=text,
+            caller_metadata=meta,
+            backend=self.backend,
+            guard=self.guard,
+            decision_log=self.decision_log,
+            tenant=self.tenant,
+        )
 
     async def delete(self, memory_id: str) -> dict[str, str]:
         """``Memory.delete`` of one of this tenant's memories."""

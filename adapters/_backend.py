@@ -17,7 +17,8 @@ from mirage_guard.guard.errors import InputError
 # Keys the guard owns inside a memory's metadata; callers may neither set nor change them.
 PROVENANCE_KEYS = ("provenance", "source_turn_id", "guard_score", "profile_id", "status")
 TENANT_KEY = "mirage_tenant"
-PROTECTED_KEYS = frozenset((*PROVENANCE_KEYS, TENANT_KEY))
+EDIT_KEYS = ("edited_at", "edited_by")  # set by a guarded update of a memory's text
+PROTECTED_KEYS = frozenset((*PROVENANCE_KEYS, TENANT_KEY, *EDIT_KEYS))
 SCOPE_KEYS = ("user_id", "agent_id", "run_id")
 
 Item = dict[str, Any]
@@ -121,6 +122,7 @@ def matches(item: Mapping[str, Any], filters: Mapping[str, Any]) -> bool:
 
 
 __all__ = [
+    "EDIT_KEYS",
     "PROTECTED_KEYS",
     "PROVENANCE_KEYS",
     "SCOPE_KEYS",

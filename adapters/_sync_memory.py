@@ -170,8 +170,9 @@ class GuardedMemory(BaseGuardedMemory):
         metadata: dict[str, Any] | None = None,
         expiration_date: Any = UNSET,
         data: str | None = None,
-    ) -> dict[str, str]:
-        """``Memory.update``; provenance, status and tenant cannot be changed through it."""
+    ) -> dict[str, Any]:
+        """``Memory.update``: new text is tagged against the memory's conversation like a
+        write; provenance, status and tenant cannot be set by the caller."""
         return self._runner.run(
             self._async.update(
                 memory_id, text=text, metadata=metadata, expiration_date=expiration_date, data=data

@@ -34,6 +34,7 @@ class ReasonCode(StrEnum):
     SELF_AUDIT_FAILED = "self_audit_failed"  # error (exception type name)
     VERBATIM_USER_MESSAGE = "verbatim_user_message"  # (infer=False) turn_id
     NOT_USER_WORDS = "not_user_words"  # (infer=False) role
+    EDITED = "edited"  # memory_id, by: a client changed a memory's text; re-tagged
     NOTE = "note"  # text: free text from a caller that has no code for it
 
 
@@ -54,6 +55,9 @@ _TEMPLATES: dict[ReasonCode, str] = {
     ReasonCode.SELF_AUDIT_FAILED: "self-audit failed ({error}): failing closed",
     ReasonCode.VERBATIM_USER_MESSAGE: "stored verbatim (infer=False): the user's own message",
     ReasonCode.NOT_USER_WORDS: "{role} message (infer=False): not the user's words",
+    ReasonCode.EDITED: (
+        "memory {memory_id} edited by {by}: the new text was tagged against its conversation"
+    ),
     ReasonCode.NOTE: "{text}",
 }
 
@@ -72,6 +76,7 @@ _DESCRIPTIONS: dict[ReasonCode, str] = {
     ReasonCode.SELF_AUDIT_FAILED: "self-audit failed: failing closed",
     ReasonCode.VERBATIM_USER_MESSAGE: "stored verbatim (infer=False): the user's own message",
     ReasonCode.NOT_USER_WORDS: "a non-user message (infer=False): not the user's words",
+    ReasonCode.EDITED: "an edit of a memory's text, tagged against the memory's conversation",
     ReasonCode.NOTE: "free-text note",
 }
 

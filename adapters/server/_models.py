@@ -196,6 +196,12 @@ class Message(BaseModel):
     message: str
 
 
+class UpdateResponse(Message):
+    """An update's answer; a text edit carries the guard's decision on the new text."""
+
+    decision: DecisionSummary | None = None
+
+
 class DecisionList(BaseModel):
     results: list[LoggedDecision]
 

@@ -31,6 +31,7 @@ from mirage_guard.adapters.server._models import (
     TagRequest,
     TagResponse,
     UpdateRequest,
+    UpdateResponse,
     V3AddRequest,
     V3ListRequest,
     V3SearchRequest,
@@ -145,10 +146,12 @@ async def search_memories(body: SearchRequest, sidecar: SidecarDep, tenant: Tena
     )
 
 
-@mem0_router.put("/memories/{memory_id}", tags=["mem0"], response_model=Message)
+@mem0_router.put("/memories/{memory_id}", tags=["mem0"], response_model=UpdateResponse)
 async def update_memory(
     memory_id: MemoryId, body: UpdateRequest, sidecar: SidecarDep, tenant: TenantDep
-) -> dict[str, str]:
+) -> dict[str, Any]:
+    """New text is tagged against the memory's conversation like a write (never kept as
+    stated on the caller's word); the decision is logged and returned."""
     return await sidecar.memory_for(tenant).update(
         memory_id, text=body.text, metadata=body.metadata
     )
@@ -242,7 +245,7 @@ async def client_get(memory_id: MemoryId, sidecar: SidecarDep, tenant: TenantDep
     return await _get(sidecar, tenant, memory_id)
 
 
-@mem0_router.put("/v1/memories/{memory_id}/", tags=["mem0 client"], response_model=Message)
+@mem0_router.put("/v1/memories/{memory_id}/", tags=["mem0 client"], response_model=UpdateResponse)
 async def client_update(
     memory_id: MemoryId, body: UpdateRequest, sidecar: SidecarDep, tenant: TenantDep
 ) -> Any:

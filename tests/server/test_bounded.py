@@ -48,3 +48,21 @@ def test_turn_ids_are_scoped_per_user(make_client: Client) -> None:
     decisions = client.get("/v1/decisions").json()["results"]
     texts = {(d["user_id"], d["source_turn_text"]) for d in decisions}
     assert texts == {("alice", "I am a nurse."), ("bob", "I am a pilot.")}
+
+
+def test_put_retags_the_new_text_and_logs_it(make_client: Client) -> None:
+    client = make_client()
+    msg = {"role": "user", "content": "I went climbing last weekend.", "id": "t1"}
+    added = client.post("/memories", json={"messages": [msg], "user_id": "u1", "infer": False})
+    memory_id = added.json()["results"][0]["id"]
+    for path in (f"/memories/{memory_id}", f"/v1/memories/{memory_id}/"):
+        r = client.put(path, json={"text": "User has two younger sisters"})
+        assert r.status_code == 200
+        assert r.json()["decision"]["provenance"] == "generated"
+        item = client.get(f"/memories/{memory_id}").json()
+        assert (item["provenance"], item["status"]) == ("generated", "quarantined")
+        facts = client.get("/memories", params={"user_id": "u1"}).json()["results"]
+        assert facts == []
+    rows = client.get("/v1/decisions", params={"memory_id": memory_id}).json()["results"]
+    assert [r["provenance"] for r in rows] == ["generated", "generated", "stated"]
+    assert rows[0]["reasons"][-1]["code"] == "edited"
