@@ -110,7 +110,7 @@ def run(
     ] = None,
     memory: Annotated[
         list[str] | None,
-        typer.Option(help="memory arms: none, clean, polluted, guarded; default none"),
+        typer.Option(help="memory arms: none, resample, clean, polluted, guarded; default none"),
     ] = None,
     memory_condition: Annotated[
         Condition, typer.Option(help="the condition the memory arms are asked under")
@@ -118,6 +118,9 @@ def run(
     memory_claims: Annotated[
         int, typer.Option(help="over-inferred claims in a polluted memory")
     ] = 6,
+    memory_split: Annotated[
+        str, typer.Option(help="MirageBench personas of this claims split (dev; 'all' for every)")
+    ] = "dev",
     situations_file: Annotated[Path | None, typer.Option(help="situations JSONL")] = None,
     reference_file: Annotated[Path | None, typer.Option(help="reference distributions")] = None,
     h_band: Annotated[float, typer.Option(help="Technician iff |H| <= h_band and ...")] = 0.25,
@@ -149,6 +152,7 @@ def run(
             memory=[MemoryArm(m) for m in _split(memory)] or [MemoryArm.NONE],
             memory_condition=memory_condition,
             memory_claims=memory_claims,
+            memory_split=None if memory_split == "all" else memory_split,
             situations_file=str(situations_file) if situations_file else None,
             reference_file=str(reference_file) if reference_file else None,
             mapping=PersonaThresholds(h_band=h_band, e_band=e_band),

@@ -37,7 +37,9 @@ class Arm(NamedTuple):
 
     @property
     def name(self) -> str:
-        tail = "" if self.memory is MemoryArm.NONE else f" +{self.memory.value} memory"
+        tail = {MemoryArm.NONE: "", MemoryArm.RESAMPLE: " resampled (seed + 1)"}.get(
+            self.memory, f" +{self.memory.value} memory"
+        )
         return f"{self.model} · {self.condition.value}{tail}"
 
 

@@ -23,9 +23,14 @@ class MemoryArm(StrEnum):
     """What the assistant remembers about the user when it answers (linking the two studies)."""
 
     NONE = "none"  # no memory (the study's setting)
+    RESAMPLE = "resample"  # no memory, asked again with seed + 1: the noise floor of a shift
     CLEAN = "clean"  # only what the user said: the 3 revealed facts of a MirageBench persona
     POLLUTED = "polluted"  # + over-inferred claims about that user, all stored as facts
     GUARDED = "guarded"  # the same candidates, stored as the guard decides
+
+    @property
+    def has_memory(self) -> bool:
+        return self not in (MemoryArm.NONE, MemoryArm.RESAMPLE)
 
 
 class CollapseConfig(BaseModel):
@@ -51,6 +56,9 @@ class CollapseConfig(BaseModel):
     personas_file: str | None = Field(default=None, description="MirageBench personas (memory)")
     claims_file: str | None = Field(default=None, description="MirageBench claims (memory)")
     memory_claims: int = Field(default=6, ge=1, description="over-inferred claims per memory")
+    memory_split: str | None = Field(
+        default="dev", description="personas whose claims are in this split (None = all)"
+    )
     seed: int = 0
     answer_temperature: float = 0.7
     judge_temperature: float = 0.0

@@ -39,6 +39,7 @@ class PackagedClaim(BaseModel):
     text: str
     text_flat: str | None = None
     label: Label
+    split: str | None = None
 
 
 def packaged_claims_path() -> Path:
@@ -74,6 +75,22 @@ def assign_personas(
     order = sorted(personas, key=lambda p: p.persona_id)
     random.Random(f"collapse-memory:{seed}").shuffle(order)
     return {sid: order[i % len(order)] for i, sid in enumerate(sorted(situation_ids))}
+
+
+def personas_of_split(
+    personas: Sequence[Persona], claims: Sequence[PackagedClaim], split: str | None
+) -> list[Persona]:
+    """The personas whose packaged claims are in ``split`` (all personas when None).
+
+    The default ``dev`` keeps the guarded arm honest: the shipped evidence profile was fitted on
+    the ``train`` claims, so only ``dev`` personas test the guard on claims it has not seen."""
+    if split is None:
+        return list(personas)
+    wanted = {c.persona_id for c in claims if c.split == split}
+    chosen = [p for p in personas if p.persona_id in wanted]
+    if not chosen:
+        raise InputError(f"no MirageBench persona has claims in split {split!r}")
+    return chosen
 
 
 def over_inferred(

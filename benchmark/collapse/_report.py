@@ -266,8 +266,12 @@ def _memory(a: CollapseAnalysis) -> Section | None:
     note = (
         "The same situations asked with a user memory built from a MirageBench persona: clean "
         "(the 3 revealed facts), polluted (plus over-inferred claims about that user stored as "
-        "facts) and guarded (the same candidates stored as the guard decides). 'changed' = "
-        "share of situations whose answer persona differs from the no-memory answer."
+        "facts) and guarded (the same candidates stored as the guard decides); resample = no "
+        "memory, asked again with the next seed: its 'changed' is the noise floor a memory "
+        "arm's shift must clear. 'changed' = share of situations whose answer persona differs "
+        "from the no-memory answer. Memories use the packaged claims of the personas of split "
+        f"{a.manifest.config.memory_split or 'all'!r}; the shipped evidence profile was fitted on "
+        "the train split, so only dev personas test the guard on unseen claims."
     )
     return "Does polluted memory shift the stance? (linking the two studies)", note, header, rows
 

@@ -37,6 +37,7 @@ from mirage_guard.benchmark.collapse._memory import (
     guarded_entries,
     load_claims,
     over_inferred,
+    personas_of_split,
     polluted_entries,
     render_memory,
 )
@@ -138,10 +139,11 @@ class CollapseRun:
         self._memories: dict[tuple[str, MemoryArm], MemoryRecord] = {}
         self.persona_of: dict[str, Persona] = {}
         self.claims: list[PackagedClaim] = []
-        if any(m is not MemoryArm.NONE for m in config.memory):
+        if any(m.has_memory for m in config.memory):
             people = list(personas) if personas is not None else load_personas(config.personas_file)
-            self.persona_of = assign_personas([s.id for s in every], people, seed=config.seed)
             self.claims = list(claims) if claims is not None else load_claims(config.claims_file)
+            people = personas_of_split(people, self.claims, config.memory_split)
+            self.persona_of = assign_personas([s.id for s in every], people, seed=config.seed)
 
     # -- clients (MirageBench's stack) --------------------------------------------------------
 
@@ -161,11 +163,12 @@ class CollapseRun:
             )
         return self.clients[model]
 
-    def answer_params(self) -> SamplingParams:
+    def answer_params(self, arm: MemoryArm = MemoryArm.NONE) -> SamplingParams:
+        """Generation params; the ``resample`` arm asks again with the next seed."""
         return SamplingParams(
             temperature=self.config.answer_temperature,
             max_tokens=self.config.max_tokens,
-            seed=self.config.seed,
+            seed=self.config.seed + (arm is MemoryArm.RESAMPLE),
         )
 
     def judge_params(self) -> SamplingParams:
@@ -245,7 +248,7 @@ class CollapseRun:
         self, situation: Situation, arm: MemoryArm
     ) -> tuple[list[Message], str | None, list[Prompt]] | None:
         """The memory system message (if any); None when the memory could not be built."""
-        if arm is MemoryArm.NONE:
+        if not arm.has_memory:
             return [], None, []
         persona = self.persona_of[situation.id]
         record = await self.memory(persona, arm)
@@ -280,7 +283,11 @@ class CollapseRun:
                 prompt = load_prompt("collapse_plan")
                 ask = Message(role="user", content=prompt.render(situation=situation.situation))
                 planned, info = await call_strict(
-                    llm, [*system, ask], StancePlan, self.answer_params(), [*memory_prompts, prompt]
+                    llm,
+                    [*system, ask],
+                    StancePlan,
+                    self.answer_params(arm),
+                    [*memory_prompts, prompt],
                 )
                 calls.append(info)
                 plan = (planned.h, planned.e, planned.approach)
@@ -293,7 +300,7 @@ class CollapseRun:
                 prompt = load_prompt("collapse_answer_planned")
                 user = planned_message(situation, *plan)
             text, info = await call_text(
-                llm, [*system, user], self.answer_params(), [*memory_prompts, prompt]
+                llm, [*system, user], self.answer_params(arm), [*memory_prompts, prompt]
             )
             calls.append(info)
             return AnswerRecord(

@@ -35,6 +35,7 @@ from mirage_guard.benchmark.collapse import (
     write_collapse_report,
     write_sample,
 )
+from mirage_guard.benchmark.collapse._memory import assign_personas, load_claims
 from mirage_guard.guard import Action, Label
 from mirage_guard.guard.errors import ConfigError, InputError
 from mirage_guard.guard.llm import LLMClient, Message
@@ -97,8 +98,8 @@ def test_every_unit_is_recorded(finished: Path) -> None:
     rd = CollapseRunDirectory(finished)
     answers = rd.read(AnswerRecord)
     scores = rd.read(ScoreRecord)
-    # 8 situations x 2 models x (3 conditions + 3 memory arms under Instruct)
-    assert len(answers) == len(scores) == 8 * 2 * 6
+    # 8 situations x 2 models x (3 conditions + resample + 3 memory arms under Instruct)
+    assert len(answers) == len(scores) == 8 * 2 * 7
     assert all(a.ok and a.answer for a in answers)
     plan_first = [a for a in answers if a.condition is Condition.PLAN_FIRST]
     assert all(a.plan_h is not None and len(a.calls) == 2 for a in plan_first)
@@ -128,6 +129,8 @@ def test_memory_arms_are_built_from_miragebench_personas(finished: Path) -> None
     for m in memories:
         by_arm.setdefault(m.memory, []).append(m)
     assert set(by_arm) == {MemoryArm.CLEAN, MemoryArm.POLLUTED, MemoryArm.GUARDED}
+    dev = {c.persona_id for c in load_claims() if c.split == "dev"}
+    assert {m.persona_id for m in memories} <= dev  # claims the shipped profile never saw
     for m in by_arm[MemoryArm.CLEAN]:
         assert len(m.entries) == 3
         assert all(e.label is Label.GROUNDED for e in m.entries)
@@ -182,7 +185,7 @@ def test_report_files_banner_and_paper_table(finished: Path, tmp_path: Path) -> 
     assert "class='banner'" in html
     with files.leaderboard.open(encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
-    assert len(rows) == 2 * 6
+    assert len(rows) == 2 * 7
     for row in rows:
         shares = [float(row[f"{p.value.lower()}_pct"]) for p in PERSONAS]
         assert sum(shares) == pytest.approx(100.0, abs=0.3)
@@ -295,3 +298,53 @@ def test_cli_run_resume_and_report(tmp_path: Path) -> None:
         mirage, ["bench", "collapse", "run", "--models", "mock/a", "--judge", "mock/a"]
     )
     assert bad.exit_code != 0
+
+
+def test_the_resample_arm_is_a_no_memory_noise_floor(tmp_path: Path) -> None:
+    seeds: list[int | None] = []
+
+    class SeedLog(RecordingLLM):
+        async def complete(self, messages, *, schema=None, params=None):  # type: ignore[no-untyped-def]
+            if self.model == "mock/s":
+                seeds.append(params.seed if params else None)
+            return await super().complete(messages, schema=schema, params=params)
+
+    log = CallLog()
+
+    def factory(model: str) -> LLMClient:
+        def rule(messages: Sequence[Message], schema: type[BaseModel] | None) -> str:
+            return collapse_offline_answer(messages, schema, salt=model)
+
+        return SeedLog(model, log, rule)
+
+    cfg = config(
+        models=["mock/s"],
+        contexts=["grief"],
+        limit=3,
+        conditions=[Condition.INSTRUCT],
+        memory=[MemoryArm.NONE, MemoryArm.RESAMPLE],
+        seed=7,
+    )
+    runner = CollapseRun(cfg, tmp_path / "r", provider=factory, options=FAST)
+    summary = anyio.run(runner.run)
+    assert summary.errors == 0
+    assert sorted(seeds) == [7, 7, 7, 8, 8, 8]
+    answers = CollapseRunDirectory(tmp_path / "r").read(AnswerRecord)
+    assert {a.memory for a in answers} == {MemoryArm.NONE, MemoryArm.RESAMPLE}
+    assert all(a.persona_id is None for a in answers)
+    rows = analyse(tmp_path / "r", resamples=50).memory
+    resample = next(r for r in rows if r.memory is MemoryArm.RESAMPLE)
+    # the mock ignores the seed, so its answers repeat: nothing changes (a real model would)
+    assert resample.changed_vs_none == 0.0
+    assert resample.n == 3
+
+
+def test_persona_assignment_is_seeded_and_stable_under_subsets() -> None:
+    from mirage_guard.benchmark.personas import load_personas
+
+    people = load_personas()[:5]
+    full = assign_personas(["s1", "s2", "s3", "s4", "s5", "s6"], people, seed=0)
+    assert len({p.persona_id for p in list(full.values())[:5]}) == 5  # distinct while they last
+    assert full["s6"] == full["s1"]  # then cycled
+    assert assign_personas(["s1", "s2", "s3", "s4", "s5", "s6"], people, seed=0) == full
+    assert assign_personas(["s1", "s2", "s3", "s4", "s5", "s6"], people, seed=1) != full
