@@ -65,8 +65,19 @@ class ModelRow(BaseModel):
     model: str
     family: str
     judge: Shares
-    self_oi: float = Field(description="OI % by the model's own self-audit")
-    gap: float = Field(description="self-monitoring gap, points: OI_judge − OI_self")
+    self_oi: float = Field(
+        description="OI % by the model's own self-audit, over the outputs both audited and judged"
+    )
+    judge_oi_same_units: float = Field(
+        default=math.nan, description="judge OI % over exactly those outputs"
+    )
+    same_units: int = Field(default=0, description="outputs with both a self-audit and a judge")
+    judge_self_claim_ratio: float = Field(
+        default=math.nan, description="judge claims / self-audit claims on the same outputs"
+    )
+    gap: float = Field(
+        description="self-monitoring gap, points: OI_judge − OI_self on the same outputs"
+    )
     within_auroc: float
     probe_error: float
     probe_task_gap: float = Field(description="points: task OI (judge) − probe error")
@@ -98,6 +109,10 @@ class RunAnalysis(BaseModel):
     group_delta: float
     self_vs_judge: CorrelationRow
     length_vs_oi: CorrelationRow
+    length_vs_self_oi: CorrelationRow = Field(
+        default_factory=lambda: CorrelationRow(coefficient=math.nan, p_value=math.nan, n=0),
+        description="output words vs the self-audit's OI % of that output (the paper's data)",
+    )
     length_vs_oi_models: CorrelationRow
     accum: list[AccumRow]
     guard: list[GuardRow]
@@ -174,7 +189,10 @@ def _model_row(model: str, data: _Loaded, families: dict[str, str]) -> ModelRow:
     audits: dict[tuple[str, Task | None], SelfAuditRecord] = {
         (r.persona_id, r.task): r for r in data.audits if r.model == model
     }
-    self_labels = [c.label for r in audits.values() for c in r.claims]
+    both = [r for r in judged if (r.persona_id, r.task) in audits]
+    self_labels = [c.label for r in both for c in audits[(r.persona_id, r.task)].claims]
+    judge_same = _oi_pct(c.label for r in both for c in r.claims)
+    judge_claims_same = sum(len(r.claims) for r in both)
     pairs = [
         (
             _oi_pct(c.label for c in audits[(r.persona_id, r.task)].claims),
@@ -196,7 +214,10 @@ def _model_row(model: str, data: _Loaded, families: dict[str, str]) -> ModelRow:
         family=family_of(model, families),
         judge=Shares.of(labels),
         self_oi=self_oi,
-        gap=m.self_monitoring_gap(judge_oi, self_oi),
+        judge_oi_same_units=judge_same,
+        same_units=len(both),
+        judge_self_claim_ratio=judge_claims_same / len(self_labels) if self_labels else math.nan,
+        gap=m.self_monitoring_gap(judge_same, self_oi),
         within_auroc=m.within_model_auroc([p[0] for p in pairs], [p[1] for p in pairs]),
         probe_error=_pct(m.probe_error_rate(probe_labels)),
         probe_task_gap=judge_oi - _pct(m.probe_error_rate(probe_labels)),
@@ -258,14 +279,21 @@ def analyse(run_dir: str | Path, *, matcher: SemanticMatcher | None = None) -> R
         }
         for model in config.models
     }
-    usable = [row for row in rows if math.isfinite(row.self_oi) and math.isfinite(row.judge.oi)]
-    selfs, judges = [r.self_oi for r in usable], [r.judge.oi for r in usable]
+    usable = [
+        row for row in rows if math.isfinite(row.self_oi) and math.isfinite(row.judge_oi_same_units)
+    ]
+    selfs, judges = [r.self_oi for r in usable], [r.judge_oi_same_units for r in usable]
     words: dict[tuple[str, str, Task | None], int] = {
         (r.model, r.persona_id, r.task): r.output_words for r in data.tasks
     }
     length_pairs = [
         (float(words[(r.model, r.persona_id, r.task)]), _oi_pct(c.label for c in r.claims))
         for r in data.task_judged
+        if (r.model, r.persona_id, r.task) in words and r.claims
+    ]
+    self_length_pairs = [
+        (float(words[(r.model, r.persona_id, r.task)]), _oi_pct(c.label for c in r.claims))
+        for r in data.audits
         if (r.model, r.persona_id, r.task) in words and r.claims
     ]
     model_len = [row for row in rows if math.isfinite(row.mean_output_words)]
@@ -283,6 +311,11 @@ def analyse(run_dir: str | Path, *, matcher: SemanticMatcher | None = None) -> R
         ),
         length_vs_oi=CorrelationRow(
             **m.pearson([p[0] for p in length_pairs], [p[1] for p in length_pairs])._asdict()
+        ),
+        length_vs_self_oi=CorrelationRow(
+            **m.pearson(
+                [p[0] for p in self_length_pairs], [p[1] for p in self_length_pairs]
+            )._asdict()
         ),
         length_vs_oi_models=CorrelationRow(
             **m.pearson(

@@ -9,6 +9,7 @@ matrix.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from collections import defaultdict
@@ -44,11 +45,23 @@ class LabelRow(BaseModel):
     label: Label | None = None
 
 
+def blind_item_id(claim_id: str, salt: str) -> str:
+    """An opaque item id: claim ids name the subject model, which annotators must not see."""
+    return "item-" + hashlib.sha256(f"{salt}\x00{claim_id}".encode()).hexdigest()[:16]
+
+
+def _salt(run: RunDirectory) -> str:
+    """Per run (config hash + start time), so ids cannot be recomputed from model names alone."""
+    manifest = run.read_manifest()
+    return f"{manifest.config_hash}:{manifest.started_at}"
+
+
 def judge_labels(run_dir: str | Path) -> dict[str, Label]:
-    """claim id -> the judge's label, for every Task and Probe claim of a run."""
+    """Blind item id -> the judge's label, for every Task and Probe claim of a run."""
     run = RunDirectory(run_dir)
+    salt = _salt(run)
     return {
-        c.claim_id: c.label
+        blind_item_id(c.claim_id, salt): c.label
         for r in run.records(JudgeRecord)
         if r.ok and r.target is not JudgeTarget.MEMORY
         for c in r.claims
@@ -64,6 +77,7 @@ def draw_sample(
 ) -> list[BlindItem]:
     run = RunDirectory(run_dir)
     manifest = run.read_manifest()
+    salt = _salt(run)
     known = {p.persona_id: p for p in (personas or load_personas(manifest.config.personas_file))}
     by_label: dict[Label, list[BlindItem]] = defaultdict(list)
     for record in run.records(JudgeRecord):
@@ -76,7 +90,7 @@ def draw_sample(
         for c in record.claims:
             by_label[c.label].append(
                 BlindItem(
-                    item_id=c.claim_id,
+                    item_id=blind_item_id(c.claim_id, salt),
                     persona_id=record.persona_id,
                     task=record.task.value if record.task else None,
                     evidence=evidence,

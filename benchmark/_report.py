@@ -93,9 +93,13 @@ def _plot_groups(a: RunAnalysis, fig: Figure) -> None:
 def _plot_self_vs_judge(a: RunAnalysis, fig: Figure) -> None:
     ax = fig.subplots()
     for r in a.models:
-        ax.scatter(r.self_oi, r.judge.oi, color="#0072b2")
+        ax.scatter(r.self_oi, r.judge_oi_same_units, color="#0072b2")
         ax.annotate(
-            r.model, (r.self_oi, r.judge.oi), fontsize=7, xytext=(3, 3), textcoords="offset points"
+            r.model,
+            (r.self_oi, r.judge_oi_same_units),
+            fontsize=7,
+            xytext=(3, 3),
+            textcoords="offset points",
         )
     c = a.self_vs_judge
     ax.set_title(
@@ -260,7 +264,11 @@ def _sections(a: RunAnalysis, run_dir: Path) -> list[tuple[str, str, list[str], 
                     f"[{_fmt(c.ci_family[0], 2)}, {_fmt(c.ci_family[1], 2)}]",
                 ],
                 [
-                    "output length vs OI, Pearson r over outputs (n)",
+                    "output length vs self-audit OI, Pearson r over outputs (n)",
+                    f"{_fmt(a.length_vs_self_oi.coefficient, 3)} ({a.length_vs_self_oi.n})",
+                ],
+                [
+                    "output length vs judge OI, Pearson r over outputs (n)",
                     f"{_fmt(a.length_vs_oi.coefficient, 3)} ({a.length_vs_oi.n})",
                 ],
                 [

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from mirage_guard.adapters.cli import app as mirage
-from mirage_guard.benchmark._judge_validation import read_labels
+from mirage_guard.benchmark._judge_validation import blind_item_id, read_labels
 from mirage_guard.benchmark._records import (
     AccumRoundRecord,
     GuardTagRecord,
@@ -172,8 +172,11 @@ def test_judge_sample_is_blind_stratified_and_agreement_scores_it(
     assert result.exit_code == 0, result.output
     rows = [json.loads(line) for line in sample.read_text().splitlines()]
     assert all(row["label"] is None for row in rows)  # blind
+    assert all("mock/" not in json.dumps(row) for row in rows)  # no model name, in ids either
+    manifest = RunDirectory(cli_run).read_manifest()
+    salt = f"{manifest.config_hash}:{manifest.started_at}"
     judged = {
-        c.claim_id: c.label
+        blind_item_id(c.claim_id, salt): c.label
         for r in RunDirectory(cli_run).records(JudgeRecord)
         if r.target is JudgeTarget.TASK
         for c in r.claims
