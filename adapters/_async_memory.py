@@ -49,6 +49,7 @@ from mirage_guard.guard import (
     ReasonCode,
     Role,
     Turn,
+    check_turns,
     reason,
 )
 from mirage_guard.guard.errors import ConfigError, InputError, LLMError, MemoryNotFoundError
@@ -205,6 +206,7 @@ class AsyncGuardedMemory(BaseGuardedMemory):
 
     async def _turns(self, messages: Any, scope: MemoryScope) -> list[Turn]:
         turns = to_turns(messages)
+        check_turns(turns, self.guard.limits)  # before the writer model or the encoder
         if self.decision_log is not None:
             await anyio.to_thread.run_sync(self.decision_log.check_turns, self.tenant, scope, turns)
         return turns

@@ -33,6 +33,7 @@ from mirage_guard.guard._domain import (
     Role,
     Turn,
 )
+from mirage_guard.guard._limits import RequestLimits, check_limits, check_turns
 from mirage_guard.guard._observer import STAGES, GuardObserver, NullObserver
 from mirage_guard.guard._pipeline import Guard, LinkerThread
 from mirage_guard.guard._policy import Policy
@@ -73,11 +74,14 @@ __all__ = [
     "Reason",
     "ReasonCode",
     "ReasonParam",
+    "RequestLimits",
     "Role",
     "SelfAuditor",
     "Turn",
     "__version__",
     "as_reasons",
+    "check_limits",
+    "check_turns",
     "decide",
     "describe_reason_code",
     "parse_audit",

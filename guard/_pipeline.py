@@ -23,6 +23,7 @@ from mirage_guard.guard._domain import (
     Role,
     Turn,
 )
+from mirage_guard.guard._limits import RequestLimits, check_limits
 from mirage_guard.guard._observer import GuardObserver, NullObserver
 from mirage_guard.guard._policy import Policy
 from mirage_guard.guard.errors import InputError, LLMError, LLMOutputError, ProfileError
@@ -79,6 +80,7 @@ class Guard:
         writer_model: str | None = None,
         metrics: GuardObserver | None = None,
         linker_thread: LinkerThread = "dedicated",
+        limits: RequestLimits | None = None,
     ) -> None:
         evidence_profile.check_applicable(
             mode=ProfileMode.EVIDENCE, writer_model=None, prompt_version=None
@@ -103,6 +105,7 @@ class Guard:
         self.on_audit_failure = on_audit_failure
         self.writer_model = writer_model
         self.metrics = metrics
+        self.limits = limits or RequestLimits()
         self._closed = False
         self._lock = threading.Lock()
         # "dedicated": one long-lived thread runs the encoder, so torch's OpenMP team stays warm
@@ -157,6 +160,11 @@ class Guard:
             writer_model=writer_model,
             metrics=metrics,
             linker_thread=linker_thread,
+            limits=RequestLimits(
+                max_turn_chars=s.max_turn_chars,
+                max_candidate_chars=s.max_candidate_chars,
+                max_sentences_per_request=s.max_sentences_per_request,
+            ),
         )
 
     # ------------------------------------------------------------------ tagging
@@ -185,6 +193,7 @@ class Guard:
         validate_write(turns, candidates)
         if not candidates:
             return []
+        check_limits(turns, candidates, self.limits)  # before the shared encoder sees anything
         with self._stage("linker"):
             links = await self._run_linker(turns, candidates)
         verdicts, audit_error = await self._verdicts(turns, candidates, audit)

@@ -4,7 +4,8 @@ One root, subclasses carry context and say whether a retry can help::
 
     MirageError                      root of everything raised on purpose
     ├── InputError                   the caller's data is invalid (bad turn ids, empty text...)
-    │   └── IdempotencyConflictError an idempotency key was reused for a different request
+    │   ├── IdempotencyConflictError an idempotency key was reused for a different request
+    │   └── LimitExceededError       a request is over a size limit (.limit, .value, .maximum)
     ├── MemoryNotFoundError          no memory with that id (for this tenant)
     ├── ConfigError                  settings or an extra are missing/invalid
     │   └── MissingExtraError        an optional dependency is not installed (prints the pip line)
@@ -37,6 +38,17 @@ class InputError(MirageError, ValueError):
 
 class IdempotencyConflictError(InputError):
     """An idempotency key was already used for a different request body."""
+
+
+class LimitExceededError(InputError):
+    """A request is over one of the per-request limits (``.limit`` names it); nothing was
+    encoded or written. Retrying the same request cannot help: split it."""
+
+    def __init__(self, limit: str, value: int, maximum: int) -> None:
+        self.limit = limit
+        self.value = value
+        self.maximum = maximum
+        super().__init__(f"request over the {limit} limit: {value} > {maximum}")
 
 
 class MemoryNotFoundError(MirageError, LookupError):

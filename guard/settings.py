@@ -48,6 +48,11 @@ class GuardSettings(BaseSettings):
         default=None, description="comma list of key:tenant pairs; unset = auth disabled"
     )
     max_body_bytes: int = Field(default=1_048_576, gt=0)
+    max_turn_chars: int = Field(default=20_000, gt=0, description="characters per turn")
+    max_candidate_chars: int = Field(default=2_000, gt=0, description="characters per candidate")
+    max_sentences_per_request: int = Field(
+        default=2_000, gt=0, description="sentences of turns + candidates the encoder sees"
+    )
     upstream_url: str | None = Field(
         default=None, description="remote Mem0 REST server; unset = embedded Mem0"
     )

@@ -22,6 +22,7 @@ from mirage_guard.guard.errors import (
     ConfigError,
     IdempotencyConflictError,
     InputError,
+    LimitExceededError,
     LLMError,
     LLMOutputError,
     MemoryNotFoundError,
@@ -58,6 +59,7 @@ def error_response(
 _MAPPING: list[tuple[type[MirageError], int, str]] = [
     (UnauthorizedError, 401, "unauthorized"),
     (IdempotencyConflictError, 409, "idempotency_conflict"),
+    (LimitExceededError, 413, "limit_exceeded"),
     (InputError, 400, "invalid_input"),
     (MemoryNotFoundError, 404, "memory_not_found"),
     (ProfileError, 409, "profile_error"),

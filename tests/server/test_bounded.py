@@ -8,6 +8,8 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
+from tests.fakes.mem0 import InMemoryStore
+
 Client = Callable[..., TestClient]
 
 
@@ -66,3 +68,32 @@ def test_put_retags_the_new_text_and_logs_it(make_client: Client) -> None:
     rows = client.get("/v1/decisions", params={"memory_id": memory_id}).json()["results"]
     assert [r["provenance"] for r in rows] == ["generated", "generated", "stated"]
     assert rows[0]["reasons"][-1]["code"] == "edited"
+
+
+def test_requests_over_the_limits_are_refused_before_any_work(
+    make_client: Client, store: InMemoryStore
+) -> None:
+    client = make_client(max_turn_chars=500, max_candidate_chars=100, max_sentences_per_request=20)
+    long_turn = "I like tea. " * 50  # 600 characters
+    many = " ".join(f"I like tea number {i}." for i in range(30))  # 30 sentences, < 500 chars
+    cases = [
+        ("turn_chars", {"turns": [{"id": "t1", "role": "user", "content": long_turn}]}),
+        ("sentences", {"turns": [{"id": "t1", "role": "user", "content": many[:499]}]}),
+        ("candidate_chars", {"turns": [{"id": "t1", "role": "user", "content": "I like tea."}],
+                             "candidates": [{"id": "c1", "text": "x" * 101}]}),
+    ]  # fmt: skip
+    for limit, body in cases:
+        body.setdefault("candidates", [{"id": "c1", "text": "User likes tea"}])
+        r = client.post("/v1/guard/tag", json=body)
+        assert r.status_code == 413, limit
+        assert r.json()["error"]["type"] == "limit_exceeded"
+        assert limit in r.json()["detail"]
+    r = client.post(
+        "/memories",
+        json={"messages": [{"role": "user", "content": long_turn}], "user_id": "u1"},
+    )
+    assert r.status_code == 413
+    assert store.items == {}
+    assert client.get("/v1/decisions").json()["results"] == []
+    text = client.get("/metrics").text
+    assert "mirage_guard_decisions_total{" not in text  # nothing reached the guard's scoring
