@@ -29,7 +29,7 @@ from mirage_guard.adapters._pollution import (
     summarize,
 )
 from mirage_guard.adapters._time import as_utc
-from mirage_guard.guard import Action, Provenance
+from mirage_guard.guard import Action, Provenance, markdown_table
 from mirage_guard.guard.errors import ConfigError, InputError
 
 PROVENANCE_COLOURS: dict[Provenance, str] = {
@@ -495,10 +495,7 @@ def render_html(s: PollutionSummary, regen: Regenerate, source: str) -> str:
 
 
 def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    def line(cells: Sequence[str]) -> str:
-        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
-
-    return [line(header), line(["---"] * len(header)), *(line(r) for r in rows), ""]
+    return [*markdown_table(header, rows), ""]
 
 
 def render_markdown(s: PollutionSummary, regen: Regenerate, source: str) -> str:

@@ -15,6 +15,7 @@ from mirage_guard.benchmark._analysis import RunAnalysis, analyse
 from mirage_guard.benchmark._matching import SemanticMatcher
 from mirage_guard.benchmark._report_fidelity import fidelity_sections
 from mirage_guard.benchmark._schemas import Accuracy
+from mirage_guard.guard import markdown_table
 from mirage_guard.guard.errors import MissingExtraError
 
 if TYPE_CHECKING:
@@ -231,9 +232,7 @@ def leaderboard_rows(a: RunAnalysis) -> list[list[str]]:
 
 
 def _md_table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
+    return "\n".join(markdown_table(header, rows))
 
 
 def _sections(a: RunAnalysis, run_dir: Path) -> list[tuple[str, str, list[str], list[list[str]]]]:

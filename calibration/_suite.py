@@ -20,7 +20,7 @@ from mirage_guard.calibration._begin import write_begin
 from mirage_guard.calibration._cues import CueBaseline
 from mirage_guard.calibration._data import TextVariant, load_examples, packaged
 from mirage_guard.calibration._eval import EvalReport, decide_all, evaluate
-from mirage_guard.guard import Guard
+from mirage_guard.guard import Guard, markdown_table
 
 
 @dataclass(frozen=True)
@@ -135,15 +135,9 @@ def suite_table(rows: Sequence[SuiteRow]) -> list[tuple[str, list[str]]]:
 def confusion_lines(row: SuiteRow) -> list[str]:
     """The 3x3 confusion matrix as Markdown (rows: labels, columns: the guard)."""
     cols = list(row.report.confusion)
-    lines = [
-        f"**{row.set}** (rows: label, columns: guard)",
-        "",
-        "| | " + " | ".join(cols) + " |",
-        "|---|" + "---:|" * len(cols),
-    ]
-    for gold, preds in row.report.confusion.items():
-        lines.append(f"| {gold} | " + " | ".join(str(preds[c]) for c in cols) + " |")
-    return lines
+    body = [[gold, *(str(preds[c]) for c in cols)] for gold, preds in row.report.confusion.items()]
+    title = f"**{row.set}** (rows: label, columns: guard)"
+    return [title, "", *markdown_table(["", *cols], body, align_right=True)]
 
 
 def phenomenon_lines(rows: Sequence[SuiteRow]) -> list[str]:
@@ -152,27 +146,22 @@ def phenomenon_lines(rows: Sequence[SuiteRow]) -> list[str]:
     if not tagged:
         return []
     names = sorted({k for r in tagged for k in r.report.by_phenomenon})
-    lines = [
-        "3-way accuracy per tested case (n in brackets)",
-        "",
-        "| case | " + " | ".join(r.set for r in tagged) + " |",
-        "|---|" + "---:|" * len(tagged),
-    ]
+    body = []
     for name in names:
-        cells = []
+        cells = [name]
         for r in tagged:
             s = r.report.by_phenomenon.get(name)
             cells.append("–" if s is None else f"{s.provenance_accuracy:.2f} ({s.n})")
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    return lines
+        body.append(cells)
+    header = ["case", *(r.set for r in tagged)]
+    title = "3-way accuracy per tested case (n in brackets)"
+    return [title, "", *markdown_table(header, body, align_right=True)]
 
 
 def render_markdown(rows: Sequence[SuiteRow], *, command: str) -> str:
-    table = suite_table(rows)
-    head = "| metric | " + " | ".join(r.set for r in rows) + " |"
-    sep = "|---|" + "---:|" * len(rows)
-    body = [f"| {name} | " + " | ".join(cells) + " |" for name, cells in table]
-    parts = [head, sep, *body, "", f"Regenerate: `{command}`", ""]
+    body = [[name, *cells] for name, cells in suite_table(rows)]
+    table = markdown_table(["metric", *(r.set for r in rows)], body, align_right=True)
+    parts = [*table, "", f"Regenerate: `{command}`", ""]
     for r in rows:
         parts += [*confusion_lines(r), ""]
     parts += phenomenon_lines(rows)

@@ -34,6 +34,7 @@ from mirage_guard.guard._domain import (
     Turn,
 )
 from mirage_guard.guard._limits import RequestLimits, check_limits, check_turns
+from mirage_guard.guard._markdown import markdown_table
 from mirage_guard.guard._observer import STAGES, GuardObserver, NullObserver
 from mirage_guard.guard._pipeline import Guard, LinkerThread
 from mirage_guard.guard._policy import Policy
@@ -84,6 +85,7 @@ __all__ = [
     "check_turns",
     "decide",
     "describe_reason_code",
+    "markdown_table",
     "parse_audit",
     "reason",
     "render_reason",

@@ -2,9 +2,24 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 
 from mirage_guard.guard._domain import Action, Provenance
+
+# what each provenance may be configured to do: never store an inference or a generation as fact
+ALLOWED_ACTIONS: dict[str, frozenset[Action]] = {
+    "inferred_action": frozenset({Action.STORE_AS_HYPOTHESIS, Action.QUARANTINE}),
+    "generated_action": frozenset({Action.QUARANTINE, Action.BLOCK}),
+}
+
+
+def check_action(field: str, value: Action) -> Action:
+    """The one rule behind the policy and the settings: a ``ValueError`` names what is allowed."""
+    allowed = ALLOWED_ACTIONS[field]
+    if value not in allowed:
+        names = " or ".join(sorted(a.value for a in allowed))
+        raise ValueError(f"{field} must be {names}")
+    return value
 
 
 class Policy(BaseModel):
@@ -13,19 +28,10 @@ class Policy(BaseModel):
     inferred_action: Action = Action.STORE_AS_HYPOTHESIS
     generated_action: Action = Action.QUARANTINE
 
-    @field_validator("inferred_action")
+    @field_validator("inferred_action", "generated_action")
     @classmethod
-    def _inferred(cls, v: Action) -> Action:
-        if v not in (Action.STORE_AS_HYPOTHESIS, Action.QUARANTINE):
-            raise ValueError("inferred candidates are stored as hypotheses or quarantined")
-        return v
-
-    @field_validator("generated_action")
-    @classmethod
-    def _generated(cls, v: Action) -> Action:
-        if v not in (Action.QUARANTINE, Action.BLOCK):
-            raise ValueError("generated candidates are quarantined or blocked")
-        return v
+    def _allowed(cls, v: Action, info: ValidationInfo) -> Action:
+        return check_action(str(info.field_name), v)
 
     def action_for(self, provenance: Provenance) -> Action:
         if provenance is Provenance.STATED:

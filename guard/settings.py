@@ -5,10 +5,11 @@ from __future__ import annotations
 from enum import StrEnum
 from pathlib import Path
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mirage_guard.guard._domain import Action
+from mirage_guard.guard._policy import check_action
 
 
 class AuditMode(StrEnum):
@@ -26,6 +27,9 @@ class GuardSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="MIRAGE_", env_file=None, extra="ignore")
 
     data_dir: Path = Field(default=Path(".mirage"), description="where embedded stores live")
+    min_free_bytes: int = Field(
+        default=64 * 1024 * 1024, ge=0, description="below this free space the sidecar is not ready"
+    )
     writer_model: str | None = Field(
         default=None, description="litellm model string of the model that writes memories"
     )
@@ -57,19 +61,10 @@ class GuardSettings(BaseSettings):
         default=None, description="remote Mem0 REST server; unset = embedded Mem0"
     )
 
-    @field_validator("inferred_action")
+    @field_validator("inferred_action", "generated_action")
     @classmethod
-    def _inferred(cls, v: Action) -> Action:
-        if v not in (Action.STORE_AS_HYPOTHESIS, Action.QUARANTINE):
-            raise ValueError("inferred_action must be store_as_hypothesis or quarantine")
-        return v
-
-    @field_validator("generated_action")
-    @classmethod
-    def _generated(cls, v: Action) -> Action:
-        if v not in (Action.QUARANTINE, Action.BLOCK):
-            raise ValueError("generated_action must be quarantine or block")
-        return v
+    def _allowed(cls, v: Action, info: ValidationInfo) -> Action:
+        return check_action(str(info.field_name), v)  # the policy's own rule
 
     def resolved_database_url(self) -> str:
         return self.database_url or f"sqlite:///{(self.data_dir / 'decisions.db').resolve()}"

@@ -166,3 +166,13 @@ def test_policy_defaults_and_options() -> None:
 def test_policy_never_stores_unstated_as_fact(kwargs: dict[str, Action]) -> None:
     with pytest.raises(ValidationError):
         Policy(**kwargs)
+
+
+def test_markdown_table_escapes_pipes_and_aligns() -> None:
+    from mirage_guard.guard import markdown_table
+
+    assert markdown_table(["a", "b"], [["x|y", "1"]], align_right=True) == [
+        "| a | b |",
+        "|---:|---:|",
+        "| x\\|y | 1 |",
+    ]

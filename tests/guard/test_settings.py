@@ -71,3 +71,21 @@ def test_api_keys_are_not_printed(monkeypatch: pytest.MonkeyPatch) -> None:
     s = GuardSettings()
     assert "supersecret" not in repr(s)
     assert "supersecret" not in s.model_dump_json()
+
+
+@pytest.mark.parametrize(
+    ("field", "bad"), [("inferred_action", "store"), ("generated_action", "store_as_hypothesis")]
+)
+def test_policy_and_settings_refuse_the_same_actions_with_one_rule(field: str, bad: str) -> None:
+    from pydantic import ValidationError
+
+    from mirage_guard.guard import Policy
+    from mirage_guard.guard.settings import GuardSettings
+
+    messages = []
+    for build in (Policy, GuardSettings):
+        with pytest.raises(ValidationError) as err:
+            build(**{field: bad})
+        messages.append(err.value.errors()[0]["msg"])
+    assert messages[0] == messages[1]
+    assert field in messages[0]
