@@ -58,6 +58,7 @@ from mirage_guard.guard.extraction import Extractor
 log = logging.getLogger("mirage.memory")
 
 _DELETE_BATCH = 200
+NOTHING_TO_WRITE = "nothing was written: no message has any text"
 
 
 def verbatim_decisions(turns: Sequence[Turn], policy: Policy) -> list[Decision]:
@@ -177,6 +178,8 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         scope = scope_of(user_id, agent_id, run_id)
         meta = caller_metadata(metadata)
         turns = await self._turns(messages, scope)
+        if not any(t.content.strip() for t in turns):  # nothing to extract or store
+            return {**add_result([], turns), "message": NOTHING_TO_WRITE}
         if infer:
             writer_model, decisions = await self._inferred(turns)
         else:

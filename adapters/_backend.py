@@ -18,7 +18,9 @@ from mirage_guard.guard.errors import InputError
 PROVENANCE_KEYS = ("provenance", "source_turn_id", "guard_score", "profile_id", "status")
 TENANT_KEY = "mirage_tenant"
 EDIT_KEYS = ("edited_at", "edited_by")  # set by a guarded update of a memory's text
-PROTECTED_KEYS = frozenset((*PROVENANCE_KEYS, TENANT_KEY, *EDIT_KEYS))
+# Mem0's own timestamps: a client may not backdate a fact or make it expire (rejected, 400)
+TIME_KEYS = ("created_at", "updated_at", "expiration_date")
+PROTECTED_KEYS = frozenset((*PROVENANCE_KEYS, TENANT_KEY, *EDIT_KEYS, *TIME_KEYS))
 SCOPE_KEYS = ("user_id", "agent_id", "run_id")
 
 Item = dict[str, Any]
@@ -127,6 +129,7 @@ __all__ = [
     "PROVENANCE_KEYS",
     "SCOPE_KEYS",
     "TENANT_KEY",
+    "TIME_KEYS",
     "Item",
     "MemoryBackend",
     "matches",

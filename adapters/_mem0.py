@@ -9,6 +9,7 @@ called: the guard writes with ``infer=False`` only.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -101,7 +102,15 @@ def _import_mem0(data_dir: Path | None = None) -> Any:
         import mem0
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise MissingExtraError("mem0ai", "mem0") from exc
+    quiet_mem0_logs()
     return mem0
+
+
+def quiet_mem0_logs() -> None:
+    """Mem0 logs memory text at INFO (e.g. "Updating memory with data=..."); memory text is
+    never logged at INFO here, so its loggers report warnings and errors only (a handler set to
+    DEBUG on ``mem0`` still sees them if an operator lowers this level on purpose)."""
+    logging.getLogger("mem0").setLevel(logging.WARNING)
 
 
 class Mem0Backend(MemoryBackend):

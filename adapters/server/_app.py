@@ -11,12 +11,14 @@ from fastapi import FastAPI
 from prometheus_client import CollectorRegistry
 
 from mirage_guard.adapters import AsyncGuardedMemory, ExtractionMode, MemoryBackend
+from mirage_guard.adapters._data_dir import data_dir_problem
 from mirage_guard.adapters._decision_log import DecisionLog
 from mirage_guard.adapters._prometheus import GuardMetrics
 from mirage_guard.adapters.server._deps import Sidecar
 from mirage_guard.adapters.server._errors import BodyLimitMiddleware, install_error_handlers
 from mirage_guard.adapters.server._routes import guard_router, mem0_router, ops_router
 from mirage_guard.guard import Guard
+from mirage_guard.guard.errors import ConfigError
 from mirage_guard.guard.llm import LLMClient
 from mirage_guard.guard.scoring import ProfileStore
 from mirage_guard.guard.settings import GuardSettings
@@ -40,6 +42,12 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        problem = await anyio.to_thread.run_sync(
+            lambda: data_dir_problem(s.data_dir, min_free_bytes=s.min_free_bytes)
+        )
+        if problem is not None:  # refuse to start rather than fail (or SIGBUS) on first write
+            log.critical("mirage sidecar cannot start: %s (MIRAGE_DATA_DIR)", problem)
+            raise ConfigError(f"data directory unusable: {problem}")
         profiles = ProfileStore(s.profile_dir)
         # model labels only from configuration: a caller's writer_model never becomes a series
         models = {m for m in (s.writer_model, writer_llm.model if writer_llm else None) if m}

@@ -33,6 +33,7 @@ class Sidecar:
     metrics: GuardMetrics
     keys: dict[str, str]
     profiles: ProfileStore
+    data_dir_problem: str | None = None  # last readiness finding (logged when it changes)
     _tenants: dict[str, AsyncGuardedMemory] = field(default_factory=dict)
     _idempotency: weakref.WeakValueDictionary[tuple[str, str], asyncio.Lock] = field(
         default_factory=weakref.WeakValueDictionary

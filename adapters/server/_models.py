@@ -190,6 +190,9 @@ class AddResponse(BaseModel):
     results: list[MemoryItem]
     decisions: list[DecisionSummary]
     turns: list[TurnRef]
+    message: str | None = Field(
+        default=None, description="set when nothing was written, saying why (e.g. empty messages)"
+    )
 
 
 class Message(BaseModel):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -10,6 +11,7 @@ from fastapi import APIRouter, Header, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from mirage_guard.adapters._data_dir import data_dir_problem
 from mirage_guard.adapters._decision_log import DecisionQuery
 from mirage_guard.adapters._scope import MemoryScope
 from mirage_guard.adapters.server._deps import SidecarDep, TenantDep, request_hash
@@ -39,6 +41,7 @@ from mirage_guard.adapters.server._models import (
 from mirage_guard.guard import Action, Provenance
 from mirage_guard.guard.errors import BackendUnavailableError, InputError, MemoryNotFoundError
 
+log = logging.getLogger("mirage.server")
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorResponse} for code in (400, 401, 404, 409, 413, 422, 502, 503)
 }
@@ -353,6 +356,19 @@ async def healthz() -> Health:
 
 @ops_router.get("/readyz", response_model=Readiness, responses={503: {"model": ErrorResponse}})
 async def readyz(sidecar: SidecarDep) -> Readiness:
+    """Ready when the store and the decision log answer and the data dir takes writes."""
+    s = sidecar.settings
+    problem = await anyio.to_thread.run_sync(
+        lambda: data_dir_problem(s.data_dir, min_free_bytes=s.min_free_bytes)
+    )
+    if problem != sidecar.data_dir_problem:  # one log line per change, not one per probe
+        if problem is None:
+            log.warning("data dir usable again: %s", s.data_dir)
+        else:
+            log.error("not ready: %s (MIRAGE_DATA_DIR)", problem)
+        sidecar.data_dir_problem = problem
+    if problem is not None:
+        raise BackendUnavailableError(f"data directory unusable: {problem}")
     await sidecar.backend.ping()
     try:
         await anyio.to_thread.run_sync(sidecar.decision_log.ping)

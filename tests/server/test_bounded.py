@@ -3,11 +3,15 @@ limits, per-user turn ids, edits that never bypass the guard, smaller operationa
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
+from mirage_guard.guard.errors import ConfigError
 from tests.fakes.mem0 import InMemoryStore
 
 Client = Callable[..., TestClient]
@@ -97,3 +101,71 @@ def test_requests_over_the_limits_are_refused_before_any_work(
     assert client.get("/v1/decisions").json()["results"] == []
     text = client.get("/metrics").text
     assert "mirage_guard_decisions_total{" not in text  # nothing reached the guard's scoring
+
+
+def test_empty_messages_answer_that_nothing_was_written(
+    make_client: Client, store: InMemoryStore
+) -> None:
+    client = make_client()
+    for infer in (True, False):
+        body = {"messages": [{"role": "user", "content": "  "}], "user_id": "u1", "infer": infer}
+        r = client.post("/memories", json=body)
+        assert r.status_code == 200
+        assert r.json()["results"] == []
+        assert r.json()["message"] == "nothing was written: no message has any text"
+    assert store.items == {}
+
+
+def test_clients_cannot_set_mem0_timestamps_in_metadata(
+    make_client: Client, store: InMemoryStore
+) -> None:
+    client = make_client()
+    for key in ("created_at", "updated_at", "expiration_date"):
+        body = {
+            "messages": [{"role": "user", "content": "I am a nurse."}],
+            "user_id": "u1",
+            "metadata": {key: "2001-01-01T00:00:00Z"},
+        }
+        r = client.post("/memories", json=body)
+        assert r.status_code == 400, key
+        assert key in r.json()["detail"]
+    assert store.items == {}
+
+
+def test_a_data_dir_that_stops_taking_writes_makes_the_sidecar_not_ready(
+    make_client: Client, data_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    client = make_client(database_url="sqlite://")  # the log elsewhere: only the dir fails
+    assert client.get("/readyz").status_code == 200
+    moved = data_dir.with_name("moved-away")
+    data_dir.rename(moved)
+    data_dir.write_text("not a directory")  # every write under it now fails, as read-only would
+    with caplog.at_level(logging.INFO, logger="mirage.server"):
+        for _ in range(3):
+            r = client.get("/readyz")
+            assert r.status_code == 503
+            assert "data directory unusable" in r.json()["detail"]
+    lines = [rec.getMessage() for rec in caplog.records if rec.levelno >= logging.ERROR]
+    assert len([m for m in lines if "not ready" in m and "MIRAGE_DATA_DIR" in m]) == 1
+    data_dir.unlink()
+    moved.rename(data_dir)
+    assert client.get("/readyz").status_code == 200
+
+
+def test_the_sidecar_refuses_to_start_on_a_full_disk(
+    make_client: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    with (
+        caplog.at_level(logging.INFO, logger="mirage.server"),
+        pytest.raises(ConfigError, match="disk nearly full"),
+    ):
+        make_client(min_free_bytes=10**18)
+    assert any("cannot start" in r.getMessage() for r in caplog.records)
+
+
+def test_mem0_does_not_log_memory_text_at_info(caplog: pytest.LogCaptureFixture) -> None:
+    from mirage_guard.adapters._mem0 import _import_mem0
+
+    with caplog.at_level(logging.INFO):  # a server that logs at INFO (uvicorn's default)
+        _import_mem0()
+        assert not logging.getLogger("mem0.memory.main").isEnabledFor(logging.INFO)
