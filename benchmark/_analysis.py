@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from mirage_guard.benchmark import metrics as m
 from mirage_guard.benchmark._failures import FailureRow, failure_rows
+from mirage_guard.benchmark._judge_validation import AgreementReport, run_agreement
 from mirage_guard.benchmark._matching import SemanticMatcher
 from mirage_guard.benchmark._memory_figures import (
     AccumRow,
@@ -119,6 +120,9 @@ class RunAnalysis(BaseModel):
     accounting: Accounting
     accounting_by_model: dict[str, Accounting]
     failed_units: int
+    judge_agreement: AgreementReport | None = Field(
+        default=None, description="judge vs RUN_DIR/human_labels.jsonl, when that file exists"
+    )
     failures: list[FailureRow] = Field(
         default_factory=list, description="failed share per model called and stage"
     )
@@ -331,4 +335,5 @@ def analyse(run_dir: str | Path, *, matcher: SemanticMatcher | None = None) -> R
         },
         failed_units=sum(1 for r in data.all if not r.ok),
         failures=failure_rows(data.all),
+        judge_agreement=run_agreement(run_dir),
     )

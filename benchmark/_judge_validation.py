@@ -137,6 +137,9 @@ class AgreementReport(BaseModel):
     per_class: dict[str, dict[str, float]]
     confusion: list[list[int]]
     classes: list[str]
+    disagreements: int = 0
+    adjacent_disagreement_share: float = float("nan")
+    stereotype_fabricated_confusions: int = 0
 
 
 def compare(human: dict[str, Label], judge: dict[str, Label]) -> AgreementReport:
@@ -144,7 +147,11 @@ def compare(human: dict[str, Label], judge: dict[str, Label]) -> AgreementReport
     if not shared:
         raise InputError("no labelled item of the sample has a judge label to compare with")
     result = m.agreement([human[i] for i in shared], [judge[i] for i in shared])
+    structure = m.disagreement_structure(result.confusion)
     return AgreementReport(
+        disagreements=structure.disagreements,
+        adjacent_disagreement_share=structure.adjacent_share,
+        stereotype_fabricated_confusions=structure.stereotype_fabricated,
         n=result.n,
         missing_in_judge=len(set(human) - set(judge)),
         accuracy=result.accuracy,
@@ -155,6 +162,19 @@ def compare(human: dict[str, Label], judge: dict[str, Label]) -> AgreementReport
         confusion=result.confusion,
         classes=[label.value for label in m.LABELS],
     )
+
+
+HUMAN_LABELS_FILE = "human_labels.jsonl"
+"""A run's annotated blind sample, if saved as ``RUN_DIR/human_labels.jsonl``: the report then
+shows the judge's agreement with it."""
+
+
+def run_agreement(run_dir: str | Path) -> AgreementReport | None:
+    """Judge vs the run's own human labels (``RUN_DIR/human_labels.jsonl``), if present."""
+    path = Path(run_dir) / HUMAN_LABELS_FILE
+    if not path.is_file():
+        return None
+    return compare(read_labels(path), judge_labels(run_dir))
 
 
 def agreement_json(report: AgreementReport) -> str:

@@ -6,6 +6,7 @@ import json
 import math
 
 from mirage_guard.benchmark._analysis import RunAnalysis
+from mirage_guard.benchmark._paper import paper_vs_run, shape_problems
 
 Section = tuple[str, str, list[str], list[list[str]]]
 
@@ -112,8 +113,101 @@ def guard_data_section(a: RunAnalysis) -> Section:
     )
 
 
+def self_audit_section(a: RunAnalysis) -> Section:
+    return (
+        "Self-audit vs judge on the same outputs",
+        "only outputs with both a self-audit and a judge record; gap = judge − self, points; "
+        "claim ratio = judge claims / self-audit claims (the paper's App. D)",
+        ["model", "outputs", "self-audit OI %", "judge OI %", "gap", "judge/self claims"],
+        [
+            [
+                r.model,
+                str(r.same_units),
+                _fmt(r.self_oi),
+                _fmt(r.judge_oi_same_units),
+                _fmt(r.gap),
+                _fmt(r.judge_self_claim_ratio, 2),
+            ]
+            for r in a.models
+        ],
+    )
+
+
+def judge_agreement_section(a: RunAnalysis) -> Section:
+    g = a.judge_agreement
+    rows = (
+        [
+            ["claims", str(g.n)],
+            ["Cohen's κ 4-class / binary", f"{_fmt(g.kappa, 3)} / {_fmt(g.kappa_binary, 3)}"],
+            ["accuracy 4-class / binary", f"{_fmt(g.accuracy, 3)} / {_fmt(g.accuracy_binary, 3)}"],
+            ["disagreements", str(g.disagreements)],
+            ["adjacent-class share of disagreements", _fmt(g.adjacent_disagreement_share, 2)],
+            ["S↔F confusions", str(g.stereotype_fabricated_confusions)],
+        ]
+        if g
+        else []
+    )
+    return (
+        "Judge vs human",
+        "from RUN_DIR/human_labels.jsonl (mirage bench judge-sample, labelled by hand)"
+        if g
+        else "no human labels: save the labelled sample as RUN_DIR/human_labels.jsonl",
+        ["figure", "value"],
+        rows,
+    )
+
+
+def paper_section(a: RunAnalysis) -> Section:
+    problems = shape_problems(a)
+    note = "published figures (benchmark/data/paper_numbers.json) next to this run's; " + (
+        "this run has the paper's shape"
+        if not problems
+        else "not comparable: " + "; ".join(problems)
+    )
+    return (
+        "Paper vs this run",
+        note,
+        ["figure", "paper", "this run", "comparable", "why not", "computed by"],
+        [
+            [
+                r.figure,
+                r.paper,
+                r.run,
+                "yes" if r.comparable else "no",
+                r.why_not or "–",
+                r.computed_by,
+            ]
+            for r in paper_vs_run(a)
+        ],
+    )
+
+
+NOT_COMPUTED = (
+    "--samples N per unit (mean and CI across samples): not implemented; every unit is one sample",
+    "cross-fitted guard profiles (k-fold by persona): not implemented; the guard arm runs on "
+    "held-out personas of the one shipped profile instead",
+    "judge-vs-human figures: only when RUN_DIR/human_labels.jsonl exists",
+)
+
+
+def not_computed_section(a: RunAnalysis) -> Section:
+    return (
+        "Not computed",
+        "figures this report does not have, and why",
+        ["item"],
+        [[x] for x in NOT_COMPUTED],
+    )
+
+
 def fidelity_sections(a: RunAnalysis) -> list[Section]:
-    sections = [failures_section(a), params_section(a)]
+    sections = [
+        paper_section(a),
+        self_audit_section(a),
+        judge_agreement_section(a),
+        failures_section(a),
+        params_section(a),
+    ]
     if a.manifest.config.guard.value != "off":
         sections.append(guard_data_section(a))
+    sections.append(not_computed_section(a))
     return sections

@@ -153,7 +153,9 @@ class BenchmarkRun:
         self.cache = DiskCache(cache_dir or self.run_dir.cache_dir)
         self.provider = provider
         self.guard_factory = guard_factory
-        self.offline_models = list(offline_models)
+        everyone = [*config.models, config.judge]
+        # a mock/ model is offline whoever built the provider; callers may name more
+        self.offline_models = [m for m in everyone if is_offline(m) or m in offline_models]
         self.progress: ProgressSink = progress or NullProgress()
         all_personas = (
             list(personas) if personas is not None else load_personas(config.personas_file)

@@ -348,6 +348,26 @@ def confusion_matrix(
     return matrix
 
 
+class DisagreementStructure(NamedTuple):
+    disagreements: int
+    adjacent_share: float  # of disagreements, one step apart in G < R < S < F
+    stereotype_fabricated: int  # S<->F confusions
+
+
+def disagreement_structure(confusion: Sequence[Sequence[int]]) -> DisagreementStructure:
+    """From a confusion matrix over LABELS (G, R, S, F order): how far apart disagreements are."""
+    n = len(confusion)
+    off = [(i, j, confusion[i][j]) for i in range(n) for j in range(n) if i != j]
+    total = sum(c for _, _, c in off)
+    adjacent = sum(c for i, j, c in off if abs(i - j) == 1)
+    s, f = LABELS.index(Label.INFERRED_STEREOTYPE), LABELS.index(Label.FABRICATED)
+    return DisagreementStructure(
+        total,
+        adjacent / total if total else math.nan,
+        int(confusion[s][f]) + int(confusion[f][s]),
+    )
+
+
 def cohen_kappa(reference: Sequence[K], predicted: Sequence[K], classes: Sequence[K]) -> float:
     m = np.asarray(confusion_matrix(reference, predicted, classes), dtype=float)
     n = m.sum()

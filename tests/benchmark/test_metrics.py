@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from mirage_guard.benchmark import metrics as m
+from mirage_guard.benchmark._paper import paper_numbers
 from mirage_guard.guard._domain import Label
 
 G, R, S, F = (
@@ -18,8 +19,10 @@ G, R, S, F = (
     Label.INFERRED_STEREOTYPE,
     Label.FABRICATED,
 )
-# a copy of the shared paper_numbers.json (MirageBench, arXiv 2608.04570)
-PAPER: dict[str, Any] = json.loads(Path(__file__).with_name("paper_numbers.json").read_text())
+# the published figures only: benchmark/data/paper_numbers.json, a verbatim copy of the team's
+# shared/data/paper_numbers.json (test_packaged_paper_numbers_are_the_shared_file checks it)
+PAPER: dict[str, Any] = paper_numbers()
+SHARED_PAPER_FILE = Path(__file__).resolve().parents[3] / "shared" / "data" / "paper_numbers.json"
 ROUNDING = 0.1 + 1e-9  # published percentages are rounded to 0.1
 
 
@@ -157,27 +160,24 @@ def test_self_monitoring_gap() -> None:
 # -- the paper's numbers -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("model", sorted(PAPER["table1_judge_percent"]["rows"]))
-def test_table1_oi_is_stereotype_plus_fabricated(model: str) -> None:
-    grounded, stereotype, fabricated, oi = PAPER["table1_judge_percent"]["rows"][model]
-    # rebuild 1000 claims with the published shares, measure them back
-    n_s, n_f, n_g = round(stereotype * 10), round(fabricated * 10), round(grounded * 10)
-    claims = labels(g=n_g, s=n_s, f=n_f, r=1000 - n_g - n_s - n_f)
-    assert 100 * m.oi_rate(claims) == pytest.approx(oi, abs=ROUNDING)
-    assert 100 * m.label_shares(claims).grounded == pytest.approx(grounded, abs=ROUNDING)
+def test_packaged_paper_numbers_are_the_shared_file() -> None:
+    if not SHARED_PAPER_FILE.is_file():
+        pytest.skip(f"no shared figures at {SHARED_PAPER_FILE} (outside this checkout)")
+    assert json.loads(SHARED_PAPER_FILE.read_text()) == PAPER
+    assert PAPER["table1_judge_percent"]["rows"] == {}  # no per-model rows are published
 
 
-def test_paper_macro_of_table1_rows_is_the_mean_and_lies_in_the_range() -> None:
-    rows = PAPER["table1_judge_percent"]["rows"]
-    by_model = {}
-    for model, (_, s, f, _) in rows.items():
-        by_model[model] = labels(s=round(s * 10), f=round(f * 10), g=1000 - round((s + f) * 10))
-    macro = 100 * m.oi_macro(by_model)
-    assert macro == pytest.approx(sum(r[3] for r in rows.values()) / len(rows), abs=ROUNDING)
+def test_published_model_ois_lie_in_the_published_range() -> None:
     lo, hi = PAPER["abstract"]["oi_range_percent"]
-    assert lo <= macro <= hi
-    # equal claim counts: macro and micro coincide; the paper's 41.6 vs 41.8 needs unequal ones
-    assert 100 * m.oi_micro(by_model) == pytest.approx(macro)
+    models = PAPER["table1_judge_percent"]["models_oi"]
+    assert all(lo <= oi <= hi for oi in models.values())
+    assert max(models, key=models.__getitem__) == "Qwen3-8B"  # worst
+    assert min(models, key=models.__getitem__) == "Gemini-3.1-pro"  # best
+    means = PAPER["table1_judge_percent"]["cross_model_means"]
+    # S + F of the means is the macro OI within rounding of two published shares
+    assert means["stereotype"] + means["fabricated"] == pytest.approx(
+        PAPER["abstract"]["oi_macro_percent"], abs=2 * ROUNDING
+    )
 
 
 def test_paper_persona_groups_decompose_and_delta() -> None:
@@ -196,21 +196,25 @@ def test_paper_persona_groups_decompose_and_delta() -> None:
 
 def test_paper_task_decompositions() -> None:
     tasks = PAPER["per_task_oi_percent"]
-    for name in ("recommendation_letter", "apartment"):
+    for name in ("recommendation_letter",):
         t = tasks[name]
         assert t["stereotype"] + t["fabricated"] == pytest.approx(t["oi"], abs=ROUNDING)
-    ordered = [
-        tasks[k] if isinstance(tasks[k], float) else tasks[k]["oi"]
-        for k in (
-            "gift",
-            "dating_profile",
-            "weekend_itinerary",
-            "stressor",
-            "recommendation_letter",
-            "apartment",
-        )
-    ]
-    assert ordered == sorted(ordered)  # the imagination gradient
+    assert tasks["apartment"]["stereotype"] < tasks["apartment"]["oi"]
+    ordered = [tasks["gift"], tasks["recommendation_letter"]["oi"], tasks["apartment"]["oi"]]
+    assert ordered == sorted(ordered)  # the imagination gradient, on the published tasks
+    lo, hi = tasks["oi_range_percent"]
+    assert lo <= min(ordered)
+    assert max(ordered) <= hi
+
+
+def test_disagreement_structure_by_hand() -> None:
+    # rows human, columns judge, order G R S F: 2 G->R (adjacent), 1 S->F (adjacent, S<->F),
+    # 1 G->F (3 apart), 1 F->S (adjacent, S<->F)
+    confusion = [[5, 2, 0, 1], [0, 4, 0, 0], [0, 0, 3, 1], [0, 0, 1, 6]]
+    structure = m.disagreement_structure(confusion)
+    assert structure.disagreements == 5
+    assert structure.adjacent_share == pytest.approx(4 / 5)
+    assert structure.stereotype_fabricated == 2
 
 
 def test_paper_self_monitoring_gaps_have_opposite_signs() -> None:
