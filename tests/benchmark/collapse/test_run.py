@@ -348,3 +348,49 @@ def test_persona_assignment_is_seeded_and_stable_under_subsets() -> None:
     assert full["s6"] == full["s1"]  # then cycled
     assert assign_personas(["s1", "s2", "s3", "s4", "s5", "s6"], people, seed=0) == full
     assert assign_personas(["s1", "s2", "s3", "s4", "s5", "s6"], people, seed=1) != full
+
+
+def test_cli_judge_sample_and_agreement(finished: Path, tmp_path: Path) -> None:
+    cli = CliRunner()
+    sample = tmp_path / "sample.jsonl"
+    drawn = cli.invoke(
+        mirage,
+        [
+            "bench",
+            "collapse",
+            "judge-sample",
+            str(finished),
+            "--out",
+            str(sample),
+            "--per-persona",
+            "3",
+        ],
+    )
+    assert drawn.exit_code == 0, drawn.output
+    judge = judge_ratings(finished)
+    rated = tmp_path / "rated.jsonl"
+    lines = []
+    for line in sample.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        row["persona"] = judge[row["item_id"]].persona.value  # a rater who agrees throughout
+        lines.append(json.dumps(row))
+    rated.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "agreement.json"
+    agreed = cli.invoke(
+        mirage,
+        [
+            "bench",
+            "collapse",
+            "judge-agreement",
+            str(rated),
+            "--run-dir",
+            str(finished),
+            "--out",
+            str(out),
+        ],
+    )
+    assert agreed.exit_code == 0, agreed.output
+    figures = json.loads(out.read_text(encoding="utf-8"))
+    assert figures["n"] == len(lines)
+    assert figures["accuracy"] == 1.0
+    assert figures["pearson_h"] is None  # personas only, no H/E given
