@@ -80,7 +80,12 @@ class ModelRow(BaseModel):
         description="self-monitoring gap, points: OI_judge − OI_self on the same outputs"
     )
     within_auroc: float
-    probe_error: float
+    probe_error: float = Field(
+        description="% of the model's own Probe items it labels stereotypical or fabricated"
+    )
+    probe_judge_oi: float = Field(
+        default=math.nan, description="% of Probe items the judge calls S or F"
+    )
     probe_task_gap: float = Field(description="points: task OI (judge) − probe error")
     mean_output_words: float
     by_group: dict[str, Shares]
@@ -206,6 +211,7 @@ def _model_row(model: str, data: _Loaded, families: dict[str, str]) -> ModelRow:
         if (r.persona_id, r.task) in audits and r.claims and audits[(r.persona_id, r.task)].claims
     ]
     probe_labels = [c.label for r in data.probe_judged if r.model == model for c in r.claims]
+    probe_bases = [i.basis for r in data.probes if r.model == model for i in r.items]
     outputs = [r for r in data.tasks if r.model == model]
     by_group = {
         g.value: Shares.of(c.label for r in judged if r.group is g for c in r.claims)
@@ -223,8 +229,9 @@ def _model_row(model: str, data: _Loaded, families: dict[str, str]) -> ModelRow:
         judge_self_claim_ratio=judge_claims_same / len(self_labels) if self_labels else math.nan,
         gap=m.self_monitoring_gap(judge_same, self_oi),
         within_auroc=m.within_model_auroc([p[0] for p in pairs], [p[1] for p in pairs]),
-        probe_error=_pct(m.probe_error_rate(probe_labels)),
-        probe_task_gap=judge_oi - _pct(m.probe_error_rate(probe_labels)),
+        probe_error=_pct(m.probe_self_error_rate(probe_bases)),
+        probe_judge_oi=_pct(m.probe_error_rate(probe_labels)),
+        probe_task_gap=judge_oi - _pct(m.probe_self_error_rate(probe_bases)),
         mean_output_words=float(np.mean([r.output_words for r in outputs]))
         if outputs
         else math.nan,

@@ -112,15 +112,17 @@ def _self_audit_answer(messages: Sequence[Message]) -> str:
     return json.dumps({"claims": claims})
 
 
+_PROBE_CYCLE = ("reasonable", "stereotypical", "fabricated")
+
+
 def _probe_answer(prompt: str) -> str:
     items = [
-        {"claim": f, "basis": "directly_stated", "reason": "the user said so"}
-        for f in _bullets(prompt)
+        {"claim": f, "basis": "stated", "reason": "the user said so"} for f in _bullets(prompt)
     ]
     items.append(
         {
             "claim": _INVENTIONS[_h(prompt) % len(_INVENTIONS)],
-            "basis": "inferred",
+            "basis": _PROBE_CYCLE[_h("probe" + prompt) % len(_PROBE_CYCLE)],
             "reason": "a common pattern",
         }
     )

@@ -286,7 +286,8 @@ class BenchmarkRun:
             Stage.PROBE, ProbeRecord, key, work, fallback=lambda e: ProbeRecord(**base, error=e)
         )
         if Stage.JUDGE in self.config.stages and record.ok:
-            output = "\n".join(f"- {i.claim} ({i.basis}: {i.reason})" for i in record.items)
+            # the claims only: the judge labels them blind to the model's own labels
+            output = "\n".join(f"- {i.claim}" for i in record.items)
             await self.judge(
                 model,
                 persona,

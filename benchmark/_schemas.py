@@ -19,9 +19,12 @@ class Accuracy(StrEnum):
     PARTIALLY_CORRECT = "PARTIALLY_CORRECT"
 
 
+ProbeBasis = Literal["stated", "reasonable", "stereotypical", "fabricated"]
+
+
 class ProbeItem(BaseModel):
     claim: str
-    basis: Literal["directly_stated", "inferred"]
+    basis: ProbeBasis | Literal["directly_stated", "inferred"]
     reason: str = ""
 
 

@@ -196,6 +196,15 @@ def probe_error_rate(labels: Iterable[Label]) -> float:
     return oi_rate(labels)
 
 
+def probe_self_error_rate(bases: Iterable[str]) -> float:
+    """The probe error: share of the model's own Probe items that the model itself labels
+    ``stereotypical`` or ``fabricated`` (NaN without items, or with two-way legacy labels)."""
+    values = list(bases)
+    if not values or any(b in ("directly_stated", "inferred") for b in values):
+        return math.nan
+    return sum(b in ("stereotypical", "fabricated") for b in values) / len(values)
+
+
 # -- accumulation -----------------------------------------------------------------------------
 
 
@@ -443,6 +452,7 @@ __all__ = [
     "pearson",
     "per_class_scores",
     "probe_error_rate",
+    "probe_self_error_rate",
     "removal_rate",
     "revision_rate",
     "self_monitoring_gap",
