@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -33,9 +33,23 @@ class CachingEmbedder:
     one pass per request; no added wait when the model is idle).
     """
 
+    def _encode_with_tokens(self, texts: Sequence[str]) -> tuple[Vectors, list[Any]]:
+        """The inner embedder's sentence and token vectors (the claim-support signal needs both);
+        the sentence vectors also go into this cache. Offered only when the inner one has it."""
+        vecs, tokens = self.inner.encode_with_tokens(texts)  # type: ignore[attr-defined]
+        with self._lock:
+            for t, v in zip(texts, vecs, strict=True):
+                self._cache[t] = v
+                self._cache.move_to_end(t)
+            while len(self._cache) > self.max_items:
+                self._cache.popitem(last=False)
+        return vecs, list(tokens)
+
     def __init__(self, inner: Embedder, *, max_items: int = 8192) -> None:
         self.inner = inner
         self.max_items = max_items
+        if hasattr(inner, "encode_with_tokens"):
+            self.encode_with_tokens = self._encode_with_tokens
         self._cache: OrderedDict[str, Vectors] = OrderedDict()
         self._lock = threading.Lock()
         self._turn = threading.Condition()
@@ -78,6 +92,11 @@ class CachingEmbedder:
     @property
     def name(self) -> str:
         return self.inner.name
+
+    @property
+    def profile_embedder(self) -> str | None:
+        """The embedder whose profiles the inner one may use (see ``Guard``)."""
+        return getattr(self.inner, "profile_embedder", None)
 
     @property
     def dimension(self) -> int:

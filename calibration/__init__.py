@@ -46,6 +46,13 @@ from mirage_guard.calibration._suite import (
     run_suite,
     suite_table,
 )
+from mirage_guard.calibration._support_compare import (
+    quick_sets,
+    render_support_report,
+    run_support_report,
+)
+from mirage_guard.calibration._support_pairs import SupportPair, build_pairs
+from mirage_guard.calibration._support_train import TrainConfig, TrainResult, train_support
 
 __all__ = [
     "CueBaseline",
@@ -56,8 +63,12 @@ __all__ = [
     "LabelledClaim",
     "Objective",
     "SuiteRow",
+    "SupportPair",
     "TextVariant",
+    "TrainConfig",
+    "TrainResult",
     "build_eval_guard",
+    "build_pairs",
     "choose_threshold",
     "cluster_bootstrap",
     "collect_verdicts",
@@ -74,12 +85,16 @@ __all__ = [
     "oi_scores",
     "packaged",
     "precision_recall_at",
+    "quick_sets",
     "render_markdown",
+    "render_support_report",
     "run_eval",
     "run_suite",
+    "run_support_report",
     "save_verdicts",
     "strip_hedges",
     "suite_table",
     "summarize_scores",
+    "train_support",
     "write_begin",
 ]

@@ -78,8 +78,10 @@ def fit_profile(
     oi_objective: str = "recall>=0.8",
     stated_objective: str = "precision>=0.85",
     c: float = 0.3,
+    feature_names: Sequence[str] | None = None,
 ) -> CalibrationProfile:
-    features = list(FEATURE_NAMES) + (list(AUDIT_FEATURES) if mode.uses_audit else [])
+    base = list(feature_names) if feature_names is not None else list(FEATURE_NAMES)
+    features = base + (list(AUDIT_FEATURES) if mode.uses_audit else [])
     y = table.y_oi
     oi_model = fit_logistic(table.rows, y.tolist(), features, c=c)
     p_oi = oi_model.predict_proba(oi_model.matrix(table.rows))

@@ -28,6 +28,18 @@ def adds_specifics(link: EvidenceLink) -> bool:
     return f.get("unsupported_names", 0.0) > 0 or f.get("unsupported_numbers", 0.0) > 0
 
 
+def fully_supported(link: EvidenceLink) -> bool:
+    """Every part of the claim is said: no unsupported content word, and (when the support model
+    ran) its turn reads as a restatement rather than a conclusion, a contradiction or unrelated."""
+    f = link.features
+    if not f.get("support_model", 0.0):
+        return True  # no claim-level signal (an embedder without token vectors): names/numbers only
+    if link.unsupported_words:
+        return False
+    others = (f["sup_inferable"], f["sup_unsupported"], f["sup_contradicted"])
+    return f["sup_entailed"] >= max(others)
+
+
 def decide(
     candidate: Candidate,
     link: EvidenceLink,
@@ -51,6 +63,8 @@ def decide(
     if not calibrated:
         reasons.append(reason(ReasonCode.UNCALIBRATED_WRITER, writer_model=writer_model))
     provenance = _provenance(link, p_oi, p_stated, profile, reasons)
+    if link.unsupported_words:
+        reasons.append(reason(ReasonCode.UNSUPPORTED_CONTENT, words=list(link.unsupported_words)))
     if verdict is not None and not calibrated and verdict.label.is_over_inference:
         # an uncalibrated self-report may only make a decision more cautious
         if provenance is not Provenance.GENERATED:
@@ -103,7 +117,8 @@ def _provenance(
         )
         return Provenance.GENERATED
     specifics = adds_specifics(link)
-    if p_stated >= profile.stated_threshold and not specifics:
+    supported = fully_supported(link)
+    if p_stated >= profile.stated_threshold and not specifics and supported:
         reasons.append(
             reason(ReasonCode.STATED_SCORE, p_stated=p_stated, threshold=profile.stated_threshold)
         )
@@ -111,4 +126,7 @@ def _provenance(
     reasons.append(reason(ReasonCode.LINKED_NOT_RESTATEMENT, turn_id=link.turn_id))
     if specifics:
         reasons.append(reason(ReasonCode.UNSUPPORTED_SPECIFICS))
+    if not supported:
+        # a claim that is not fully supported may not be stored as a stated fact
+        reasons.append(reason(ReasonCode.NOT_FULLY_SUPPORTED, turn_id=link.turn_id))
     return Provenance.INFERRED

@@ -30,6 +30,8 @@ class ReasonCode(StrEnum):
     LINKED_NOT_RESTATEMENT = "linked_not_restatement"  # turn_id
     UNSUPPORTED_SPECIFICS = "unsupported_specifics"
     SUPERSEDED = "superseded"  # turn_id: a later user turn corrected what this one said
+    UNSUPPORTED_CONTENT = "unsupported_content"  # words: claim words no linked user turn says
+    NOT_FULLY_SUPPORTED = "not_fully_supported"  # turn_id: related to the turn, not all said
     SELF_AUDIT_DOWNGRADE = "self_audit_downgrade"  # label
     SELF_AUDIT_FAILED = "self_audit_failed"  # error (exception type name)
     VERBATIM_USER_MESSAGE = "verbatim_user_message"  # (infer=False) turn_id
@@ -51,12 +53,17 @@ _TEMPLATES: dict[ReasonCode, str] = {
     ReasonCode.LINKED_NOT_RESTATEMENT: "linked to {turn_id} but not a restatement",
     ReasonCode.UNSUPPORTED_SPECIFICS: "names or numbers the user never said: not a stated fact",
     ReasonCode.SUPERSEDED: "what {turn_id} said was corrected in a later user turn: stale",
+    ReasonCode.UNSUPPORTED_CONTENT: "words the user never said: {words}",
+    ReasonCode.NOT_FULLY_SUPPORTED: "{turn_id} does not say all of it: not a stated fact",
     ReasonCode.SELF_AUDIT_DOWNGRADE: "writer's own audit says {label}: downgraded",
     ReasonCode.SELF_AUDIT_FAILED: "self-audit failed ({error}): failing closed",
     ReasonCode.VERBATIM_USER_MESSAGE: "stored verbatim (infer=False): the user's own message",
     ReasonCode.NOT_USER_WORDS: "{role} message (infer=False): not the user's words",
     ReasonCode.EDITED: (
         "memory {memory_id} edited by {by}: the new text was tagged against its conversation"
+    ),
+        "written in {language!r}, which the evidence model does not read ({covered}): "
+        "not a stated fact"
     ),
     ReasonCode.NOTE: "{text}",
 }
@@ -72,6 +79,8 @@ _DESCRIPTIONS: dict[ReasonCode, str] = {
     ReasonCode.LINKED_NOT_RESTATEMENT: "linked to a user turn but not a restatement",
     ReasonCode.UNSUPPORTED_SPECIFICS: "names or numbers the user never said",
     ReasonCode.SUPERSEDED: "corrected by a later user turn: stale",
+    ReasonCode.UNSUPPORTED_CONTENT: "the claim has words no linked user turn supports",
+    ReasonCode.NOT_FULLY_SUPPORTED: "related to a user turn but not fully supported by it",
     ReasonCode.SELF_AUDIT_DOWNGRADE: "the writer's own audit says over-inference: downgraded",
     ReasonCode.SELF_AUDIT_FAILED: "self-audit failed: failing closed",
     ReasonCode.VERBATIM_USER_MESSAGE: "stored verbatim (infer=False): the user's own message",

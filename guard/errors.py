@@ -8,7 +8,8 @@ One root, subclasses carry context and say whether a retry can help::
     │   └── LimitExceededError       a request is over a size limit (.limit, .value, .maximum)
     ├── MemoryNotFoundError          no memory with that id (for this tenant)
     ├── ConfigError                  settings or an extra are missing/invalid
-    │   └── MissingExtraError        an optional dependency is not installed (prints the pip line)
+    │   ├── MissingExtraError        an optional dependency is not installed (prints the pip line)
+    │   └── SupportModelError        the shipped support model is missing or fails its hash check
     ├── ProfileError                 calibration profiles
     │   ├── ProfileNotFoundError     no profile for (model, prompt version, mode)
     │   └── ProfileMismatchError     a profile fitted for another model/prompt/mode was offered
@@ -71,6 +72,16 @@ class MissingExtraError(ConfigError, ImportError):
         self.extra = extra
         super().__init__(
             f"{package} is required for this feature: pip install 'mirage-guard[{extra}]'"
+        )
+
+
+class SupportModelError(ConfigError):
+    """The claim-support model's files are missing or their sha256 differs from the manifest."""
+
+    def __init__(self, path: str, detail: str) -> None:
+        self.path = path
+        super().__init__(
+            f"support model at {path}: {detail} (regenerate with `mirage calibrate train-support`)"
         )
 
 

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from mirage_guard.calibration import (
     Objective,
+    TrainConfig,
     choose_threshold,
     collect_verdicts,
     featurize,
@@ -21,12 +22,22 @@ from mirage_guard.calibration import (
     oi_scores,
     packaged,
     precision_recall_at,
+    quick_sets,
+    render_support_report,
+    run_support_report,
     save_verdicts,
     summarize_scores,
+    train_support,
 )
 from mirage_guard.guard import SelfAuditor
 from mirage_guard.guard.errors import InputError
-from mirage_guard.guard.evidence import EvidenceLinker, shared_minilm
+from mirage_guard.guard.evidence import (
+    ClaimSupport,
+    EvidenceLinker,
+    SupportModel,
+    TokenAligner,
+    shared_minilm,
+)
 from mirage_guard.guard.llm import RetryingLLM, create_llm
 from mirage_guard.guard.scoring import CalibrationProfile, ProfileMode, ProfileStore
 
@@ -68,7 +79,7 @@ def fit_evidence(
     data: DataOpt = None,
     personas: PersonasOpt = None,
     out: Annotated[Path, typer.Option(help="where to write the profile")] = Path(
-        "calibration/profiles/evidence-only.json"
+        "guard/scoring/profiles/evidence-only.json"
     ),
     split: Annotated[str, typer.Option(help="split to fit on")] = "train",
     eval_split: Annotated[str, typer.Option(help="split to report on")] = "dev",
@@ -105,15 +116,32 @@ def train_support_cmd(
     limit: Annotated[int | None, typer.Option(help="first N pairs only (tests)")] = None,
 ) -> None:
     """Fine-tune the claim-support cross-encoder (train split only). This made the shipped one."""
-    from mirage_guard.calibration._support_train import TrainConfig, train_support
-
     path = data or packaged("claims.jsonl")
     examples = load_examples(path, personas=personas, split="train")
-    result = train_support(examples, out, data_path=path, cfg=TrainConfig(epochs=epochs), limit=limit)
+    cfg = TrainConfig(epochs=epochs)
+    result = train_support(examples, out, data_path=path, cfg=cfg, limit=limit)
     console.print(
         f"{result.n_pairs} pairs {result.per_class} in {result.seconds:.0f} s -> {result.out} "
         f"({result.size_bytes / 1e6:.1f} MB, sha256 {result.sha256})"
     )
+
+
+@app.command("support-report")
+def support_report(
+    support_dir: Annotated[
+        Path | None, typer.Option(help="support model folder (default: the shipped one)")
+    ] = None,
+    sets: Annotated[list[str] | None, typer.Option("--set", help="only these sets")] = None,
+    out: Annotated[Path | None, typer.Option(help="also write the table here (markdown)")] = None,
+) -> None:
+    """Current features vs +A (token alignment) vs +B (cross-encoder); fitted on train only."""
+    emb = shared_minilm()
+    support = ClaimSupport(SupportModel(support_dir), TokenAligner())
+    rows = run_support_report(EvidenceLinker(emb, support=support), sets=quick_sets(sets))
+    table = render_support_report(rows)
+    console.print(table)
+    if out is not None:
+        out.write_text(table + "\n\nRegenerate: `mirage calibrate support-report`\n", "utf-8")
 
 
 @app.command("audit")

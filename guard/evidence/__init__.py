@@ -12,14 +12,35 @@ from mirage_guard.guard.evidence._embedder import (
     shared_minilm,
 )
 from mirage_guard.guard.evidence._linker import FEATURE_NAMES, KINDS, EvidenceLinker
+from mirage_guard.guard.evidence._shipped import shipped_linker, shipped_support
+from mirage_guard.guard.evidence._support import (
+    Alignment,
+    ClaimSupport,
+    SupportClass,
+    SupportModel,
+    TokenAligner,
+    shared_support_model,
+    support_model_dir,
+    verify_support_dir,
+)
 
 __all__ = [
     "FEATURE_NAMES",
     "KINDS",
+    "Alignment",
+    "ClaimSupport",
     "Embedder",
     "EvidenceLinker",
     "MiniLMEmbedder",
+    "SupportClass",
+    "SupportModel",
+    "TokenAligner",
     "Vectors",
     "minilm_model_path",
     "shared_minilm",
+    "shared_support_model",
+    "shipped_linker",
+    "shipped_support",
+    "support_model_dir",
+    "verify_support_dir",
 ]

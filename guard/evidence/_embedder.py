@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mirage_guard.guard.errors import MissingExtraError
+from mirage_guard.guard.evidence._support import TokenText
 
 Vectors = npt.NDArray[np.float32]
 
@@ -57,6 +58,11 @@ class MiniLMEmbedder:
         return "sentence-transformers/all-MiniLM-L6-v2"
 
     @property
+    def st_model(self) -> Any:
+        """The SentenceTransformer itself (its token embeddings feed the claim-word alignment)."""
+        return self._model
+
+    @property
     def dimension(self) -> int:
         return 384
 
@@ -72,6 +78,30 @@ class MiniLMEmbedder:
                 show_progress_bar=False,
             )
         return np.asarray(out, dtype=np.float32)
+
+
+    def encode_with_tokens(self, texts: Sequence[str]) -> tuple[Vectors, list[TokenText]]:
+        """Sentence vectors and every text's contextual token vectors, from ONE forward pass."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32), []
+        with self._lock:
+            rows = self._model.encode(
+                list(texts),
+                batch_size=self._batch_size,
+                output_value=None,
+                convert_to_numpy=False,
+                show_progress_bar=False,
+            )
+        sent = np.stack([r["sentence_embedding"].float().numpy() for r in rows])
+        sent /= np.linalg.norm(sent, axis=1, keepdims=True) + 1e-12
+        tokens: list[TokenText] = []
+        convert = self._model.tokenizer.convert_ids_to_tokens
+        for r in rows:
+            n = int(r["attention_mask"].sum())
+            ids = r["input_ids"][:n].tolist()
+            vecs = r["token_embeddings"][:n].float().numpy().astype(np.float16)
+            tokens.append(TokenText(tuple(convert(ids[1:-1])), vecs))
+        return sent.astype(np.float32), tokens
 
 
 _shared: MiniLMEmbedder | None = None

@@ -14,6 +14,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
+from typing import Generic, TypeVar
 
 import numpy as np
 
@@ -21,6 +22,7 @@ from mirage_guard.guard._domain import Candidate, EvidenceLink, Role, Turn
 from mirage_guard.guard.evidence import _text as tx
 from mirage_guard.guard.evidence._discourse import SentenceUse, is_correction, sentence_use
 from mirage_guard.guard.evidence._embedder import Embedder, Vectors
+from mirage_guard.guard.evidence._support import SUPPORT_FEATURES, ClaimSupport, TokenText
 
 KINDS: tuple[str, ...] = tuple(
     k
@@ -51,7 +53,9 @@ BASE_FEATURES: tuple[str, ...] = (
     "no_user_turns",
     "superseded",
 )
-FEATURE_NAMES: tuple[str, ...] = BASE_FEATURES + tuple(f"kind_{k}" for k in KINDS)
+FEATURE_NAMES: tuple[str, ...] = (
+    BASE_FEATURES + tuple(f"kind_{k}" for k in KINDS) + SUPPORT_FEATURES
+)
 
 
 @dataclass(frozen=True)
@@ -114,26 +118,29 @@ def _superseded(
     return 0.0
 
 
+_T = TypeVar("_T")
+
+
 def _key(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
-class _VectorCache:
+class _VectorCache(Generic[_T]):
     """LRU of sentence vectors keyed by text hash (turn texts repeat across writes)."""
 
     def __init__(self, max_items: int) -> None:
-        self._items: OrderedDict[str, Vectors] = OrderedDict()
+        self._items: OrderedDict[str, _T] = OrderedDict()
         self._max = max_items
         self._lock = threading.Lock()
 
-    def get(self, key: str) -> Vectors | None:
+    def get(self, key: str) -> _T | None:
         with self._lock:
             v = self._items.get(key)
             if v is not None:
                 self._items.move_to_end(key)
             return v
 
-    def put(self, key: str, vec: Vectors) -> None:
+    def put(self, key: str, vec: _T) -> None:
         with self._lock:
             self._items[key] = vec
             self._items.move_to_end(key)
@@ -154,9 +161,24 @@ def _softmax(x: Vectors, temperature: float = 0.05) -> Vectors:
 class EvidenceLinker:
     """Links candidates to user turns and computes the scorer's feature vector."""
 
-    def __init__(self, embedder: Embedder, *, cache_size: int = 50_000) -> None:
+    def __init__(
+        self,
+        embedder: Embedder,
+        *,
+        cache_size: int = 50_000,
+        support: ClaimSupport | None = None,
+    ) -> None:
         self.embedder = embedder
-        self._cache = _VectorCache(cache_size)
+        # claim-level support (cross-encoder + word alignment); lexical-only when not given
+        self.support = support or ClaimSupport(None)
+        # link each claim to the turn the support model reads as supporting it best (among the
+        # bi-encoder's top-k); off: the bi-encoder's best turn (for measuring the difference)
+        self.switch_turns = True
+        self._cache: _VectorCache[Vectors] = _VectorCache(cache_size)
+        # contextual token vectors (fp16) of turn sentences, for the claim-support signal
+        self._tokens: _VectorCache[tuple[Vectors, TokenText]] = _VectorCache(
+            min(cache_size, 20_000)
+        )
         protos: list[str] = []
         owners: list[int] = []
         raw = json.loads(
@@ -179,6 +201,30 @@ class EvidenceLinker:
     def _kind_scores(self, vecs: Vectors) -> Vectors:
         out: Vectors = np.maximum.reduceat(vecs @ self._proto_vecs.T, self._kind_starts, axis=1)
         return out
+
+    def _encode_tokens(
+        self, texts: Sequence[str], extra: Sequence[str]
+    ) -> tuple[Vectors, Vectors, list[TokenText], list[TokenText]]:
+        """Like :meth:`_encode`, with every text's token vectors from the same forward pass."""
+        keys = [_key(t) for t in texts]
+        local: dict[str, tuple[Vectors, TokenText]] = {}
+        missing: dict[str, str] = {}
+        for k, t in zip(keys, texts, strict=True):
+            hit = self._tokens.get(k)
+            if hit is not None:
+                local[k] = hit
+            else:
+                missing[k] = t
+        batch = list(missing.values()) + list(extra)
+        dim = self.embedder.dimension
+        out, toks = self.embedder.encode_with_tokens(batch)  # type: ignore[attr-defined]
+        for i, k in enumerate(missing):
+            local[k] = (out[i], toks[i])
+            self._tokens.put(k, local[k])
+            self._cache.put(k, out[i])
+        vecs = np.stack([local[k][0] for k in keys]) if keys else np.zeros((0, dim), np.float32)
+        unit_toks = [local[k][1] for k in keys]
+        return vecs.astype(np.float32), out[len(missing) :], unit_toks, toks[len(missing) :]
 
     def _encode(self, texts: Sequence[str], extra: Sequence[str]) -> tuple[Vectors, Vectors]:
         """Vectors for ``texts`` (cached) and ``extra`` (never cached), in ONE encoder batch."""
@@ -209,10 +255,21 @@ class EvidenceLinker:
         for u in units:
             by_turn.setdefault(u.turn_id, []).append(u.text)
         turn_text = {tid: " ".join(parts) for tid, parts in by_turn.items()}
-        unit_vecs, cand_vecs = self._encode([u.text for u in units], [c.text for c in candidates])
+        unit_texts, cand_texts = [u.text for u in units], [c.text for c in candidates]
+        unit_toks: list[TokenText] | None = None
+        cand_toks: list[TokenText] | None = None
+        if self.support.wants_tokens and hasattr(self.embedder, "encode_with_tokens"):
+            unit_vecs, cand_vecs, unit_toks, cand_toks = self._encode_tokens(unit_texts, cand_texts)
+        else:
+            unit_vecs, cand_vecs = self._encode(unit_texts, cand_texts)
         cand_kinds = self._kind_scores(cand_vecs) if len(candidates) else np.zeros((0, len(KINDS)))
         if not units:
-            return [self._unlinked(c, cand_kinds[i]) for i, c in enumerate(candidates)]
+            return self._with_support(
+                candidates,
+                [self._unlinked(c, cand_kinds[i]) for i, c in enumerate(candidates)],
+                {},
+                np.zeros((len(candidates), 0), np.float32),
+            )
         unit_kinds = self._kind_scores(unit_vecs)
         sims = cand_vecs @ unit_vecs.T  # (n_cand, n_units)
         # units are built turn by turn, so each turn's sentences are contiguous
@@ -223,7 +280,7 @@ class EvidenceLinker:
         all_user_numbers = frozenset().union(*(tx.numbers(t) for t in texts))
         all_user_names = frozenset().union(*(tx.word_set(t) for t in texts))
         later_fix = _corrections(units, unit_kinds)
-        return [
+        links = [
             self._features(
                 c, sims[i], cand_kinds[i], units, unit_kinds, turn_max[i], turn_text,
                 all_user_stems, all_user_numbers, all_user_names,
@@ -231,6 +288,40 @@ class EvidenceLinker:
             )
             for i, c in enumerate(candidates)
         ]  # fmt: skip
+        turn_toks: list[list[TokenText]] | None = None
+        if unit_toks is not None:
+            by_id: dict[str, list[TokenText]] = {}
+            for u, tt in zip(units, unit_toks, strict=True):
+                by_id.setdefault(u.turn_id, []).append(tt)
+            turn_toks = [by_id[tid] for tid in turn_text]
+        return self._with_support(candidates, links, turn_text, turn_max, cand_toks, turn_toks)
+
+    def _with_support(
+        self,
+        candidates: Sequence[Candidate],
+        links: list[EvidenceLink],
+        turn_text: dict[str, str],
+        turn_max: Vectors,
+        cand_toks: list[TokenText] | None = None,
+        turn_toks: list[list[TokenText]] | None = None,
+    ) -> list[EvidenceLink]:
+        """Support features, unsupported words and the best-supporting turn of each claim."""
+        ids, texts = list(turn_text), list(turn_text.values())
+        verdicts = self.support.assess(
+            [c.text for c in candidates], texts, turn_max,
+            claim_tokens=cand_toks, turn_tokens=turn_toks,
+        )  # fmt: skip
+        out: list[EvidenceLink] = []
+        for link, v in zip(links, verdicts, strict=True):
+            update: dict[str, object] = {
+                "features": {**link.features, **v.features},
+                "unsupported_words": list(v.unsupported_words),
+            }
+            switch = self.switch_turns and self.support.model is not None
+            if switch and v.turn_index is not None and ids[v.turn_index] != link.turn_id:
+                update.update(turn_id=ids[v.turn_index], span=texts[v.turn_index])
+            out.append(link.model_copy(update=update))
+        return out
 
     def _unlinked(self, cand: Candidate, kinds: Vectors) -> EvidenceLink:
         feats = dict.fromkeys(FEATURE_NAMES, 0.0)

@@ -54,7 +54,7 @@ def sentences(text: str) -> list[str]:
     return parts or [text.strip()]
 
 
-def _stem(word: str) -> str:
+def stem(word: str) -> str:
     w = word.lower().strip("'-")
     for suffix in ("ing", "edly", "ed", "ies", "es", "s", "ly", "er"):
         if len(w) > len(suffix) + 3 and w.endswith(suffix):
@@ -65,7 +65,7 @@ def _stem(word: str) -> str:
 @lru_cache(maxsize=65536)
 def content_stems(text: str) -> frozenset[str]:
     return frozenset(
-        _stem(w) for w in _WORD.findall(text) if w.lower() not in STOPWORDS and len(w) > 1
+        stem(w) for w in _WORD.findall(text) if w.lower() not in STOPWORDS and len(w) > 1
     )
 
 

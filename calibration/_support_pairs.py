@@ -1,0 +1,281 @@
+"""Training pairs for the claim-level support model: (user turn, claim) -> support class.
+
+Built from the project's own TRAIN split only (never dev, never held-out sets, never BEGIN), with
+both hand-written twins of every claim (flat and hedged; hedge words stripped where no twin was
+written) so that phrasing cannot carry the class, plus perturbations derived from them by rule:
+
+- a true claim with one invented detail glued on (place, day, name, number, duration, event)
+  -> unsupported;
+- a number, a day or a name of the evidence changed in the claim, or the claim negated
+  -> contradicted;
+- a specific turned into a habit or trait -> inferable (a generalisation is never a restatement);
+- the evidence turned into a question or a remark about "you" (the other party) -> unsupported;
+- a compound claim with one unsupported part -> unsupported;
+- the claim against another turn of the same user -> unsupported (which turn supports it matters).
+
+Everything is deterministic: fixed lists, a seeded ``random.Random`` and a fixed order.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from mirage_guard.calibration._data import Example, packaged, strip_hedges
+from mirage_guard.guard import Label, Role
+from mirage_guard.guard.evidence import SupportClass
+
+_PLACES = (
+    "in Lisbon", "in Denver", "in Osaka", "near Lake Como", "in a small town outside Leeds",
+    "in Cape Town", "at the Riverside club", "in Montreal", "in her hometown of Porto",
+    "in Nairobi", "at a studio in Brooklyn", "in Tallinn",
+)  # fmt: skip
+_DAYS = (
+    "on Tuesdays", "every Sunday morning", "on Friday nights", "each Wednesday",
+    "every other Saturday", "on Monday evenings",
+)  # fmt: skip
+_NAMES = (
+    "with her sister Maria", "with his brother Tom", "with a friend named Priya",
+    "with his partner Jonas", "together with her cousin Ana", "with a colleague called Mehdi",
+)  # fmt: skip
+_NUMBERS = (
+    "for 12 years", "since 2015", "about three times a week", "for over a decade",
+    "with 40 other people", "twice a month", "for six months now", "since the age of 9",
+)  # fmt: skip
+_EVENTS = (
+    "after a bad breakup last spring", "since winning a local competition",
+    "after moving house in 2019", "since a trip to Japan", "after a health scare",
+    "ever since the wedding",
+)  # fmt: skip
+GLUED_DETAILS: tuple[tuple[str, ...], ...] = (_PLACES, _DAYS, _NAMES, _NUMBERS, _EVENTS)
+
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_MONTHS = (
+    "january", "february", "march", "april", "june", "july", "august", "september",
+    "october", "november", "december",
+)  # fmt: skip
+_NUMBER_WORDS = (
+    "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twelve", "twenty",
+    "thirty", "forty", "fifty",
+)  # fmt: skip
+_SWAP_NAMES = (
+    "Madrid", "Chicago", "Kraków", "Seoul", "Toronto", "Manila", "Oslo", "Lagos", "Sofia",
+    "Quito", "Google", "Tesla", "Bach", "Spanish", "Italian", "Mexican",
+)  # fmt: skip
+_TRAIT = (
+    "Is the kind of person who always {c}",
+    "Habitually {c}",
+    "Is someone who constantly {c}",
+)
+_QUESTION = ("{p}?", "Wait, {p}?", "So {p}?")
+_REMARK = ("That's great that {p}!", "Sounds like {p}.", "I heard {p}.")
+_TO_SECOND = {
+    "i": "you", "i'm": "you're", "i've": "you've", "i'd": "you'd", "i'll": "you'll", "me": "you",
+    "my": "your", "mine": "yours", "myself": "yourself", "we": "you", "we're": "you're",
+    "we've": "you've", "our": "your", "us": "you", "am": "are", "im": "you're",
+}  # fmt: skip
+_TOKEN = re.compile(r"[A-Za-z][A-Za-z']*|[^A-Za-z]+")
+_NUM = re.compile(r"\b\d+(?:[.,]\d+)?\b")
+_CAP = re.compile(r"(?<=\s)[A-Z][a-z]{2,}")
+_NEG_AUX = re.compile(r"\b(is|was|are|were|has been|can|will)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class SupportPair:
+    """One training pair: what the user said, the claim, and how the first supports the second."""
+
+    premise: str
+    claim: str
+    label: SupportClass
+    origin: str  # which rule made it (for the data card and for balanced checks)
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:] if text[1:2].islower() or len(text) < 2 else text
+
+
+def _strip_end(text: str) -> str:
+    return text.strip().rstrip(".!")
+
+
+def second_person(premise: str) -> str:
+    """'I write backend code for my startup' -> 'you write backend code for your startup'."""
+    out = []
+    for tok in _TOKEN.findall(premise):
+        low = tok.lower()
+        out.append(_TO_SECOND.get(low, tok) if low in _TO_SECOND else tok)
+    text = "".join(out).strip().rstrip(".!")
+    return _lower_first(text)
+
+
+_CONTRACTIONS = {
+    "you're": "you're not", "he's": "he's not", "she's": "she's not", "you'd": "you wouldn't",
+    "you'll": "you won't", "you've": "you haven't", "he'd": "he wouldn't", "she'd": "she wouldn't",
+}  # fmt: skip
+_PRONOUNS = frozenset(["you", "he", "she", "they", "it", "his", "her", "your", "their", "we", "i"])
+
+
+def negate(claim: str) -> str | None:
+    """A negated form of a claim by rule, or None when no rule fits."""
+    first, _, rest = claim.partition(" ")
+    low = first.lower().replace("’", "'")
+    if low in _CONTRACTIONS and rest:
+        neg = _CONTRACTIONS[low]
+        return neg[:1].upper() + neg[1:] + " " + rest
+    m = _NEG_AUX.search(claim)
+    if m and m.start() < 40:
+        return claim[: m.end()] + " not" + claim[m.end() :]
+    if not rest or low in _PRONOUNS or "'" in low:
+        return None
+    if first[:1].isupper() and low.endswith("s") and len(low) > 3 and not low.endswith("ss"):
+        base = low[:-2] if low.endswith(("shes", "ches", "sses", "xes")) else low[:-1]
+        base = base[:-1] + "y" if low.endswith("ies") else base
+        return f"Does not {base} {rest}"
+    return None
+
+
+def change_detail(claim: str, premise: str, rng: random.Random) -> str | None:
+    """The claim with one number, day, month or name that the premise says replaced."""
+    low_p = premise.lower()
+    for num in _NUM.findall(claim):
+        if num in premise:
+            new = str(int(float(num.replace(",", ""))) + rng.choice((2, 3, 5, 7)))
+            return claim.replace(num, new, 1)
+    words = re.findall(r"[A-Za-z]+", claim)
+    for w in words:
+        lw = w.lower()
+        for pool in (_NUMBER_WORDS, _WEEKDAYS, _MONTHS):
+            if lw in pool and lw in low_p:
+                new = rng.choice([x for x in pool if x != lw])
+                new = new.capitalize() if w[:1].isupper() else new
+                return re.sub(rf"\b{w}\b", new, claim, count=1)
+    for name in _CAP.findall(" " + claim[1:]):
+        if name.lower() in low_p:
+            return re.sub(rf"\b{name}\b", rng.choice(_SWAP_NAMES), claim, count=1)
+    return None
+
+
+def glue_detail(claim: str, premise: str, rng: random.Random) -> str:
+    pool = rng.choice(GLUED_DETAILS)
+    options = [d for d in pool if not (set(d.lower().split()) - {"in", "on", "with", "a", "the"})
+               <= set(premise.lower().split())]  # fmt: skip
+    return f"{_strip_end(claim)} {rng.choice(options or list(pool))}."
+
+
+def as_trait(claim: str, rng: random.Random) -> str:
+    return rng.choice(_TRAIT).format(c=_lower_first(_strip_end(claim))) + "."
+
+
+def question_or_remark(premise: str, rng: random.Random) -> str:
+    p = second_person(premise)
+    if rng.random() < 0.5:
+        frame = rng.choice(_QUESTION)
+        text = frame.format(p=p)
+    else:
+        text = rng.choice(_REMARK).format(p=p)
+    return text[:1].upper() + text[1:]
+
+
+def authored_twins() -> dict[str, tuple[str, str]]:
+    """claim_id -> (flat, hedged) from the hand-written ``authoring/part*_twins.jsonl`` files."""
+    folder = packaged("authoring")
+    out: dict[str, tuple[str, str]] = {}
+    for part in sorted(folder.glob("part*_twins.jsonl")):
+        for line in part.read_text("utf-8").splitlines():
+            if line.strip():
+                t = json.loads(line)
+                out[str(t["claim_id"])] = (str(t["text_flat"]), str(t["text_hedged"]))
+    return out
+
+
+def _forms(ex: Example, twins: dict[str, tuple[str, str]]) -> list[str]:
+    """The claim's text forms: as written, flat twin (or stripped), hedged twin; no repeats."""
+    c = ex.claim
+    flat, hedged = twins.get(c.claim_id, (c.text_flat, c.text_hedged))
+    forms = [c.text, flat or strip_hedges(c.text), hedged or c.text]
+    return list(dict.fromkeys(f for f in forms if f and f.strip()))
+
+
+def _flat(ex: Example, twins: dict[str, tuple[str, str]]) -> str:
+    flat = twins.get(ex.claim.claim_id, (ex.claim.text_flat, None))[0]
+    return flat or strip_hedges(ex.claim.text)
+
+
+def _turn_texts(ex: Example) -> dict[str, str]:
+    return {t.id: t.content for t in ex.turns if t.role is Role.USER and t.content.strip()}
+
+
+def build_pairs(
+    examples: Sequence[Example],
+    *,
+    seed: int = 13,
+    twins: dict[str, tuple[str, str]] | None = None,
+) -> list[SupportPair]:
+    """Every training pair, in a fixed order (examples in file order, rules in a fixed order)."""
+    twins = authored_twins() if twins is None else twins
+    if any(e.claim.split not in (None, "train") for e in examples):
+        raise ValueError("support pairs are built from the train split only")
+    rng = random.Random(seed)
+    pairs: list[SupportPair] = []
+    by_conv: dict[str, list[Example]] = {}
+    for ex in examples:
+        by_conv.setdefault(ex.conversation_id, []).append(ex)
+    for ex in examples:
+        turns = _turn_texts(ex)
+        label = ex.claim.label
+        forms = _forms(ex, twins)
+        if label in (Label.GROUNDED, Label.INFERRED_REASONABLE):
+            src = ex.claim.source_turn_id
+            assert src is not None
+            premise = turns[src]
+            cls = SupportClass.ENTAILED if label is Label.GROUNDED else SupportClass.INFERABLE
+            pairs += [SupportPair(premise, f, cls, label.value) for f in forms]
+            flat = _flat(ex, twins)
+            pairs += _perturbations(ex, premise, flat, label, by_conv, rng)
+            others = [t for tid, t in turns.items() if tid != src]
+            if others:
+                pairs.append(
+                    SupportPair(rng.choice(others), flat, SupportClass.UNSUPPORTED, "other_turn")
+                )
+        else:
+            for f in forms[:2]:
+                premise = rng.choice(list(turns.values()))
+                pairs.append(SupportPair(premise, f, SupportClass.UNSUPPORTED, label.value))
+    return pairs
+
+
+def _perturbations(
+    ex: Example,
+    premise: str,
+    claim: str,
+    label: Label,
+    by_conv: dict[str, list[Example]],
+    rng: random.Random,
+) -> list[SupportPair]:
+    out = [
+        SupportPair(premise, glue_detail(claim, premise, rng), SupportClass.UNSUPPORTED, "glued"),
+        SupportPair(question_or_remark(premise, rng), claim, SupportClass.UNSUPPORTED, "question"),
+    ]
+    neg = negate(claim)
+    if neg:
+        out.append(SupportPair(premise, neg, SupportClass.CONTRADICTED, "negated"))
+    changed = change_detail(claim, premise, rng)
+    if changed and changed != claim:
+        out.append(SupportPair(premise, changed, SupportClass.CONTRADICTED, "changed_detail"))
+    if label is Label.GROUNDED:
+        out.append(SupportPair(premise, as_trait(claim, rng), SupportClass.INFERABLE, "trait"))
+    invented = [
+        strip_hedges(e.claim.text_flat or e.claim.text)
+        for e in by_conv[ex.conversation_id]
+        if e.claim.label is Label.FABRICATED
+    ]
+    if invented:
+        other = _lower_first(_strip_end(rng.choice(invented)))
+        out.append(
+            SupportPair(premise, f"{_strip_end(claim)}, and {other}.", SupportClass.UNSUPPORTED,
+                        "compound")
+        )  # fmt: skip
+    return out

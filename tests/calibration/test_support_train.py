@@ -1,0 +1,64 @@
+"""`mirage calibrate train-support` is deterministic and learns from the train split only."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from mirage_guard.calibration import TrainConfig, build_pairs, load_examples, packaged, train_support
+from mirage_guard.calibration._support_pairs import change_detail, glue_detail, negate
+from mirage_guard.guard.evidence import SupportClass, SupportModel
+
+
+def test_pairs_come_from_the_train_split_only() -> None:
+    dev = load_examples(packaged("claims.jsonl"), split="dev")[:5]
+    with pytest.raises(ValueError, match="train split"):
+        build_pairs(dev)
+
+
+def test_pairs_have_every_class_and_both_twins() -> None:
+    train = load_examples(packaged("claims.jsonl"), split="train")[:120]
+    pairs = build_pairs(train)
+    assert {p.label for p in pairs} == set(SupportClass)
+    origins = {p.origin for p in pairs}
+    assert {"glued", "negated", "question", "compound", "other_turn"} <= origins
+    assert build_pairs(train) == pairs  # fixed order, seeded
+
+
+@pytest.mark.parametrize(
+    ("claim", "negated"),
+    [
+        ("Is a night-shift nurse.", "Is not a night-shift nurse."),
+        ("Enjoys bouldering on weekends.", "Does not enjoy bouldering on weekends."),
+        ("You're based in Dubai.", "You're not based in Dubai."),
+    ],
+)
+def test_negation_rules(claim: str, negated: str) -> None:
+    assert negate(claim) == negated
+
+
+def test_a_changed_number_and_a_glued_detail_are_not_in_the_evidence() -> None:
+    import random
+
+    rng = random.Random(0)
+    premise = "I train jiu-jitsu 4 nights a week."
+    changed = change_detail("Trains jiu-jitsu 4 nights a week.", premise, rng)
+    assert changed is not None and "4" not in changed
+    glued = glue_detail("Trains jiu-jitsu.", premise, rng)
+    assert glued.startswith("Trains jiu-jitsu ") and glued != "Trains jiu-jitsu."
+
+
+@pytest.mark.slow
+def test_training_is_deterministic_on_a_tiny_subset(tmp_path: Path) -> None:
+    path = packaged("claims.jsonl")
+    train = load_examples(path, split="train")[:40]
+    cfg = TrainConfig(epochs=1, batch_size=8)
+    a = train_support(train, tmp_path / "a", data_path=path, cfg=cfg, limit=24, log=False)
+    b = train_support(train, tmp_path / "b", data_path=path, cfg=cfg, limit=24, log=False)
+    assert a.sha256 == b.sha256
+    other = replace(cfg, seed=cfg.seed + 1)
+    c = train_support(train, tmp_path / "c", data_path=path, cfg=other, limit=24, log=False)
+    assert c.sha256 != a.sha256
+    assert SupportModel(tmp_path / "a").sha256 == a.sha256
