@@ -79,7 +79,6 @@ class MiniLMEmbedder:
             )
         return np.asarray(out, dtype=np.float32)
 
-
     def encode_with_tokens(self, texts: Sequence[str]) -> tuple[Vectors, list[TokenText]]:
         """Sentence vectors and every text's contextual token vectors, from ONE forward pass."""
         if not texts:

@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from mirage_guard.calibration import TrainConfig, build_pairs, load_examples, packaged, train_support
+from mirage_guard.calibration import (
+    TrainConfig,
+    build_pairs,
+    load_examples,
+    packaged,
+    train_support,
+)
 from mirage_guard.calibration._support_pairs import change_detail, glue_detail, negate
 from mirage_guard.guard.evidence import SupportClass, SupportModel
 
@@ -45,9 +51,11 @@ def test_a_changed_number_and_a_glued_detail_are_not_in_the_evidence() -> None:
     rng = random.Random(0)
     premise = "I train jiu-jitsu 4 nights a week."
     changed = change_detail("Trains jiu-jitsu 4 nights a week.", premise, rng)
-    assert changed is not None and "4" not in changed
+    assert changed is not None
+    assert "4" not in changed
     glued = glue_detail("Trains jiu-jitsu.", premise, rng)
-    assert glued.startswith("Trains jiu-jitsu ") and glued != "Trains jiu-jitsu."
+    assert glued.startswith("Trains jiu-jitsu ")
+    assert glued != "Trains jiu-jitsu."
 
 
 @pytest.mark.slow
