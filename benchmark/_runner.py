@@ -105,11 +105,13 @@ class RunSummary:
         self.accounting.add_calls(calls)
 
 
-def unit_count(config: RunConfig, personas: int) -> dict[Stage, int]:
-    """How many records each stage writes (the progress bars' totals)."""
+def unit_count(config: RunConfig, personas: int, *, guard_excluded: int = 0) -> dict[Stage, int]:
+    """How many records each stage writes (the progress bars' totals); ``guard_excluded``
+    personas get no guard records and are not Accum personas when a guard arm runs."""
     n_models, n_tasks = len(config.models), len(config.tasks)
     stages = set(config.stages)
     arms = config.guard.arms
+    guarded_personas = personas - guard_excluded if True in arms else personas
     counts: dict[Stage, int] = {}
     if Stage.PROBE in stages:
         counts[Stage.PROBE] = n_models * personas
@@ -118,13 +120,16 @@ def unit_count(config: RunConfig, personas: int) -> dict[Stage, int]:
     if Stage.SELF_AUDIT in stages:
         counts[Stage.SELF_AUDIT] = n_models * personas * n_tasks
     accum_units = (
-        n_models * min(config.accum_personas, personas) * len(config.accum_policies) * len(arms)
+        n_models
+        * min(config.accum_personas, guarded_personas)
+        * len(config.accum_policies)
+        * len(arms)
     )
     if Stage.JUDGE in stages:
         judged = n_models * personas * n_tasks * (Stage.TASK in stages)
         judged += n_models * personas * (Stage.PROBE in stages)
         judged += accum_units * (Stage.ACCUM in stages)
-        judged += n_models * personas * n_tasks * (True in arms) * (Stage.TASK in stages)
+        judged += n_models * guarded_personas * n_tasks * (True in arms) * (Stage.TASK in stages)
         counts[Stage.JUDGE] = judged
     if Stage.ACCUM in stages:
         counts[Stage.ACCUM] = accum_units * config.accum_rounds
@@ -564,7 +569,8 @@ class BenchmarkRun:
         )
         self._done = self.run_dir.final_records(retry_failed=self.options.retry_failed)
         self._failed_before = self.run_dir.failed_attempts()
-        self.progress.start(unit_count(self.config, len(self.personas)))
+        excluded = sum(p.persona_id in self._guard_excluded for p in self.personas)
+        self.progress.start(unit_count(self.config, len(self.personas), guard_excluded=excluded))
         accum_personas = self.accum_personas()
         try:
             async with anyio.create_task_group() as tg:

@@ -106,3 +106,17 @@ def test_persona_file_hash_is_of_the_file_bytes() -> None:
     expected = hashlib.sha256(PERSONAS_FILE.read_bytes()).hexdigest()
     assert personas_file_sha256(PERSONAS_FILE) == expected
     assert personas_file_sha256(None) is not None  # the packaged file
+
+
+def test_progress_totals_leave_training_personas_out_of_the_guard_arm() -> None:
+    from mirage_guard.benchmark._config import Stage
+    from mirage_guard.benchmark._runner import unit_count
+
+    config = small_config(stages=["task", "judge", "accum"], accum_personas=2)  # guard both
+    full = unit_count(config, 3)
+    held_out = unit_count(config, 3, guard_excluded=2)  # one held-out persona left
+    assert full[Stage.TASK] == held_out[Stage.TASK]  # the guard-off arm covers everyone
+    # 2 models x 1 persona (not 2) x 2 policies x 2 arms x 8 rounds
+    assert held_out[Stage.ACCUM] == 2 * 1 * 2 * 2 * 8
+    # guard tagging: 2 models x 2 personas x 2 tasks; memory judging: one Accum persona fewer
+    assert full[Stage.JUDGE] - held_out[Stage.JUDGE] == 2 * 2 * 2 + 2 * 1 * 2 * 2
