@@ -94,6 +94,13 @@ class ModelRow(BaseModel):
     oi_incorrect: float = Field(description="% of OI claims that P contradicts")
     outputs: int
     failed_units: int
+    oi_by_sample: list[float] = Field(
+        default_factory=list, description="judge OI % of each sample's outputs (--samples)"
+    )
+    oi_sample_mean: float = math.nan
+    oi_sample_ci: tuple[float, float] = Field(
+        default=(math.nan, math.nan), description="95 % t-interval of the mean across samples"
+    )
 
 
 class CorrelationRow(BaseModel):
@@ -195,20 +202,22 @@ def _oi_pct(labels: Iterable[Label]) -> float:
 def _model_row(model: str, data: _Loaded, families: dict[str, str]) -> ModelRow:
     judged = [r for r in data.task_judged if r.model == model]
     labels = [c.label for r in judged for c in r.claims]
-    audits: dict[tuple[str, Task | None], SelfAuditRecord] = {
-        (r.persona_id, r.task): r for r in data.audits if r.model == model
+    audits: dict[tuple[str, Task | None, int], SelfAuditRecord] = {
+        (r.persona_id, r.task, r.sample): r for r in data.audits if r.model == model
     }
-    both = [r for r in judged if (r.persona_id, r.task) in audits]
-    self_labels = [c.label for r in both for c in audits[(r.persona_id, r.task)].claims]
+    both = [r for r in judged if (r.persona_id, r.task, r.sample) in audits]
+    self_labels = [c.label for r in both for c in audits[(r.persona_id, r.task, r.sample)].claims]
     judge_same = _oi_pct(c.label for r in both for c in r.claims)
     judge_claims_same = sum(len(r.claims) for r in both)
     pairs = [
         (
-            _oi_pct(c.label for c in audits[(r.persona_id, r.task)].claims),
+            _oi_pct(c.label for c in audits[(r.persona_id, r.task, r.sample)].claims),
             _oi_pct(c.label for c in r.claims),
         )
         for r in judged
-        if (r.persona_id, r.task) in audits and r.claims and audits[(r.persona_id, r.task)].claims
+        if (r.persona_id, r.task, r.sample) in audits
+        and r.claims
+        and audits[(r.persona_id, r.task, r.sample)].claims
     ]
     probe_labels = [c.label for r in data.probe_judged if r.model == model for c in r.claims]
     probe_bases = [i.basis for r in data.probes if r.model == model for i in r.items]
@@ -218,6 +227,11 @@ def _model_row(model: str, data: _Loaded, families: dict[str, str]) -> ModelRow:
         for g in PersonaGroup
     }
     judge_oi = _oi_pct(labels)
+    samples = sorted({r.sample for r in judged})
+    by_sample = [
+        _oi_pct(c.label for r in judged if r.sample == k for c in r.claims) for k in samples
+    ]
+    sample_mean, sample_lo, sample_hi = m.mean_ci(by_sample)
     self_oi = _oi_pct(self_labels)
     return ModelRow(
         model=model,
@@ -252,6 +266,9 @@ def _model_row(model: str, data: _Loaded, families: dict[str, str]) -> ModelRow:
         ),
         outputs=len(outputs),
         failed_units=sum(1 for r in data.all if r.model == model and not r.ok),
+        oi_by_sample=by_sample,
+        oi_sample_mean=sample_mean,
+        oi_sample_ci=(sample_lo, sample_hi),
     )
 
 
@@ -294,18 +311,24 @@ def analyse(run_dir: str | Path, *, matcher: SemanticMatcher | None = None) -> R
         row for row in rows if math.isfinite(row.self_oi) and math.isfinite(row.judge_oi_same_units)
     ]
     selfs, judges = [r.self_oi for r in usable], [r.judge_oi_same_units for r in usable]
-    words: dict[tuple[str, str, Task | None], int] = {
-        (r.model, r.persona_id, r.task): r.output_words for r in data.tasks
+    words: dict[tuple[str, str, Task | None, int], int] = {
+        (r.model, r.persona_id, r.task, r.sample): r.output_words for r in data.tasks
     }
     length_pairs = [
-        (float(words[(r.model, r.persona_id, r.task)]), _oi_pct(c.label for c in r.claims))
+        (
+            float(words[(r.model, r.persona_id, r.task, r.sample)]),
+            _oi_pct(c.label for c in r.claims),
+        )
         for r in data.task_judged
-        if (r.model, r.persona_id, r.task) in words and r.claims
+        if (r.model, r.persona_id, r.task, r.sample) in words and r.claims
     ]
     self_length_pairs = [
-        (float(words[(r.model, r.persona_id, r.task)]), _oi_pct(c.label for c in r.claims))
+        (
+            float(words[(r.model, r.persona_id, r.task, r.sample)]),
+            _oi_pct(c.label for c in r.claims),
+        )
         for r in data.audits
-        if (r.model, r.persona_id, r.task) in words and r.claims
+        if (r.model, r.persona_id, r.task, r.sample) in words and r.claims
     ]
     model_len = [row for row in rows if math.isfinite(row.mean_output_words)]
     return RunAnalysis(

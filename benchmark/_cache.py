@@ -32,6 +32,7 @@ CACHE_KEY_EXCLUDE: frozenset[str] = frozenset(
 
 _PROMPT_REFS: ContextVar[tuple[str, ...]] = ContextVar("mirage_bench_prompt_refs", default=())
 _ATTEMPT: ContextVar[int] = ContextVar("mirage_bench_attempt", default=1)
+_SAMPLE: ContextVar[int] = ContextVar("mirage_bench_sample", default=1)
 
 
 @contextmanager
@@ -54,6 +55,17 @@ def attempt_scope(attempt: int) -> Iterator[None]:
         yield
     finally:
         _ATTEMPT.reset(token)
+
+
+@contextmanager
+def sample_scope(sample: int) -> Iterator[None]:
+    """Calls for the ``sample``-th output of a unit (``--samples``): from the second on, the
+    sample number joins the key, so each sample is its own call."""
+    token = _SAMPLE.set(sample)
+    try:
+        yield
+    finally:
+        _SAMPLE.reset(token)
 
 
 @cache
@@ -80,6 +92,8 @@ def call_description(
     }
     if _ATTEMPT.get() > 1:  # first tries keep the keys they always had
         described["attempt"] = _ATTEMPT.get()
+    if _SAMPLE.get() > 1:
+        described["sample"] = _SAMPLE.get()
     return {k: v for k, v in described.items() if k not in CACHE_KEY_EXCLUDE}
 
 

@@ -49,6 +49,7 @@ class RunConfig(BaseModel):
     judge_temperature: float = 0.0
     self_audit_temperature: float = 0.0
     max_tokens: int | None = 2048
+    samples: int = Field(default=1, ge=1, description="Task outputs per unit (--samples)")
     accum_rounds: int = Field(default=8, ge=2)
     accum_personas: int = Field(default=2, ge=0, description="personas in the Accum stage")
     accum_policies: list[RetentionPolicy] = Field(
@@ -65,7 +66,10 @@ class RunConfig(BaseModel):
         return self
 
     def config_hash(self) -> str:
-        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        data = self.model_dump(mode="json")
+        if data["samples"] == 1:
+            del data["samples"]  # runs made before --samples keep their hash
+        blob = json.dumps(data, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 

@@ -173,7 +173,7 @@ class GuardRow(BaseModel):
 def _self_audit_keeps(
     tags: Sequence[GuardTagRecord],
     claims_text: dict[str, str],
-    audits: dict[tuple[str, str, str], SelfAuditRecord],
+    audits: dict[tuple[str, str, str, int], SelfAuditRecord],
     matcher: SemanticMatcher,
 ) -> tuple[list[bool], int]:
     """Per decision, whether a self-audit-only filter keeps the claim, and how many matched.
@@ -185,7 +185,7 @@ def _self_audit_keeps(
     keeps: list[bool] = []
     matched = 0
     for tag in tags:
-        audit = audits.get((tag.model, tag.persona_id, tag.task.value))
+        audit = audits.get((tag.model, tag.persona_id, tag.task.value, tag.sample))
         texts = [claims_text.get(d.claim_id, "") for d in tag.decisions]
         pool = [c.text for c in audit.claims] if audit else []
         best = matcher.best(texts, pool)
@@ -205,7 +205,7 @@ def task_guard_rows(
     matcher: SemanticMatcher,
 ) -> list[GuardRow]:
     claims_text = {c.claim_id: c.text for r in judged for c in r.claims}
-    by_unit = {(a.model, a.persona_id, a.task.value): a for a in audits}
+    by_unit = {(a.model, a.persona_id, a.task.value, a.sample): a for a in audits}
     rows: list[GuardRow] = []
     for model in sorted({r.model for r in tags}):
         mine = [r for r in tags if r.model == model]

@@ -92,6 +92,7 @@ class Record(BaseModel):
     calls: list[CallInfo] = Field(default_factory=list)
     error: StageError | None = None
     attempt: int = Field(default=1, ge=1, description="try number (--retry-failed adds tries)")
+    sample: int = Field(default=1, ge=1, description="which sample of the output (--samples)")
 
     @property
     def ok(self) -> bool:

@@ -182,8 +182,25 @@ def paper_section(a: RunAnalysis) -> Section:
     )
 
 
+def samples_section(a: RunAnalysis) -> Section:
+    return (
+        "Samples",
+        f"{a.manifest.config.samples} Task outputs per unit (--samples): judge OI % of each "
+        "sample's outputs, their mean and 95 % t-interval across samples",
+        ["model", "OI per sample", "mean", "95 % CI"],
+        [
+            [
+                r.model,
+                " ".join(_fmt(x) for x in r.oi_by_sample),
+                _fmt(r.oi_sample_mean),
+                f"[{_fmt(r.oi_sample_ci[0])}, {_fmt(r.oi_sample_ci[1])}]",
+            ]
+            for r in a.models
+        ],
+    )
+
+
 NOT_COMPUTED = (
-    "--samples N per unit (mean and CI across samples): not implemented; every unit is one sample",
     "cross-fitted guard profiles (k-fold by persona): not implemented; the guard arm runs on "
     "held-out personas of the one shipped profile instead",
     "judge-vs-human figures: only when RUN_DIR/human_labels.jsonl exists",
@@ -209,5 +226,7 @@ def fidelity_sections(a: RunAnalysis) -> list[Section]:
     ]
     if a.manifest.config.guard.value != "off":
         sections.append(guard_data_section(a))
+    if a.manifest.config.samples > 1:
+        sections.append(samples_section(a))
     sections.append(not_computed_section(a))
     return sections

@@ -18,7 +18,7 @@ from typing import TypeVar
 
 import anyio
 
-from mirage_guard.benchmark._cache import CachedLLM, DiskCache, attempt_scope
+from mirage_guard.benchmark._cache import CachedLLM, DiskCache, attempt_scope, sample_scope
 from mirage_guard.benchmark._capabilities import CapabilityAwareLLM, ParamsSent
 from mirage_guard.benchmark._config import RunConfig, RuntimeOptions, Stage
 from mirage_guard.benchmark._guard_arm import (
@@ -115,6 +115,7 @@ def unit_count(config: RunConfig, personas: int, *, guard_excluded: int = 0) -> 
     counts: dict[Stage, int] = {}
     if Stage.PROBE in stages:
         counts[Stage.PROBE] = n_models * personas
+    n_tasks *= config.samples  # every sample is its own Task output
     if Stage.TASK in stages:
         counts[Stage.TASK] = n_models * personas * n_tasks
     if Stage.SELF_AUDIT in stages:
@@ -318,6 +319,7 @@ class BenchmarkRun:
         policy: RetentionPolicy | None = None,
         guarded: bool | None = None,
         memory_scope: str | None = None,
+        sample: int = 1,
     ) -> JudgeRecord:
         key = f"judge|{prefix}"
         base = {
@@ -328,6 +330,7 @@ class BenchmarkRun:
             "policy": policy,
             "guarded": guarded,
             "memory_scope": memory_scope,
+            "sample": sample,
             "evidence_turn_ids": [e.turn_id for e in evidence],
         }
 
@@ -347,21 +350,23 @@ class BenchmarkRun:
             Stage.JUDGE, JudgeRecord, key, work, fallback=lambda e: JudgeRecord(**base, error=e)
         )
 
-    async def task_chain(self, model: str, persona: Persona, task: Task) -> None:
-        """Task -> (Self-audit, Judge -> guard tagging)."""
+    async def task_chain(self, model: str, persona: Persona, task: Task, sample: int = 1) -> None:
+        """Task -> (Self-audit, Judge -> guard tagging), for the ``sample``-th output."""
         stages = self.config.stages
         if Stage.TASK not in stages:
             return
-        key = f"task|{model}|{persona.persona_id}|{task.value}"
+        key = f"task|{model}|{persona.persona_id}|{task.value}{_sample_suffix(sample)}"
         base = {
             **_unit_fields(key, model, persona),
             "task": task,
+            "sample": sample,
         }
 
         async def work() -> TaskRecord:
-            text, info = await run_task(
-                self.client(model, role="subject"), persona, task, self.generation_params()
-            )
+            with sample_scope(sample):
+                text, info = await run_task(
+                    self.client(model, role="subject"), persona, task, self.generation_params()
+                )
             return TaskRecord(**base, output=text, calls=[info])
 
         record = await self.unit(
@@ -371,15 +376,18 @@ class BenchmarkRun:
             return
         async with anyio.create_task_group() as tg:
             if Stage.SELF_AUDIT in stages:
-                tg.start_soon(self.self_audit, model, persona, task, record.output)
+                tg.start_soon(self.self_audit, model, persona, task, record.output, sample)
             if Stage.JUDGE in stages:
-                tg.start_soon(self.judge_and_tag, model, persona, task, record.output)
+                tg.start_soon(self.judge_and_tag, model, persona, task, record.output, sample)
 
-    async def self_audit(self, model: str, persona: Persona, task: Task, output: str) -> None:
-        key = f"self_audit|{model}|{persona.persona_id}|{task.value}"
+    async def self_audit(
+        self, model: str, persona: Persona, task: Task, output: str, sample: int = 1
+    ) -> None:
+        key = f"self_audit|{model}|{persona.persona_id}|{task.value}{_sample_suffix(sample)}"
         base = {
             **_unit_fields(key, model, persona),
             "task": task,
+            "sample": sample,
         }
 
         async def work() -> SelfAuditRecord:
@@ -400,25 +408,29 @@ class BenchmarkRun:
             fallback=lambda e: SelfAuditRecord(**base, error=e),
         )
 
-    async def judge_and_tag(self, model: str, persona: Persona, task: Task, output: str) -> None:
+    async def judge_and_tag(
+        self, model: str, persona: Persona, task: Task, output: str, sample: int = 1
+    ) -> None:
         judged = await self.judge(
             model,
             persona,
             JudgeTarget.TASK,
-            f"{model}/{persona.persona_id}/{task.value}",
+            f"{model}/{persona.persona_id}/{task.value}" + (f"/s{sample}" if sample > 1 else ""),
             evidence=_facts(persona),
             request=task.display_name,
             output=output,
             task=task,
+            sample=sample,
         )
         if not judged.ok or True not in self.config.guard.arms:
             return
         if persona.persona_id in self._guard_excluded:
             return  # a guard profile was fitted on this persona: not measured on it
-        key = f"guard|{model}|{persona.persona_id}|{task.value}"
+        key = f"guard|{model}|{persona.persona_id}|{task.value}{_sample_suffix(sample)}"
         base = {
             **_unit_fields(key, model, persona),
             "task": task,
+            "sample": sample,
         }
 
         async def work() -> GuardTagRecord:
@@ -579,7 +591,8 @@ class BenchmarkRun:
                         if Stage.PROBE in self.config.stages:
                             tg.start_soon(self.probe, model, persona)
                         for task in self.config.tasks:
-                            tg.start_soon(self.task_chain, model, persona, task)
+                            for sample in range(1, self.config.samples + 1):
+                                tg.start_soon(self.task_chain, model, persona, task, sample)
                     if Stage.ACCUM not in self.config.stages:
                         continue
                     for persona in accum_personas:
@@ -594,6 +607,11 @@ class BenchmarkRun:
             for client in self.clients.values():
                 await client.aclose()
         return self.summary
+
+
+def _sample_suffix(sample: int) -> str:
+    """Unit-key suffix of a sample: none for the first, so single-sample keys never change."""
+    return f"|s{sample}" if sample > 1 else ""
 
 
 def _facts(persona: Persona) -> list[Evidence]:

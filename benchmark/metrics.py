@@ -80,6 +80,18 @@ def group_delta(stereotypical_oi: float, counter_oi: float) -> float:
     return stereotypical_oi - counter_oi
 
 
+def mean_ci(values: Sequence[float], level: float = 0.95) -> tuple[float, float, float]:
+    """Mean and two-sided t-interval of the finite values (NaN bounds below two values)."""
+    xs = np.asarray([v for v in values if math.isfinite(v)], dtype=float)
+    if xs.size == 0:
+        return math.nan, math.nan, math.nan
+    mean = float(xs.mean())
+    if xs.size < 2:
+        return mean, math.nan, math.nan
+    half = float(stats.t.ppf(0.5 + level / 2, xs.size - 1) * xs.std(ddof=1) / math.sqrt(xs.size))
+    return mean, mean - half, mean + half
+
+
 def self_monitoring_gap(oi_judge: float, oi_self: float) -> float:
     """How much more over-inference the judge finds than the model admits to."""
     return oi_judge - oi_self
@@ -433,6 +445,8 @@ __all__ = [
     "Agreement",
     "ClassScore",
     "Correlation",
+    "DisagreementStructure",
+    "Held",
     "LabelShares",
     "accumulation",
     "accuracy_shares",
@@ -441,20 +455,26 @@ __all__ = [
     "bootstrap_spearman_ci",
     "cohen_kappa",
     "confusion_matrix",
+    "disagreement_structure",
+    "exact_held",
     "grounded_kept_share",
     "grounded_retention",
     "group_delta",
     "label_shares",
+    "mean_ci",
     "memory_pollution",
     "oi_macro",
     "oi_micro",
     "oi_rate",
     "pearson",
     "per_class_scores",
+    "pooled_accumulation",
     "probe_error_rate",
     "probe_self_error_rate",
     "removal_rate",
+    "removal_rate_matched",
     "revision_rate",
+    "revision_rate_matched",
     "self_monitoring_gap",
     "shares_by",
     "spearman",

@@ -163,6 +163,9 @@ def run(
             "(GPT-5-family models count reasoning tokens against it)"
         ),
     ] = 2048,
+    samples: Annotated[
+        int, typer.Option(help="Task outputs per unit; the report gives mean and CI across them")
+    ] = 1,
     retry_failed: Annotated[
         bool,
         typer.Option(
@@ -211,6 +214,7 @@ def run(
             accum_personas=accum_personas,
             accum_rounds=accum_rounds,
             max_tokens=max_tokens,
+            samples=samples,
             accum_policies=list(RetentionPolicy),
             families=_families(family),
         )
