@@ -304,3 +304,47 @@ async def test_run_with_gpt5_subject_and_anthropic_judge(
     for role in ("generation", "self_audit"):
         assert set(manifest.params_sent[GPT5][role].dropped) == {"temperature"}
         assert manifest.params_sent[GPT5][role].sent["seed"] == 0
+
+
+def test_cli_run_with_gpt5_subject_and_anthropic_judge(
+    tmp_path: Path, http: respx.MockRouter
+) -> None:
+    """The command a user types, with the fake keys and respx standing in for the providers."""
+    from typer.testing import CliRunner
+
+    from mirage_guard.adapters.cli import app as mirage
+    from tests.benchmark.small_run import PERSONAS_FILE
+
+    subject = http.post(OPENAI_URL).mock(side_effect=_subject_answer)
+    judge = http.post(ANTHROPIC_URL).mock(side_effect=_judge_answer)
+    run_dir = tmp_path / "run"
+    result = CliRunner().invoke(
+        mirage,
+        [
+            "bench",
+            "run",
+            "--models",
+            GPT5,
+            "--judge",
+            CLAUDE,
+            "--personas-file",
+            str(PERSONAS_FILE),
+            "--limit",
+            "1",
+            "--tasks",
+            "gift",
+            "--stages",
+            "task,judge",
+            "--run-dir",
+            str(run_dir),
+            "--no-progress",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    (judged,) = RunDirectory(run_dir).records(JudgeRecord)
+    assert judged.ok
+    assert judged.claims
+    assert subject.call_count == 1
+    assert judge.call_count == 1
+    assert "seed" not in _json(judge.calls.last.request)
+    assert "temperature" not in _json(subject.calls.last.request)
