@@ -101,6 +101,12 @@ def paper_vs_run(a: RunAnalysis) -> list[PaperRow]:
 
     c, lo_hi = a.self_vs_judge, ab["oi_range_percent"]
     ois = [r.judge.oi for r in a.models if math.isfinite(r.judge.oi)]
+    add(
+        "judged claims (Task outputs)",
+        f"{ab['judged_claims']:,}",
+        f"{sum(r.judge.n for r in a.models):,}",
+        "analysis.ModelRow.judge.n, summed",
+    )
     add("OI macro, %", f"{ab['oi_macro_percent']}", _fmt(a.oi_macro), "metrics.oi_macro")
     add("OI micro, %", f"{ab['oi_micro_percent']}", _fmt(a.oi_micro), "metrics.oi_micro")
     add(
@@ -273,6 +279,23 @@ def paper_vs_run(a: RunAnalysis) -> list[PaperRow]:
         f"{jh['kappa_4class']} / {jh['kappa_binary']}",
         f"{_fmt(agreement.kappa, 3)} / {_fmt(agreement.kappa_binary, 3)}" if agreement else "–",
         "metrics.cohen_kappa via _judge_validation.compare",
+        extra=why,
+    )
+    add(
+        "judge vs human accuracy 4-class / binary",
+        f"{jh['accuracy_4class']} / {jh['accuracy_binary']}",
+        f"{_fmt(agreement.accuracy, 3)} / {_fmt(agreement.accuracy_binary, 3)}"
+        if agreement
+        else "–",
+        "metrics.agreement via _judge_validation.compare",
+        extra=why,
+    )
+    fabricated = (agreement.per_class.get("FABRICATED") or {}) if agreement else {}
+    add(
+        "judge vs human FABRICATED recall",
+        f"{jh['fabricated_recall']}",
+        _fmt(fabricated.get("recall", math.nan), 3),
+        "metrics.per_class_scores",
         extra=why,
     )
     add(

@@ -58,6 +58,8 @@ async def test_paper_vs_run_marks_a_mock_subset_not_comparable(
         "per-model Δ range, points (models with Δ > 0)",
         "probe error range, %",
         "judge vs human κ 4-class / binary",
+        "judge vs human FABRICATED recall",
+        "judged claims (Task outputs)",
     ):
         assert figure in table
     assert analysis.judge_agreement is not None
