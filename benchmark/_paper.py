@@ -56,6 +56,8 @@ def shape_problems(a: RunAnalysis) -> list[str]:
     if a.manifest.offline_models:
         problems.append("offline mock models answered (not measurements)")
     n_personas = cfg.limit or abstract["personas"]
+    if cfg.personas_file is not None:
+        problems.append("another persona file")
     if n_personas < abstract["personas"] or cfg.personas:
         problems.append(f"persona subset (paper: {abstract['personas']})")
     if len(cfg.tasks) < abstract["tasks"]:

@@ -159,7 +159,11 @@ def judge_agreement_section(a: RunAnalysis) -> Section:
 
 def paper_section(a: RunAnalysis) -> Section:
     problems = shape_problems(a)
-    note = "published figures (benchmark/data/paper_numbers.json) next to this run's; " + (
+    note = (
+        "published figures (benchmark/data/paper_numbers.json) next to this run's. 'comparable' "
+        "means the run has the paper's shape; the prompts (the paper's are not public) and the "
+        "judge are ours, so even then a difference can come from them; "
+    ) + (
         "this run has the paper's shape"
         if not problems
         else "not comparable: " + "; ".join(problems)
