@@ -18,6 +18,8 @@ class AuditRecord(AuditVerdict):
 
     writer_model: str
     prompt_version: str
+    # how the endpoint was asked for JSON (json_schema / json_object / text), when known
+    structured_output: str | None = None
 
 
 async def collect_verdicts(
@@ -46,12 +48,20 @@ async def collect_verdicts(
 
 
 def save_verdicts(
-    path: Path, verdicts: dict[str, AuditVerdict], *, writer_model: str, prompt_version: str
+    path: Path,
+    verdicts: dict[str, AuditVerdict],
+    *,
+    writer_model: str,
+    prompt_version: str,
+    structured_output: str | None = None,
 ) -> None:
     with path.open("w", encoding="utf-8") as f:
         for v in verdicts.values():
             rec = AuditRecord(
-                **v.model_dump(), writer_model=writer_model, prompt_version=prompt_version
+                **v.model_dump(),
+                writer_model=writer_model,
+                prompt_version=prompt_version,
+                structured_output=structured_output,
             )
             f.write(rec.model_dump_json() + "\n")
 

@@ -19,6 +19,7 @@ One root, subclasses carry context and say whether a retry can help::
     │   ├── LLMUnavailableError      connection / 5xx, retryable
     │   ├── LLMAuthError             not retryable
     │   ├── LLMRefusalError          the model refused or a content filter fired
+    │   ├── LLMRequestError          the provider rejected the request itself (4xx, validation)
     │   └── LLMOutputError           output is not valid JSON for the schema (malformed, partial)
     └── BackendError                 the memory backend failed (.retryable)
         └── BackendUnavailableError  upstream store cannot be reached
@@ -139,6 +140,17 @@ class LLMAuthError(LLMError):
 
 class LLMRefusalError(LLMError):
     """The model refused to answer or a content filter blocked it."""
+
+
+class LLMRequestError(LLMError):
+    """The provider rejected the request as invalid (a 4xx, or a validation error in a 5xx).
+
+    Not retryable: the same request cannot succeed. ``.status`` is the HTTP status if known.
+    """
+
+    def __init__(self, message: str, *, model: str | None = None, status: int | None = None):
+        self.status = status
+        super().__init__(message, model=model)
 
 
 class LLMOutputError(LLMError):

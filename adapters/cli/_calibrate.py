@@ -38,7 +38,7 @@ from mirage_guard.guard.evidence import (
     TokenAligner,
     shared_minilm,
 )
-from mirage_guard.guard.llm import RetryingLLM, create_llm
+from mirage_guard.guard.llm import RetryingLLM, create_llm, mode_of
 from mirage_guard.guard.scoring import CalibrationProfile, ProfileMode, ProfileStore
 
 app = typer.Typer(help="Fit per-model calibration profiles; refuse cross-model reuse.")
@@ -159,10 +159,18 @@ def audit(
     verdicts, failed = anyio.run(
         lambda: collect_verdicts(examples, auditor, concurrency=concurrency)
     )
-    save_verdicts(out, verdicts, writer_model=writer_model, prompt_version=auditor.prompt_version)
+    mode = mode_of(writer_model, api_base)
+    save_verdicts(
+        out,
+        verdicts,
+        writer_model=writer_model,
+        prompt_version=auditor.prompt_version,
+        structured_output=mode.value if mode else None,
+    )
     console.print(
         f"{len(verdicts)} verdicts from {writer_model} -> {out}; "
-        f"{len(failed)} conversation(s) failed (not retried into the file)"
+        f"{len(failed)} conversation(s) failed (not retried into the file); "
+        f"structured output: {mode.value if mode else 'not decided'}"
     )
 
 

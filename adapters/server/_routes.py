@@ -40,6 +40,7 @@ from mirage_guard.adapters.server._models import (
 )
 from mirage_guard.guard import Action, Provenance
 from mirage_guard.guard.errors import BackendUnavailableError, InputError, MemoryNotFoundError
+from mirage_guard.guard.llm import structured_output_modes
 
 log = logging.getLogger("mirage.server")
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -326,7 +327,10 @@ async def decisions(
 async def profiles(sidecar: SidecarDep, tenant: TenantDep) -> ProfilesResponse:
     """The guard's active configuration and every calibration profile it can use."""
     return ProfilesResponse(
-        guard=sidecar.memory.guard.describe(),
+        guard={
+            **sidecar.memory.guard.describe(),
+            "structured_output": [d.model_dump(mode="json") for d in structured_output_modes()],
+        },
         profiles=[
             ProfileSummary(
                 profile_id=p.profile_id,

@@ -14,6 +14,13 @@ from mirage_guard.guard.llm._base import (
 from mirage_guard.guard.llm._litellm import LiteLLMClient, missing_provider_keys
 from mirage_guard.guard.llm._retry import RetryingLLM
 from mirage_guard.guard.llm._scripted import FunctionLLM, RecordedCall, ScriptedLLM
+from mirage_guard.guard.llm._structured import (
+    ModeDecision,
+    StructuredMode,
+    forget_modes,
+    mode_of,
+    structured_output_modes,
+)
 
 
 def create_llm(model: str, *, api_base: str | None = None, timeout_s: float = 60.0) -> LLMClient:
@@ -27,12 +34,17 @@ __all__ = [
     "LLMClient",
     "LiteLLMClient",
     "Message",
+    "ModeDecision",
     "RecordedCall",
     "RetryingLLM",
     "SamplingParams",
     "ScriptedLLM",
+    "StructuredMode",
     "Usage",
     "create_llm",
+    "forget_modes",
     "missing_provider_keys",
+    "mode_of",
     "parse_json_output",
+    "structured_output_modes",
 ]

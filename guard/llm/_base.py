@@ -47,6 +47,8 @@ class Completion(BaseModel):
     cost_usd: float | None = None
     finish_reason: str | None = None
     cached: bool = False
+    # how the answer was asked for: json_schema / json_object / text (None: no schema asked)
+    structured_mode: str | None = None
 
     def parse(self, schema: type[T]) -> T:
         """Parse the text as JSON for ``schema``; tolerate a fenced block, nothing else."""

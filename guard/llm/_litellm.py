@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,10 +15,21 @@ from mirage_guard.guard.errors import (
     LLMOutputError,
     LLMRateLimitError,
     LLMRefusalError,
+    LLMRequestError,
     LLMTimeoutError,
     LLMUnavailableError,
 )
 from mirage_guard.guard.llm._base import Completion, LLMClient, Message, SamplingParams, Usage
+from mirage_guard.guard.llm._structured import (
+    StructuredMode,
+    current_mode,
+    downgrade,
+    refuses_response_format,
+    response_format,
+)
+
+# a 5xx whose body is a request validation error (llama.cpp's server answers 500 for those)
+_VALIDATION_5XX = re.compile(r"validation error|Input should be|literal_error", re.I)
 
 
 def _import_litellm() -> Any:
@@ -39,7 +51,17 @@ def missing_provider_keys(model: str) -> list[str]:
 
 def _translate(exc: Exception, model: str) -> LLMError:
     litellm = _import_litellm()
-    msg = str(exc)[:500]
+    msg = str(exc)[:2000]
+    status = getattr(exc, "status_code", None)
+    if isinstance(exc, litellm.ContentPolicyViolationError):
+        return LLMRefusalError(msg, model=model)
+    if isinstance(exc, litellm.BadRequestError | litellm.UnprocessableEntityError):
+        return LLMRequestError(msg, model=model, status=status)
+    if isinstance(exc, litellm.InternalServerError | litellm.APIError) and _VALIDATION_5XX.search(
+        msg
+    ):
+        # the server validated the request and refused it: the same request cannot succeed
+        return LLMRequestError(msg, model=model, status=status)
     if isinstance(exc, litellm.Timeout):
         return LLMTimeoutError(msg, model=model)
     if isinstance(exc, litellm.RateLimitError):
@@ -54,8 +76,6 @@ def _translate(exc: Exception, model: str) -> LLMError:
         return LLMRateLimitError(msg, model=model, retry_after=retry_after)
     if isinstance(exc, litellm.AuthenticationError | litellm.PermissionDeniedError):
         return LLMAuthError(msg, model=model)
-    if isinstance(exc, litellm.ContentPolicyViolationError):
-        return LLMRefusalError(msg, model=model)
     if isinstance(
         exc,
         litellm.APIConnectionError
@@ -89,6 +109,11 @@ class LiteLLMClient(LLMClient):
         self.timeout_s = timeout_s
         self.extra = dict(extra or {})
 
+    @property
+    def structured_mode(self) -> StructuredMode:
+        """The structured-output mode this model (at this endpoint) uses in this process."""
+        return current_mode(_import_litellm(), self.model, self.api_base)
+
     async def complete(
         self,
         messages: Sequence[Message],
@@ -97,6 +122,32 @@ class LiteLLMClient(LLMClient):
         params: SamplingParams | None = None,
     ) -> Completion:
         litellm = _import_litellm()
+        kwargs = self._kwargs(messages, params)
+        mode: StructuredMode | None = None
+        if schema is not None:
+            mode = current_mode(litellm, self.model, self.api_base)
+        while True:
+            fmt = response_format(mode, schema) if mode is not None and schema else None
+            if fmt is not None:
+                kwargs["response_format"] = fmt
+            else:
+                kwargs.pop("response_format", None)
+            try:
+                response = await litellm.acompletion(**kwargs)
+                break
+            except LLMError:
+                raise
+            except Exception as exc:  # litellm raises many provider-specific types
+                err = _translate(exc, self.model)
+                if mode is not None and fmt is not None and _is_format_refusal(err, str(exc)):
+                    nxt = downgrade(self.model, self.api_base, mode)
+                    if nxt is not None:
+                        mode = nxt
+                        continue
+                raise err from exc
+        return self._completion(litellm, response, mode)
+
+    def _kwargs(self, messages: Sequence[Message], params: SamplingParams | None) -> dict[str, Any]:
         p = params or SamplingParams()
         kwargs: dict[str, Any] = {
             "model": self.model,
@@ -111,25 +162,13 @@ class LiteLLMClient(LLMClient):
             kwargs["max_tokens"] = p.max_tokens
         if p.seed is not None:
             kwargs["seed"] = p.seed
-        if schema is not None:
-            kwargs["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {
-                    "name": schema.__name__,
-                    "schema": schema.model_json_schema(),
-                    "strict": False,
-                },
-            }
         if self.api_base:
             kwargs["api_base"] = self.api_base
         if self.api_key:
             kwargs["api_key"] = self.api_key
-        try:
-            response = await litellm.acompletion(**kwargs)
-        except LLMError:
-            raise
-        except Exception as exc:  # litellm raises many provider-specific types
-            raise _translate(exc, self.model) from exc
+        return kwargs
+
+    def _completion(self, litellm: Any, response: Any, mode: StructuredMode | None) -> Completion:
         choices = getattr(response, "choices", None) or []
         message = getattr(choices[0], "message", None) if choices else None
         if message is None:
@@ -155,4 +194,9 @@ class LiteLLMClient(LLMClient):
             ),
             cost_usd=cost,
             finish_reason=finish,
+            structured_mode=mode.value if mode is not None else None,
         )
+
+
+def _is_format_refusal(err: LLMError, upstream: str) -> bool:
+    return isinstance(err, LLMRequestError) and refuses_response_format(upstream)

@@ -17,6 +17,7 @@ from mirage_guard.guard.errors import (
     LLMOutputError,
     LLMRateLimitError,
     LLMRefusalError,
+    LLMRequestError,
     LLMTimeoutError,
     LLMUnavailableError,
 )
@@ -216,7 +217,7 @@ LITELLM_ERRORS: dict[str, tuple[Exception, type[LLMError]]] = {
     ),
     "bad-request": (
         litellm.BadRequestError("b", model=MODEL, llm_provider="openai", response=_response(400)),
-        LLMError,
+        LLMRequestError,
     ),
 }
 
