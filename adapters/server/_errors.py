@@ -3,6 +3,10 @@
 Handlers raise ``mirage_guard.guard.errors`` types; these handlers turn them into
 ``{"detail": ..., "error": {"type", "message", "retryable"}}`` (``detail`` is what Mem0 clients
 read). Nothing here logs request bodies or memory text.
+
+A language-model failure reaches the client as a typed code and a generic sentence only
+(``model_timeout``, ``model_request_rejected`` ...): the provider's own error text may carry a
+traceback, file paths or the prompt, so it goes to the log (WARNING), never into the answer.
 """
 
 from __future__ import annotations
@@ -23,8 +27,14 @@ from mirage_guard.guard.errors import (
     IdempotencyConflictError,
     InputError,
     LimitExceededError,
+    LLMAuthError,
     LLMError,
     LLMOutputError,
+    LLMRateLimitError,
+    LLMRefusalError,
+    LLMRequestError,
+    LLMTimeoutError,
+    LLMUnavailableError,
     MemoryNotFoundError,
     MirageError,
     ProfileError,
@@ -65,10 +75,36 @@ _MAPPING: list[tuple[type[MirageError], int, str]] = [
     (ProfileError, 409, "profile_error"),
     (ConfigError, 501, "not_configured"),
     (LLMOutputError, 502, "model_output_invalid"),
+    (LLMTimeoutError, 504, "model_timeout"),
+    (LLMRateLimitError, 502, "model_rate_limited"),
+    (LLMUnavailableError, 502, "model_unavailable"),
+    (LLMAuthError, 502, "model_auth_failed"),
+    (LLMRefusalError, 502, "model_refused"),
+    (LLMRequestError, 502, "model_request_rejected"),
     (LLMError, 502, "model_failed"),
     (BackendUnavailableError, 503, "upstream_unavailable"),
     (BackendError, 502, "backend_error"),
 ]
+
+# what the client reads for a model failure (the upstream text stays in the log)
+_MODEL_MESSAGES: dict[str, str] = {
+    "model_output_invalid": "the writer model's answer was not valid for the expected schema",
+    "model_timeout": "the writer model did not answer in time",
+    "model_rate_limited": "the writer model's provider is rate limiting requests",
+    "model_unavailable": "the writer model's provider could not be reached",
+    "model_auth_failed": "the writer model's provider rejected the configured credentials",
+    "model_refused": "the writer model refused to answer",
+    "model_request_rejected": "the writer model's provider rejected the request",
+    "model_failed": "the writer model call failed",
+}
+
+
+def _client_message(exc: MirageError, kind: str) -> str:
+    if isinstance(exc, LLMError):
+        # full provider text to the log only: it can hold tracebacks, paths, prompt text
+        log.warning("model call failed (%s): %s", kind, exc)
+        return f"{_MODEL_MESSAGES.get(kind, 'the writer model call failed')}; nothing was written"
+    return str(exc)
 
 
 def _mirage_error(request: Request, exc: Exception) -> JSONResponse:
@@ -85,7 +121,8 @@ def _mirage_error(request: Request, exc: Exception) -> JSONResponse:
     if status == 401:
         headers["WWW-Authenticate"] = "Token"
     log.info("%s %s -> %d %s", request.method, request.url.path, status, kind)
-    return error_response(status, kind, str(exc), retryable=exc.retryable, headers=headers)
+    message = _client_message(exc, kind)
+    return error_response(status, kind, message, retryable=exc.retryable, headers=headers)
 
 
 def _validation_error(request: Request, exc: Exception) -> JSONResponse:
