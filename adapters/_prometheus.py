@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
-from mirage_guard.guard import STAGES, Decision
+from mirage_guard.guard import STAGES, Decision, ReasonCode
 
 DECISIONS = "mirage_guard_decisions"  # counter: model, provenance, action
 SCORE = "mirage_guard_score"  # histogram of calibrated P(OI): model, provenance
@@ -22,6 +22,7 @@ STAGE_SECONDS = "mirage_guard_stage_seconds"  # histogram: stage
 ERRORS = "mirage_guard_errors"  # counter: stage, kind
 MEMORY_WRITES = "mirage_guard_memory_writes"  # counter: status (fact/hypothesis/quarantined)
 UNCALIBRATED = "mirage_guard_uncalibrated_decisions"  # counter: model
+UNSUPPORTED_LANGUAGE = "mirage_guard_unsupported_language_decisions"  # counter: language
 OTHER_MODEL = "other"  # the model label of every writer model that was not configured
 NO_MODEL = "none"  # the model label of decisions made without a writer model
 
@@ -69,6 +70,12 @@ class GuardMetrics:
             ["model"],
             registry=self.registry,
         )
+        self.unsupported_language = Counter(
+            UNSUPPORTED_LANGUAGE,
+            "Decisions failed closed: a language the evidence model and profile do not cover",
+            ["language"],
+            registry=self.registry,
+        )
 
     def model_label(self, writer_model: str | None) -> str:
         """The ``model`` label of a writer model: configured ones verbatim, the rest ``other``."""
@@ -89,6 +96,9 @@ class GuardMetrics:
                 self.score.labels(model=model, provenance=d.provenance.value).observe(d.score)
             if not d.calibrated:
                 self.uncalibrated.labels(model=model).inc()
+            for r in d.reasons:
+                if r.code is ReasonCode.UNSUPPORTED_LANGUAGE:  # ISO codes: a bounded label set
+                    self.unsupported_language.labels(language=str(r.params["language"])).inc()
 
     def on_stage(self, stage: str, seconds: float) -> None:
         self.stage_seconds.labels(stage=stage).observe(seconds)
@@ -107,5 +117,6 @@ __all__ = [
     "STAGES",
     "STAGE_SECONDS",
     "UNCALIBRATED",
+    "UNSUPPORTED_LANGUAGE",
     "GuardMetrics",
 ]

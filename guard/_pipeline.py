@@ -23,6 +23,12 @@ from mirage_guard.guard._domain import (
     Role,
     Turn,
 )
+from mirage_guard.guard._language import (
+    LanguageDetector,
+    Py3LangidDetector,
+    fail_closed,
+    uncovered_languages,
+)
 from mirage_guard.guard._limits import RequestLimits, check_limits
 from mirage_guard.guard._observer import GuardObserver, NullObserver
 from mirage_guard.guard._policy import Policy
@@ -81,11 +87,15 @@ class Guard:
         metrics: GuardObserver | None = None,
         linker_thread: LinkerThread = "dedicated",
         limits: RequestLimits | None = None,
+        language_detector: LanguageDetector | None = None,
     ) -> None:
         evidence_profile.check_applicable(
             mode=ProfileMode.EVIDENCE, writer_model=None, prompt_version=None
         )
+        embedder_names = profile_embedders(linker.embedder)
+        evidence_profile.check_embedder(embedder_names)  # another embedder's profile: refused
         if audit_profile is not None:
+            audit_profile.check_embedder(embedder_names)
             # refuse another model's (or another prompt's) profile, loudly
             audit_profile.check_applicable(
                 mode=_MODE_FOR_AUDIT.get(audit_mode, ProfileMode.SELF_AUDIT_SEPARATE),
@@ -106,6 +116,7 @@ class Guard:
         self.writer_model = writer_model
         self.metrics = metrics
         self.limits = limits or RequestLimits()
+        self.language_detector = language_detector or Py3LangidDetector()
         self._closed = False
         self._lock = threading.Lock()
         # "dedicated": one long-lived thread runs the encoder, so torch's OpenMP team stays warm
@@ -151,7 +162,7 @@ class Guard:
                 audit_profile = None  # explicit in every decision: calibrated=False
         return cls(
             linker=EvidenceLinker(embedder or shared_minilm()),
-            evidence_profile=store.evidence_only(),
+            evidence_profile=store.evidence_only(profile_embedders(embedder or shared_minilm())),
             policy=Policy(inferred_action=s.inferred_action, generated_action=s.generated_action),
             auditor=auditor,
             audit_mode=s.audit_mode,
@@ -199,6 +210,7 @@ class Guard:
         verdicts, audit_error = await self._verdicts(turns, candidates, audit)
         with self._stage("score"):
             decisions = self._decide(candidates, links, verdicts, audit_error, writer_model)
+            decisions = self._fail_closed_on_language(turns, candidates, decisions)
         self._observer.on_decisions(decisions, writer_model=writer_model or self.writer_model)
         return decisions
 
@@ -296,6 +308,21 @@ class Guard:
             for i, (c, link) in enumerate(zip(candidates, links, strict=True))
         ]
 
+    def _fail_closed_on_language(
+        self, turns: Sequence[Turn], candidates: Sequence[Candidate], decisions: list[Decision]
+    ) -> list[Decision]:
+        """Generated, never stated, where the profile does not cover the language."""
+        covered = self.evidence_profile.languages
+        uncovered = uncovered_languages(turns, candidates, covered, self.language_detector)
+        if not uncovered:
+            return decisions
+        return [
+            fail_closed(d, uncovered[d.candidate.id], covered, self.policy)
+            if d.candidate.id in uncovered
+            else d
+            for d in decisions
+        ]
+
     @property
     def _observer(self) -> GuardObserver:
         return self.metrics if self.metrics is not None else _NULL_OBSERVER
@@ -326,6 +353,17 @@ class Guard:
         self._closed = True
         if self._linker_thread is not None:
             self._linker_thread.shutdown(wait=False)
+
+
+def profile_embedders(embedder: Embedder) -> tuple[str, ...]:
+    """The embedder names whose calibration profiles apply to ``embedder``: its own, and the one
+    it declares to stand in for (``profile_embedder``: a test double or a re-packaged export of
+    the same model), if any."""
+    names = [embedder.name]
+    stand_in = getattr(embedder, "profile_embedder", None)
+    if isinstance(stand_in, str) and stand_in not in names:
+        names.append(stand_in)
+    return tuple(names)
 
 
 def _inline_prompt_version() -> str:

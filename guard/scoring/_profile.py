@@ -94,6 +94,11 @@ class CalibrationProfile(BaseModel):
     writer_model: str | None = Field(description="None only for evidence-only profiles")
     prompt_version: str | None = Field(description="self-audit prompt ref (name@hash)")
     embedder: str
+    languages: tuple[str, ...] = Field(
+        default=("en",),
+        description="ISO 639-1 codes the embedder and features were fitted on; the guard fails "
+        "closed on any other language",
+    )
     feature_version: str
     oi_model: LogisticModel
     oi_threshold: float = Field(ge=0.0, le=1.0)
@@ -111,6 +116,15 @@ class CalibrationProfile(BaseModel):
         if not self.mode.uses_audit and self.writer_model is not None:
             raise ValueError("an evidence-only profile is not tied to a writer model")
         return self
+
+    def check_embedder(self, names: Sequence[str]) -> None:
+        """Raise ProfileMismatchError unless fitted with one of ``names`` (an embedder's name,
+        and the embedder it stands in for, if it declares one): features of another embedder
+        do not mean what this profile's weights and thresholds assume."""
+        if self.embedder not in names:
+            raise ProfileMismatchError(
+                self.profile_id, "embedder", " / ".join(names), self.embedder
+            )
 
     def check_applicable(
         self, *, mode: ProfileMode, writer_model: str | None, prompt_version: str | None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
@@ -36,10 +37,19 @@ class ProfileStore:
         except KeyError:
             raise ProfileNotFoundError(f"no calibration profile {profile_id!r}") from None
 
-    def evidence_only(self) -> CalibrationProfile:
-        for p in self._profiles.values():
-            if p.mode is ProfileMode.EVIDENCE:
-                return p
+    def evidence_only(self, embedders: Sequence[str] | None = None) -> CalibrationProfile:
+        """The evidence-only profile (``embedders``: one fitted with one of these embedders;
+        a profile from ``extra_dir`` wins over the shipped one)."""
+        found = [p for p in self._profiles.values() if p.mode is ProfileMode.EVIDENCE]
+        if embedders is not None:
+            found = [p for p in found if p.embedder in embedders]
+        if found:
+            return found[-1]
+        if embedders is not None:
+            raise ProfileNotFoundError(
+                f"no evidence-only profile fitted with {' / '.join(embedders)}: fit one with that "
+                "embedder and put it in MIRAGE_PROFILE_DIR (README, 'Other languages')"
+            )
         raise ProfileNotFoundError("no evidence-only profile is installed")
 
     def for_writer(

@@ -41,6 +41,12 @@ class HashingEmbedder:
         return f"test/hashing-bow-{self._dimension}"
 
     @property
+    def profile_embedder(self) -> str:
+        """Stands in for MiniLM in tests, so the shipped evidence profile applies to it (the
+        guard refuses a profile fitted with any other embedder)."""
+        return "sentence-transformers/all-MiniLM-L6-v2"
+
+    @property
     def dimension(self) -> int:
         return self._dimension
 
@@ -68,6 +74,10 @@ class CountingEmbedder:
     @property
     def name(self) -> str:
         return self.inner.name
+
+    @property
+    def profile_embedder(self) -> str | None:
+        return getattr(self.inner, "profile_embedder", None)
 
     @property
     def dimension(self) -> int:

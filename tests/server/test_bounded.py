@@ -169,3 +169,43 @@ def test_mem0_does_not_log_memory_text_at_info(caplog: pytest.LogCaptureFixture)
     with caplog.at_level(logging.INFO):  # a server that logs at INFO (uvicorn's default)
         _import_mem0()
         assert not logging.getLogger("mem0.memory.main").isEnabledFor(logging.INFO)
+
+
+JAPANESE_TURNS = [
+    {"id": "t1", "role": "user", "content": "私は東京のソフトウェアエンジニアです。"},
+    {"id": "t2", "role": "user", "content": "週末はボルダリングに行きました。"},
+]
+
+
+def test_languages_the_evidence_model_cannot_read_fail_closed(make_client: Client) -> None:
+    client = make_client()
+    cases = [
+        (JAPANESE_TURNS, "内向的でパーティーが苦手", "ja"),  # a stereotype
+        (JAPANESE_TURNS, "二人の妹がいる", "ja"),  # invented: two younger sisters
+        (JAPANESE_TURNS, "週末はボルダリングに行きました", "ja"),  # even a restatement
+        ([{"id": "t1", "role": "user", "content": "Es una persona muy cariñosa, dice mi madre."}],
+         "Es una persona muy cariñosa", "es"),
+    ]  # fmt: skip
+    for turns, text, language in cases:
+        body = {"turns": turns, "candidates": [{"id": "c1", "text": text}]}
+        (d,) = client.post("/v1/guard/tag", json=body).json()["decisions"]
+        assert (d["provenance"], d["action"]) == ("generated", "quarantine"), text
+        assert d["reasons"][-1]["code"] == "unsupported_language"
+        assert d["reasons"][-1]["params"]["language"] == language
+    english = {
+        "turns": [{"id": "t1", "role": "user", "content": "I went climbing last weekend."}],
+        "candidates": [{"id": "c1", "text": "User went climbing last weekend"}],
+    }
+    (d,) = client.post("/v1/guard/tag", json=english).json()["decisions"]
+    assert d["provenance"] == "stated"
+    text = client.get("/metrics").text
+    assert 'mirage_guard_unsupported_language_decisions_total{language="ja"} 3.0' in text
+    assert 'mirage_guard_unsupported_language_decisions_total{language="es"} 1.0' in text
+
+
+def test_verbatim_adds_in_another_language_are_not_stated(make_client: Client) -> None:
+    client = make_client()
+    r = client.post("/memories", json={"messages": JAPANESE_TURNS, "user_id": "u1", "infer": True})
+    assert r.status_code == 200
+    assert all(d["provenance"] != "stated" for d in r.json()["decisions"])
+    assert client.get("/memories", params={"user_id": "u1"}).json()["results"] == []
