@@ -18,6 +18,23 @@ for _var in list(os.environ):
         del os.environ[_var]
 
 
+def _real_acompletion() -> object:
+    import litellm
+
+    return litellm.acompletion
+
+
+REAL_ACOMPLETION = _real_acompletion()  # before any test replaces it (llm_server tests use it)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "llm_server: runs against llama.cpp's server on loopback (tests/llmserver); skips with "
+        "the reason when llama-cpp-python[server] or the GGUF package is not installed",
+    )
+
+
 @pytest.fixture(autouse=True)
 def _block_real_llm_calls(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """A test reaches a real provider only when marked ``live``."""
