@@ -37,8 +37,9 @@ from mirage_guard.guard.evidence import (
     SupportModel,
     TokenAligner,
     shared_minilm,
+    shipped_linker,
 )
-from mirage_guard.guard.llm import RetryingLLM, create_llm, mode_of
+from mirage_guard.guard.llm import RetryingLLM, SamplingParams, create_llm, mode_of
 from mirage_guard.guard.scoring import CalibrationProfile, ProfileMode, ProfileStore
 
 app = typer.Typer(help="Fit per-model calibration profiles; refuse cross-model reuse.")
@@ -53,7 +54,7 @@ PersonasOpt = Annotated[
 
 
 def _linker() -> EvidenceLinker:
-    return EvidenceLinker(shared_minilm())
+    return shipped_linker()
 
 
 def _with_held_out(
@@ -152,10 +153,16 @@ def audit(
     personas: PersonasOpt = None,
     api_base: Annotated[str | None, typer.Option(help="e.g. a vLLM server URL")] = None,
     concurrency: int = 4,
+    max_tokens: Annotated[
+        int | None, typer.Option(help="cap each answer (a weak model may never stop)")
+    ] = None,
 ) -> None:
     """Ask WRITER_MODEL to self-audit every labelled claim (one call per conversation)."""
     examples = load_examples(data, personas=personas)
-    auditor = SelfAuditor(RetryingLLM(create_llm(writer_model, api_base=api_base)))
+    auditor = SelfAuditor(
+        RetryingLLM(create_llm(writer_model, api_base=api_base)),
+        params=SamplingParams(temperature=0.0, max_tokens=max_tokens),
+    )
     verdicts, failed = anyio.run(
         lambda: collect_verdicts(examples, auditor, concurrency=concurrency)
     )

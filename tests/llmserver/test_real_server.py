@@ -18,6 +18,7 @@ from mirage_guard.guard.errors import LLMTimeoutError
 from mirage_guard.guard.llm import (
     LiteLLMClient,
     Message,
+    RetryingLLM,
     SamplingParams,
     StructuredMode,
     forget_modes,
@@ -73,8 +74,18 @@ def _sidecar(llm_server: LocalServer, data_dir: Path, store: InMemoryStore, **ov
         writer_api_base=llm_server.api_base,
         **over,  # type: ignore[arg-type]
     )
-    guard = Guard.from_settings(settings, embedder=HashingEmbedder())
-    app = create_app(settings, guard=guard, backend=store)
+    # the real litellm client, answers capped (a base model may not stop on its own)
+    writer = RetryingLLM(
+        LiteLLMClient(
+            llm_server.openai_model,
+            api_base=llm_server.api_base,
+            timeout_s=90.0,
+            extra={"max_tokens": 200},
+        ),
+        attempts=1,
+    )
+    guard = Guard.from_settings(settings, writer_llm=writer, embedder=HashingEmbedder())
+    app = create_app(settings, guard=guard, backend=store, writer_llm=writer)
     return TestClient(app, raise_server_exceptions=False)
 
 
@@ -142,7 +153,7 @@ def test_calibrate_audit_then_fit_a_profile_only_for_that_model(
 ) -> None:
     from mirage_guard.adapters.cli import app
 
-    claims = _subset_claims(tmp_path / "claims.jsonl", train=3, dev=1)
+    claims = _subset_claims(tmp_path / "claims.jsonl", train=2, dev=1)
     verdicts = tmp_path / "verdicts.jsonl"
     profiles = tmp_path / "profiles"
     runner = CliRunner()
@@ -161,6 +172,8 @@ def test_calibrate_audit_then_fit_a_profile_only_for_that_model(
             str(verdicts),
             "--concurrency",
             "1",
+            "--max-tokens",
+            "300",
         ],
     )
     assert audited.exit_code == 0, audited.output
