@@ -73,6 +73,9 @@ def test_a_refused_request_is_typed_generic_logged_and_not_retried(
     # json_schema refused -> json_object refused -> text refused: three calls, no retries
     assert route.call_count == 3
     assert store.items == {}
+    # the mode decided for the model is part of the guard's describe output
+    decided = client.get("/v1/profiles").json()["guard"]["structured_output"]
+    assert [(d["model"], d["mode"]) for d in decided] == [("openai/gemma3-270m", "text")]
     logged = "\n".join(rec.getMessage() for rec in caplog.records)
     assert "llama_cpp/server/app.py" in logged
     assert "model_request_rejected" in logged
