@@ -43,6 +43,9 @@ WEIGHTS = "model.safetensors"
 MANIFEST = "manifest.json"
 MAX_PREMISE_TOKENS = 64
 MAX_CLAIM_TOKENS = 40
+# the support model moves a claim's link off the bi-encoder's nearest turn only to a turn it reads
+# as supporting the claim (P(entailed) + P(inferable) at least this)
+SWITCH_MIN_SUPPORT = 0.5
 
 
 class SupportClass(IntEnum):
@@ -400,6 +403,8 @@ class ClaimSupport:
             else:
                 support = probs[i, :, SupportClass.ENTAILED] + probs[i, :, SupportClass.INFERABLE]
                 pick = int(np.argmax(support))
+                if support[pick] < SWITCH_MIN_SUPPORT:
+                    pick = 0  # neither turn supports it: keep the bi-encoder's nearest turn
                 p = probs[i, pick]
                 cmax = float(probs[i, :, SupportClass.CONTRADICTED].max())
             if self.aligner is not None and claim_tokens is not None and turn_tokens is not None:

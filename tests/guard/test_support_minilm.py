@@ -1,0 +1,74 @@
+"""The shipped claim-support signal on hand-made pairs (real MiniLM + shipped weights, offline)."""
+
+from __future__ import annotations
+
+import pytest
+
+from mirage_guard.guard import Candidate, EvidenceLink, Role, Turn
+from mirage_guard.guard._decision import fully_supported
+from mirage_guard.guard.evidence import (
+    EvidenceLinker,
+    SupportModel,
+    shipped_linker,
+    support_model_dir,
+    verify_support_dir,
+)
+
+pytestmark = pytest.mark.slow
+
+TURNS = (
+    Turn(id="u1", role=Role.USER, content="I live in Lisbon with my two cats."),
+    Turn(id="u2", role=Role.USER, content="I train jiu-jitsu four nights a week."),
+    Turn(id="u3", role=Role.USER, content="Do you play any instruments?"),
+    Turn(id="u4", role=Role.USER, content="I went rock climbing last weekend."),
+)
+
+
+@pytest.fixture(scope="module")
+def linker() -> EvidenceLinker:
+    return shipped_linker()
+
+
+def _one(linker: EvidenceLinker, text: str) -> EvidenceLink:
+    return linker.link(TURNS, [Candidate(text=text)])[0]
+
+
+def test_shipped_weights_match_their_manifest() -> None:
+    manifest = verify_support_dir(support_model_dir())
+    assert SupportModel().sha256 == manifest["sha256"]
+    assert (support_model_dir() / "model.safetensors").stat().st_size < 50_000_000
+
+
+def test_a_restatement_is_fully_supported(linker: EvidenceLinker) -> None:
+    link = _one(linker, "Lives in Lisbon with two cats")
+    assert link.turn_id == "u1"
+    assert link.unsupported_words == []
+    assert link.features["support_model"] == 1.0
+
+
+def test_a_glued_detail_is_named_and_not_fully_supported(linker: EvidenceLinker) -> None:
+    link = _one(linker, "Went rock climbing in Sintra last weekend")
+    assert link.turn_id == "u4"
+    assert "sintra" in link.unsupported_words
+    assert not fully_supported(link)
+
+
+def test_a_changed_number_is_named(linker: EvidenceLinker) -> None:
+    link = _one(linker, "Trains jiu-jitsu two nights a week")
+    assert "two" in link.unsupported_words
+    assert not fully_supported(link)
+
+
+def test_a_negated_claim_is_not_fully_supported(linker: EvidenceLinker) -> None:
+    plain = _one(linker, "Lives in Lisbon")
+    negated = _one(linker, "Does not live in Lisbon")
+    assert "not" in negated.unsupported_words
+    assert not fully_supported(negated)
+    assert negated.features["sup_contradicted_max"] > plain.features["sup_contradicted_max"]
+
+
+def test_a_question_to_the_other_party_supports_nothing(linker: EvidenceLinker) -> None:
+    link = _one(linker, "Plays the clarinet")
+    assert link.turn_id != "u3"
+    assert "clarinet" in link.unsupported_words
+    assert not fully_supported(link)
