@@ -13,11 +13,12 @@ typed error and nothing it wrote is left behind (:class:`~._write.GuardedWrite`)
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from contextlib import AsyncExitStack
-from typing import Any, Self
+from typing import Any, Concatenate, ParamSpec, Self, TypeVar
 
 import anyio.to_thread
 
@@ -53,12 +54,29 @@ from mirage_guard.guard import (
     reason,
 )
 from mirage_guard.guard.errors import ConfigError, InputError, LLMError, MemoryNotFoundError
+from mirage_guard.guard.evidence import cache_namespace
 from mirage_guard.guard.extraction import Extractor
 
 log = logging.getLogger("mirage.memory")
 
 _DELETE_BATCH = 200
+P = ParamSpec("P")
+R = TypeVar("R")
 NOTHING_TO_WRITE = "nothing was written: no message has any text"
+
+
+def tenant_caches(
+    method: Callable[Concatenate[AsyncGuardedMemory, P], Coroutine[Any, Any, R]],
+) -> Callable[Concatenate[AsyncGuardedMemory, P], Coroutine[Any, Any, R]]:
+    """Run a write inside the tenant's cache namespace: the guard's and the store's text caches
+    never answer one tenant from another's texts (no timing side channel across tenants)."""
+
+    async def scoped(self: AsyncGuardedMemory, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        with cache_namespace(self.tenant):
+            return await method(self, *args, **kwargs)
+
+    functools.update_wrapper(scoped, method)  # name, docstring and signature of the method
+    return scoped
 
 
 def verbatim_decisions(turns: Sequence[Turn], policy: Policy) -> list[Decision]:
@@ -151,6 +169,7 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         )
 
     # ------------------------------------------------------------------ writes
+    @tenant_caches
     async def add(
         self,
         messages: Any,
@@ -186,6 +205,7 @@ class AsyncGuardedMemory(BaseGuardedMemory):
             writer_model, decisions = None, self._verbatim(turns)
         return await self._write(decisions, scope, meta, turns, writer_model)
 
+    @tenant_caches
     async def remember(
         self,
         messages: Any,
@@ -341,6 +361,7 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         return await self.backend.history(memory_id)
 
     # ------------------------------------------------------------------ changes
+    @tenant_caches
     async def update(
         self,
         memory_id: str,

@@ -84,7 +84,11 @@ def compose(
             resources.push_async_callback(writer_llm.aclose)
         # one MiniLM, one encode per text: the store reuses the guard's candidate vectors
         needs_model = guard is None or (backend is None and not s.upstream_url)
-        shared = CachingEmbedder(embedder or shared_minilm()) if needs_model else None
+        shared = (
+            CachingEmbedder(embedder or shared_minilm(), max_bytes=s.embedding_cache_bytes)
+            if needs_model
+            else None
+        )
         if guard is None:
             guard = Guard.from_settings(
                 s,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -33,7 +34,7 @@ from mirage_guard.guard._limits import RequestLimits, check_limits
 from mirage_guard.guard._observer import GuardObserver, NullObserver
 from mirage_guard.guard._policy import Policy
 from mirage_guard.guard.errors import InputError, LLMError, LLMOutputError, ProfileError
-from mirage_guard.guard.evidence import Embedder, EvidenceLinker, shared_minilm
+from mirage_guard.guard.evidence import Embedder, EvidenceLinker, shared_minilm, shipped_support
 from mirage_guard.guard.llm import LLMClient, create_llm
 from mirage_guard.guard.scoring import CalibrationProfile, ProfileMode, ProfileStore, audit_features
 from mirage_guard.guard.settings import AuditFailure, AuditMode, GuardSettings
@@ -161,7 +162,7 @@ class Guard:
             except ProfileError:
                 audit_profile = None  # explicit in every decision: calibrated=False
         return cls(
-            linker=EvidenceLinker(embedder or shared_minilm()),
+            linker=_default_linker(embedder, s.linker_cache_bytes),
             evidence_profile=store.evidence_only(profile_embedders(embedder or shared_minilm())),
             policy=Policy(inferred_action=s.inferred_action, generated_action=s.generated_action),
             auditor=auditor,
@@ -344,8 +345,9 @@ class Guard:
         except RuntimeError:  # another anyio backend (trio): use its thread pool
             loop = None
         if loop is not None and self._linker_thread is not None:
+            context = contextvars.copy_context()  # the caller's cache namespace goes along
             return await loop.run_in_executor(
-                self._linker_thread, self.linker.link, turns, candidates
+                self._linker_thread, context.run, self.linker.link, turns, candidates
             )
         return await anyio.to_thread.run_sync(self.linker.link, turns, candidates)
 
@@ -371,3 +373,11 @@ def _inline_prompt_version() -> str:
         return load_prompt("extract_candidates").ref
     except LookupError:
         return "extract_candidates@missing"
+
+
+def _default_linker(embedder: Embedder | None, cache_bytes: int) -> EvidenceLinker:
+    """MiniLM (or the given embedder) with the shipped claim-support model when the embedder
+    gives token vectors (MiniLM does); without them the support signal is lexical only."""
+    emb = embedder or shared_minilm()
+    support = shipped_support() if hasattr(emb, "encode_with_tokens") else None
+    return EvidenceLinker(emb, cache_bytes=cache_bytes, support=support)

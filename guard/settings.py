@@ -54,6 +54,12 @@ class GuardSettings(BaseSettings):
     max_body_bytes: int = Field(default=1_048_576, gt=0)
     max_turn_chars: int = Field(default=20_000, gt=0, description="characters per turn")
     max_candidate_chars: int = Field(default=2_000, gt=0, description="characters per candidate")
+    linker_cache_bytes: int = Field(
+        default=128 * 1024 * 1024, ge=0, description="evidence linker's sentence/token caches"
+    )
+    embedding_cache_bytes: int = Field(
+        default=32 * 1024 * 1024, ge=0, description="shared guard/store embedding cache"
+    )
     max_sentences_per_request: int = Field(
         default=2_000, gt=0, description="sentences of turns + candidates the encoder sees"
     )

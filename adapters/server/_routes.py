@@ -40,6 +40,7 @@ from mirage_guard.adapters.server._models import (
 )
 from mirage_guard.guard import Action, Provenance
 from mirage_guard.guard.errors import BackendUnavailableError, InputError, MemoryNotFoundError
+from mirage_guard.guard.evidence import cache_namespace
 from mirage_guard.guard.llm import structured_output_modes
 
 log = logging.getLogger("mirage.server")
@@ -289,9 +290,10 @@ async def client_history(
 @guard_router.post("/v1/guard/tag", response_model=TagResponse)
 async def tag(body: TagRequest, sidecar: SidecarDep, tenant: TenantDep) -> TagResponse:
     """Stateless: decisions for the given turns and candidates; nothing is written or logged."""
-    decisions = await sidecar.memory.guard.atag(
-        body.turns, body.candidates, writer_model=body.writer_model, audit=body.audit
-    )
+    with cache_namespace(tenant):  # no answer is faster because another tenant sent the text
+        decisions = await sidecar.memory.guard.atag(
+            body.turns, body.candidates, writer_model=body.writer_model, audit=body.audit
+        )
     return TagResponse(decisions=decisions)
 
 

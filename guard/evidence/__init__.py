@@ -12,6 +12,7 @@ from mirage_guard.guard.evidence._embedder import (
     shared_minilm,
 )
 from mirage_guard.guard.evidence._linker import FEATURE_NAMES, KINDS, EvidenceLinker
+from mirage_guard.guard.evidence._namespace import cache_namespace, current_cache_namespace
 from mirage_guard.guard.evidence._shipped import shipped_linker, shipped_support
 from mirage_guard.guard.evidence._support import (
     Alignment,
@@ -36,6 +37,8 @@ __all__ = [
     "SupportModel",
     "TokenAligner",
     "Vectors",
+    "cache_namespace",
+    "current_cache_namespace",
     "minilm_model_path",
     "shared_minilm",
     "shared_support_model",

@@ -22,6 +22,7 @@ from mirage_guard.guard._domain import Candidate, EvidenceLink, Role, Turn
 from mirage_guard.guard.evidence import _text as tx
 from mirage_guard.guard.evidence._discourse import SentenceUse, is_correction, sentence_use
 from mirage_guard.guard.evidence._embedder import Embedder, Vectors
+from mirage_guard.guard.evidence._namespace import current_cache_namespace
 from mirage_guard.guard.evidence._support import SUPPORT_FEATURES, ClaimSupport, TokenText
 
 KINDS: tuple[str, ...] = tuple(
@@ -122,30 +123,60 @@ _T = TypeVar("_T")
 
 
 def _key(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+    """The cache key of a text in the current cache namespace (one per tenant at the edge)."""
+    scoped = f"{current_cache_namespace()}\0{text}"
+    return hashlib.blake2b(scoped.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def nbytes(value: object) -> int:
+    """Bytes held by a cached value: arrays, token texts and tuples of them (+ key overhead)."""
+    if isinstance(value, np.ndarray):
+        return int(value.nbytes)
+    if isinstance(value, tuple):
+        return sum(nbytes(v) for v in value)
+    if isinstance(value, TokenText):
+        return nbytes(value.vectors) + sum(len(p) + 49 for p in value.pieces)
+    return 64
+
+
+_ENTRY_OVERHEAD = 200  # dict slot, key string, object headers
 
 
 class _VectorCache(Generic[_T]):
-    """LRU of sentence vectors keyed by text hash (turn texts repeat across writes)."""
+    """LRU of sentence vectors keyed by text hash (turn texts repeat across writes), bounded by
+    the bytes it holds, not by its number of entries."""
 
-    def __init__(self, max_items: int) -> None:
-        self._items: OrderedDict[str, _T] = OrderedDict()
-        self._max = max_items
+    def __init__(self, max_bytes: int) -> None:
+        self._items: OrderedDict[str, tuple[_T, int]] = OrderedDict()
+        self._max_bytes = max_bytes
+        self._bytes = 0
         self._lock = threading.Lock()
+
+    @property
+    def bytes(self) -> int:
+        return self._bytes
 
     def get(self, key: str) -> _T | None:
         with self._lock:
-            v = self._items.get(key)
-            if v is not None:
-                self._items.move_to_end(key)
-            return v
+            hit = self._items.get(key)
+            if hit is None:
+                return None
+            self._items.move_to_end(key)
+            return hit[0]
 
     def put(self, key: str, vec: _T) -> None:
+        size = nbytes(vec) + _ENTRY_OVERHEAD
+        if size > self._max_bytes:
+            return  # larger than the whole budget: not cached
         with self._lock:
-            self._items[key] = vec
-            self._items.move_to_end(key)
-            while len(self._items) > self._max:
-                self._items.popitem(last=False)
+            old = self._items.pop(key, None)
+            if old is not None:
+                self._bytes -= old[1]
+            self._items[key] = (vec, size)
+            self._bytes += size
+            while self._bytes > self._max_bytes:
+                _, (_, freed) = self._items.popitem(last=False)
+                self._bytes -= freed
 
     def __len__(self) -> int:
         return len(self._items)
@@ -165,7 +196,7 @@ class EvidenceLinker:
         self,
         embedder: Embedder,
         *,
-        cache_size: int = 50_000,
+        cache_bytes: int = 128 * 1024 * 1024,
         support: ClaimSupport | None = None,
     ) -> None:
         self.embedder = embedder
@@ -174,10 +205,11 @@ class EvidenceLinker:
         # link each claim to the turn the support model reads as supporting it best (among the
         # bi-encoder's top-k); off: the bi-encoder's best turn (for measuring the difference)
         self.switch_turns = True
-        self._cache: _VectorCache[Vectors] = _VectorCache(cache_size)
-        # contextual token vectors (fp16) of turn sentences, for the claim-support signal
+        # one byte budget (MIRAGE_LINKER_CACHE_BYTES): a quarter for sentence vectors, the rest
+        # for the larger contextual token vectors (fp16) the claim-support signal reads
+        self._cache: _VectorCache[Vectors] = _VectorCache(cache_bytes // 4)
         self._tokens: _VectorCache[tuple[Vectors, TokenText]] = _VectorCache(
-            min(cache_size, 20_000)
+            cache_bytes - cache_bytes // 4
         )
         protos: list[str] = []
         owners: list[int] = []
@@ -197,6 +229,10 @@ class EvidenceLinker:
     @property
     def cached_sentences(self) -> int:
         return len(self._cache)
+
+    @property
+    def cached_bytes(self) -> int:
+        return self._cache.bytes + self._tokens.bytes
 
     def _kind_scores(self, vecs: Vectors) -> Vectors:
         out: Vectors = np.maximum.reduceat(vecs @ self._proto_vecs.T, self._kind_starts, axis=1)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from mirage_guard.adapters._embedding import CachingEmbedder, Mem0Embedding
+from mirage_guard.guard.evidence import cache_namespace
 from mirage_guard.guard.evidence._embedder import Vectors
 from tests.fakes.embedder import CountingEmbedder, HashingEmbedder
 
@@ -16,7 +17,7 @@ from tests.fakes.embedder import CountingEmbedder, HashingEmbedder
 def test_vectors_match_the_model_and_each_text_is_encoded_once() -> None:
     model = HashingEmbedder()
     counting = CountingEmbedder(model)
-    cached = CachingEmbedder(counting, max_items=2)
+    cached = CachingEmbedder(counting, max_bytes=2 * (256 * 4 + 220))  # two vectors
     texts = ["likes tea", "likes tea", "went climbing"]
     np.testing.assert_allclose(cached.encode(texts), model.encode(texts))
     assert counting.calls == [["likes tea", "went climbing"]]
@@ -79,3 +80,22 @@ def test_a_failed_pass_fails_every_caller_in_it() -> None:
 
     with pytest.raises(RuntimeError, match="model crashed"):
         CachingEmbedder(Broken()).encode(["x"])
+
+
+def test_the_cache_is_per_namespace_and_bounded_by_bytes() -> None:
+    counting = CountingEmbedder(HashingEmbedder())
+    cached = CachingEmbedder(counting, max_bytes=50 * (256 * 4 + 220))
+    with cache_namespace("tenant-b"):
+        cached.encode(["my sister lives in Lyon"])
+    with cache_namespace("tenant-a"):
+        cached.encode(["my sister lives in Lyon"])  # not answered from tenant-b's cache
+        cached.encode(["my sister lives in Lyon"])  # tenant-a's own: cached
+    assert counting.calls == [["my sister lives in Lyon"], ["my sister lives in Lyon"]]
+    with cache_namespace("tenant-a"):
+        for i in range(200):
+            cached.encode([f"text {i}"])
+    assert cached.cached_bytes <= cached.max_bytes
+    assert len(cached._cache) < 60
+    counting.reset()
+    Mem0Embedding(cached).embed("text 199", memory_action="search")  # queries: never cached
+    assert counting.calls == [["text 199"]]

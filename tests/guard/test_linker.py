@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mirage_guard.guard import Candidate, Role, Turn
-from mirage_guard.guard.evidence import FEATURE_NAMES, Embedder, EvidenceLinker
+from mirage_guard.guard.evidence import FEATURE_NAMES, Embedder, EvidenceLinker, cache_namespace
 from tests.fakes.embedder import CountingEmbedder, HashingEmbedder
 from tests.guard.paper import PAPER_TURNS
 
@@ -125,6 +125,22 @@ def test_identical_sentences_in_two_turns_are_encoded_once() -> None:
 
 
 def test_a_small_cache_only_costs_speed() -> None:
-    linker = EvidenceLinker(HashingEmbedder(), cache_size=2)
+    linker = EvidenceLinker(HashingEmbedder(), cache_bytes=4 * 1300)  # two or three vectors
     [link] = linker.link(PAPER_TURNS, [Candidate(id="c", text="Has a cat named Pixel")])
     assert link.turn_id == "u3"
+
+
+def test_cached_sentences_are_per_namespace_and_bounded_by_bytes() -> None:
+    counting = CountingEmbedder(HashingEmbedder())
+    linker = EvidenceLinker(counting, cache_bytes=40 * 1300)
+    turns = [Turn(id="u1", role=Role.USER, content="My sister lives in Lyon.")]
+    cand = [Candidate(id="c", text="Has a sister")]
+    with cache_namespace("tenant-b"):
+        linker.link(turns, cand)
+    counting.reset()
+    with cache_namespace("tenant-a"):
+        linker.link(turns, cand)  # tenant-b's cached sentence does not answer tenant-a
+    assert counting.calls == [["My sister lives in Lyon.", "Has a sister"]]
+    many = [Turn(id=f"u{i}", role=Role.USER, content=f"I own {i} books.") for i in range(100)]
+    linker.link(many, cand)
+    assert linker.cached_bytes <= 40 * 1300

@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 
 from mirage_guard.guard.errors import ConfigError
 from tests.fakes.mem0 import InMemoryStore
+from tests.server.sidecar_setup import KEYS, A, B
 
 Client = Callable[..., TestClient]
 
@@ -209,3 +210,24 @@ def test_verbatim_adds_in_another_language_are_not_stated(make_client: Client) -
     assert r.status_code == 200
     assert all(d["provenance"] != "stated" for d in r.json()["decisions"])
     assert client.get("/memories", params={"user_id": "u1"}).json()["results"] == []
+
+
+def test_guard_tag_caches_are_per_tenant(make_client: Client) -> None:
+    from mirage_guard.adapters.server._deps import Sidecar
+    from tests.fakes.embedder import CountingEmbedder, HashingEmbedder
+
+    counting = CountingEmbedder(HashingEmbedder())
+    client = make_client(api_keys=KEYS)
+    sidecar: Sidecar = client.app.state.sidecar  # type: ignore[attr-defined]
+    sidecar.memory.guard.linker.embedder = counting  # count what the guard sends the encoder
+    body = {
+        "turns": [{"id": "t1", "role": "user", "content": "My sister lives in Lyon."}],
+        "candidates": [{"id": "c1", "text": "Has a sister"}],
+    }
+    assert client.post("/v1/guard/tag", json=body, headers=B).status_code == 200
+    counting.reset()
+    assert client.post("/v1/guard/tag", json=body, headers=A).status_code == 200
+    assert "My sister lives in Lyon." in counting.calls[0]  # encoded again for tenant A
+    counting.reset()
+    assert client.post("/v1/guard/tag", json=body, headers=A).status_code == 200
+    assert counting.calls == [["Has a sister"]]  # A's own sentence is cached for A
