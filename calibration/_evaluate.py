@@ -10,7 +10,7 @@ from mirage_guard.calibration._audit_jobs import load_verdicts
 from mirage_guard.calibration._data import TextVariant, load_examples, packaged
 from mirage_guard.calibration._eval import EvalReport, decide_all, evaluate
 from mirage_guard.guard import AuditMode, AuditVerdict, Guard, GuardSettings
-from mirage_guard.guard.evidence import EvidenceLinker, shared_minilm
+from mirage_guard.guard.evidence import shipped_linker
 from mirage_guard.guard.scoring import ProfileMode, ProfileStore
 
 
@@ -27,7 +27,7 @@ def build_eval_guard(
         # per-model profile for the model that produced the verdicts; refused if absent
         profile = store.for_writer(verdict_model, ProfileMode.SELF_AUDIT_SEPARATE, verdict_prompt)
         return Guard(
-            linker=EvidenceLinker(shared_minilm()),
+            linker=shipped_linker(),
             evidence_profile=store.evidence_only(),
             audit_mode=AuditMode.SEPARATE,
             audit_profile=profile,
