@@ -118,10 +118,10 @@ def run_support_report(
     train_set = EvalSet("train (fitted on)", claims, split="train")
     for s in [train_set, *sets]:
         examples = load_examples(s.path, split=s.split, variant=s.variant)
+        full.switch_turns = True  # B rows: the support model's turn
         table = featurize(examples, full)
         full.switch_turns = False
         bi_turns = featurize(examples, full).linked_turn
-        full.switch_turns = True
         for name, profile in profiles.items():
             uses_b = name.endswith("B")
             t = table if uses_b else _with_turns(table, bi_turns)

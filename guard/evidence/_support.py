@@ -262,6 +262,11 @@ _EXACT = frozenset(
 )  # fmt: skip
 
 
+def exact_word(word: str) -> bool:
+    """A number, day, month or negation: supported only by the same word."""
+    return _needs_exact(word)
+
+
 def _needs_exact(word: str) -> bool:
     w = word.lower()
     return w in tx.NEGATIONS or w in _EXACT or bool(tx.numbers(w))

@@ -87,8 +87,8 @@ def _link(words: list[str], **support: float) -> EvidenceLink:
 
 def test_unsupported_words_keep_a_high_p_stated_claim_from_being_stated() -> None:
     d = decide(
-        Candidate(text="Lives in Lisbon and is a vegan"),
-        _link(["vegan"]),
+        Candidate(text="Lives in Lisbon with two cats"),
+        _link(["two"]),
         p_oi=0.01,
         p_stated=0.99,
         profile=make_profile(),
@@ -96,13 +96,13 @@ def test_unsupported_words_keep_a_high_p_stated_claim_from_being_stated() -> Non
     )
     assert d.provenance is Provenance.INFERRED
     codes = {r.code: r for r in d.reasons}
-    assert codes[ReasonCode.UNSUPPORTED_CONTENT].params["words"] == ["vegan"]
+    assert codes[ReasonCode.UNSUPPORTED_CONTENT].params["words"] == ["two"]
     assert ReasonCode.NOT_FULLY_SUPPORTED in codes
 
 
-def test_support_model_reading_a_contradiction_blocks_stated() -> None:
+def test_a_negation_the_user_never_said_blocks_stated() -> None:
     probs = {"sup_entailed": 0.2, "sup_inferable": 0.1, "sup_unsupported": 0.1}
-    link = _link([], sup_contradicted=0.6, **probs)
+    link = _link(["not"], sup_contradicted=0.6, **probs)
     assert not fully_supported(link)
     d = decide(
         Candidate(text="Does not live in Lisbon"), link, p_oi=0.01, p_stated=0.99,
@@ -122,7 +122,7 @@ def test_a_fully_supported_restatement_is_stated() -> None:
 
 
 def test_without_the_support_model_only_names_and_numbers_block_stated() -> None:
-    link = _link(["vegan"])
+    link = _link(["two"])
     link = link.model_copy(update={"features": {**link.features, "support_model": 0.0}})
     assert fully_supported(link)
 
