@@ -19,8 +19,7 @@ from mirage_guard.calibration._data import Example, load_examples, packaged
 from mirage_guard.calibration._jobs import FeatureTable, featurize, fit_profile
 from mirage_guard.calibration._suite import EvalSet, default_sets
 from mirage_guard.guard import Label
-from mirage_guard.guard.evidence import FEATURE_NAMES, EvidenceLinker
-from mirage_guard.guard.evidence._support import SUPPORT_FEATURES
+from mirage_guard.guard.evidence import FEATURE_NAMES, SUPPORT_FEATURES, EvidenceLinker
 from mirage_guard.guard.scoring import CalibrationProfile, ProfileMode
 
 _ALIGN = tuple(f for f in SUPPORT_FEATURES if f.startswith("align_"))

@@ -21,20 +21,21 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from mirage_guard.calibration._data import Example, file_sha256
 from mirage_guard.calibration._support_pairs import SupportPair, build_pairs
-from mirage_guard.guard.evidence import SupportClass
-from mirage_guard.guard.evidence import _text as tx
-from mirage_guard.guard.evidence._support import (
+from mirage_guard.guard.evidence import (
     WEIGHTS,
-    FloatArray,
+    SupportClass,
     build_head,
     pack_pairs,
     premise_tokens,
     save_support_dir,
+    sentences,
 )
 
+FloatArray = npt.NDArray[np.float32]
 COMMAND = "mirage calibrate train-support"
 
 
@@ -98,12 +99,12 @@ def _token_table(
     pairs: Sequence[SupportPair], embedder: Any
 ) -> tuple[list[FloatArray], list[FloatArray]]:
     """Premise and claim token vectors per pair, as the linker builds them at run time."""
-    sentences = {p.premise: tx.sentences(p.premise) for p in pairs}
-    said = [s for ss in sentences.values() for s in ss]
+    split = {p.premise: sentences(p.premise) for p in pairs}
+    said = [s for ss in split.values() for s in ss]
     texts = list(dict.fromkeys(said + [p.claim for p in pairs]))
     _, toks = embedder.encode_with_tokens(texts)
     by_text = dict(zip(texts, toks, strict=True))
-    premises = {k: premise_tokens([by_text[s] for s in ss]) for k, ss in sentences.items()}
+    premises = {k: premise_tokens([by_text[s] for s in ss]) for k, ss in split.items()}
     return (
         [premises[p.premise] for p in pairs],
         [by_text[p.claim].vectors.astype(np.float32) for p in pairs],

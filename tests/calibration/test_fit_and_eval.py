@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mirage_guard.calibration._data import load_examples
+from mirage_guard.calibration._data import group_by_conversation, load_examples
 from mirage_guard.calibration._eval import decide_all, evaluate
 from mirage_guard.calibration._fit import (
     Objective,
@@ -271,3 +271,41 @@ def test_summarize_scores_uses_the_profile_threshold(
     assert summary["threshold"] == profile.oi_threshold
     assert summary["n"] == 20.0
     assert 0.0 <= summary["precision"] <= 1.0
+
+
+async def test_figures_are_the_same_with_or_without_persona_ids_when_turn_ids_repeat(
+    claims_file: Path, linker: EvidenceLinker, tmp_path: Path
+) -> None:
+    """Users' files reuse turn ids (t1, t2...) in every conversation: none may be merged."""
+
+    def reuse_ids(row: dict[str, Any], *, keep_persona: bool) -> dict[str, Any]:
+        pid = row["persona_id"]
+        out = {**row, "turns": [{**t, "id": t["id"].removeprefix(f"{pid}-")} for t in row["turns"]]}
+        if out["source_turn_id"]:
+            out["source_turn_id"] = out["source_turn_id"].removeprefix(f"{pid}-")
+        if not keep_persona:
+            del out["persona_id"]
+        return out
+
+    rows = [json.loads(line) for line in claims_file.read_text().splitlines()]  # noqa: ASYNC240
+    paths = []
+    for keep in (True, False):
+        path = tmp_path / f"reused-{keep}.jsonl"
+        text = "".join(json.dumps(reuse_ids(r, keep_persona=keep)) + "\n" for r in rows)
+        path.write_text(text)
+        paths.append(path)
+    examples = load_examples(paths[0])
+    assert len(group_by_conversation(load_examples(paths[1]))) == len(CONVERSATIONS)
+    profile = fit_profile(
+        featurize(examples, linker),
+        mode=ProfileMode.EVIDENCE,
+        data_path=paths[0],
+        split="all",
+        embedder=linker.embedder.name,
+    )
+    guard = Guard(linker=linker, evidence_profile=profile)
+    reports = []
+    for path in paths:
+        ex = load_examples(path)
+        reports.append(evaluate(ex, await decide_all(guard, ex), data="x", n_boot=50).model_dump())
+    assert reports[0] == reports[1]
