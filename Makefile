@@ -41,11 +41,12 @@ test: lint typecheck pytest
 # figures, not assertions
 bench: install
 	$(BIN)/mirage perf evidence
+	$(BIN)/mirage perf history
 	$(BIN)/mirage perf harness
 	$(BIN)/mirage perf sidecar --duration 60 --torch-threads 2 --concurrency 32
 
 eval: install
-	$(BIN)/mirage guard eval --split dev
+	$(BIN)/mirage guard eval-suite $(if $(wildcard ../shared/data/begin/dev_05_24_21.tsv),--begin ../shared/data/begin/dev_05_24_21.tsv)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .mirage
