@@ -29,6 +29,11 @@ def adds_specifics(link: EvidenceLink) -> bool:
     return f.get("unsupported_names", 0.0) > 0 or f.get("unsupported_numbers", 0.0) > 0
 
 
+# more than this share of a claim's content words unaligned to the user's words, with the support
+# head reading "inferable", makes the claim a conclusion rather than a restatement
+CONCLUSION_UNALIGNED_SHARE = 0.5
+
+
 def fully_supported(link: EvidenceLink) -> bool:
     """Every part of the claim is said: no unsupported content word, and (when the support model
     ran) its turn reads as a restatement rather than a conclusion, a contradiction or unrelated."""
@@ -38,7 +43,14 @@ def fully_supported(link: EvidenceLink) -> bool:
     # measured on dev: every unaligned word (paraphrases too) or the support head's argmax
     # blocked nearly every restatement (stated recall 0.05); only words that must be said
     # verbatim block it: numbers, days, months, negations
-    return not any(exact_word(w) for w in link.unsupported_words)
+    if any(exact_word(w) for w in link.unsupported_words):
+        return False
+    # a one-step conclusion: most of the claim's content words are not the user's AND the support
+    # head reads the turn as making it inferable (both signals agree; either alone over-blocks)
+    concluded = f.get("sup_inferable", 0.0) >= max(
+        f.get("sup_entailed", 0.0), f.get("sup_unsupported", 0.0), f.get("sup_contradicted", 0.0)
+    )
+    return not (concluded and f.get("align_unsupported_share", 0.0) > CONCLUSION_UNALIGNED_SHARE)
 
 
 def decide(

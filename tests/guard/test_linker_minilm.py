@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mirage_guard.guard import Candidate, Role, Turn
-from mirage_guard.guard.evidence import EvidenceLinker, shared_minilm
+from mirage_guard.guard.evidence import EvidenceLinker, shared_minilm, shipped_linker
 from tests.fakes.embedder import CountingEmbedder
 from tests.guard.paper import PAPER_TURNS, USER_TURN_IDS
 
@@ -127,9 +127,8 @@ def test_paper_example_end_to_end_with_the_shipped_profile() -> None:
     from mirage_guard.guard import Action, Guard, Provenance
     from mirage_guard.guard.scoring import ProfileStore
 
-    guard = Guard(
-        linker=EvidenceLinker(shared_minilm()), evidence_profile=ProfileStore().evidence_only()
-    )
+    # the shipped profile is fitted on the shipped linker's features (MiniLM + claim support)
+    guard = Guard(linker=shipped_linker(), evidence_profile=ProfileStore().evidence_only())
     cands = [
         Candidate(id="job", text="Works as a software engineer at a Seattle startup"),
         Candidate(id="climb", text="Went rock climbing last weekend"),

@@ -131,3 +131,23 @@ def test_support_features_are_part_of_the_feature_vector() -> None:
     from mirage_guard.guard.evidence import FEATURE_NAMES
 
     assert set(SUPPORT_FEATURES) <= set(FEATURE_NAMES)
+
+
+def test_a_conclusion_is_not_stated_when_both_support_signals_say_so() -> None:
+    from mirage_guard.guard import EvidenceLink
+    from mirage_guard.guard._decision import fully_supported
+
+    base = {"support_model": 1.0, "sup_entailed": 0.07, "sup_inferable": 0.75,
+            "sup_unsupported": 0.16, "sup_contradicted": 0.02}  # fmt: skip
+    night_owl = EvidenceLink(
+        turn_id="t2", similarity=0.6, features={**base, "align_unsupported_share": 0.6}
+    )
+    assert not fully_supported(night_owl)  # mostly unsaid words, and the head reads "inferable"
+    paraphrase = night_owl.model_copy(
+        update={"features": {**base, "align_unsupported_share": 0.33}}
+    )
+    assert fully_supported(paraphrase)  # one unaligned word ("enjoys") is a paraphrase
+    entailed = night_owl.model_copy(
+        update={"features": {**base, "sup_entailed": 0.9, "align_unsupported_share": 0.6}}
+    )
+    assert fully_supported(entailed)
