@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import platform
 import sys
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -89,6 +90,21 @@ def _with_facts(manifest: RunManifest, facts: dict[str, Any] | None) -> RunManif
     if not facts:
         return manifest
     return RunManifest.model_validate({**manifest.model_dump(), **facts})
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def latest_per_unit(rows: Iterable[dict[str, Any]], record_type: type[M]) -> list[M]:
+    """Rows that validate as ``record_type``, the last one of each ``unit`` winning."""
+    by_unit: dict[str, M] = {}
+    for row in rows:
+        try:
+            record = record_type.model_validate(row)
+        except ValidationError:
+            continue
+        by_unit[str(row["unit"])] = record
+    return list(by_unit.values())
 
 
 class RunDirectory:
@@ -194,14 +210,7 @@ class RunDirectory:
 
     def records(self, record_type: type[R]) -> list[R]:
         """The latest record of each unit of this type (a later line supersedes an earlier)."""
-        by_unit: dict[str, R] = {}
-        for row in self._raw_lines(record_type.kind):
-            try:
-                record = record_type.model_validate(row)
-            except ValidationError:
-                continue
-            by_unit[record.unit] = record
-        return list(by_unit.values())
+        return latest_per_unit(self._raw_lines(record_type.kind), record_type)
 
     def final_records(self, *, retry_failed: bool = False) -> dict[str, Record]:
         """Unit -> record, for every unit a resumed run must not redo (with ``retry_failed``:

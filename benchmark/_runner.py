@@ -137,6 +137,28 @@ def unit_count(config: RunConfig, personas: int, *, guard_excluded: int = 0) -> 
     return counts
 
 
+def client_stack(
+    llm: LLMClient,
+    model: str,
+    *,
+    role: str,
+    options: RuntimeOptions,
+    limits: ConcurrencyLimits,
+    cache: DiskCache,
+) -> CapabilityAwareLLM:
+    """A stage's client: retries inside a named concurrency limit, behind the disk cache."""
+    inner = RetryingLLM(
+        llm,
+        attempts=options.retry_attempts,
+        initial_s=options.retry_initial_s,
+        rate_limit_floor_s=options.rate_limit_floor_s,
+        jitter_s=options.retry_jitter_s,
+    )
+    name = "judge" if role == "judge" else f"subject:{model}"
+    limited = LimitedLLM(inner, limits, name)
+    return CapabilityAwareLLM(CachedLLM(limited, cache), offline=is_offline(model))
+
+
 class BenchmarkRun:
     """One run of MirageBench into a run directory (new or resumed)."""
 
@@ -187,18 +209,10 @@ class BenchmarkRun:
 
     def client(self, model: str, *, role: str) -> CapabilityAwareLLM:
         if model not in self.clients:
-            inner = RetryingLLM(
-                self.provider(model),
-                attempts=self.options.retry_attempts,
-                initial_s=self.options.retry_initial_s,
-                rate_limit_floor_s=self.options.rate_limit_floor_s,
-                jitter_s=self.options.retry_jitter_s,
-            )
-            name = "judge" if role == "judge" else f"subject:{model}"
-            limited = LimitedLLM(inner, self.limits, name)
-            self.clients[model] = CapabilityAwareLLM(
-                CachedLLM(limited, self.cache), offline=is_offline(model)
-            )
+            self.clients[model] = client_stack(
+                self.provider(model), model, role=role, options=self.options,
+                limits=self.limits, cache=self.cache,
+            )  # fmt: skip
         return self.clients[model]
 
     def params_sent(self) -> dict[str, dict[str, ParamsSent]]:

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
-from mirage_guard.benchmark._rundir import RunDirectory, _now, package_versions
+from mirage_guard.benchmark._rundir import RunDirectory, _now, latest_per_unit, package_versions
 from mirage_guard.benchmark.collapse._config import CollapseConfig
 from mirage_guard.benchmark.collapse._records import COLLAPSE_RECORD_TYPES, CollapseRecord
 from mirage_guard.guard.errors import ConfigError, InputError
@@ -91,14 +91,7 @@ class CollapseRunDirectory(RunDirectory):
 
     def read(self, record_type: type[C]) -> list[C]:
         """The latest record of each unit of this type (a later line supersedes an earlier)."""
-        by_unit: dict[str, C] = {}
-        for row in self._raw_lines(record_type.kind):
-            try:
-                record = record_type.model_validate(row)
-            except ValidationError:
-                continue
-            by_unit[record.unit] = record
-        return list(by_unit.values())
+        return latest_per_unit(self._raw_lines(record_type.kind), record_type)
 
     def final_units(self) -> dict[str, CollapseRecord]:
         done: dict[str, CollapseRecord] = {}

@@ -15,7 +15,7 @@ from typing import TypeVar
 
 import anyio
 
-from mirage_guard.benchmark._cache import CachedLLM, DiskCache, prompt_scope
+from mirage_guard.benchmark._cache import DiskCache, prompt_scope
 from mirage_guard.benchmark._capabilities import CapabilityAwareLLM
 from mirage_guard.benchmark._config import RuntimeOptions
 from mirage_guard.benchmark._guard_arm import (
@@ -24,10 +24,9 @@ from mirage_guard.benchmark._guard_arm import (
     GuardFactory,
     default_guard_factory,
 )
-from mirage_guard.benchmark._limits import ConcurrencyLimits, LimitedLLM
-from mirage_guard.benchmark._offline import is_offline
+from mirage_guard.benchmark._limits import ConcurrencyLimits
 from mirage_guard.benchmark._records import CallInfo, StageError
-from mirage_guard.benchmark._runner import ProviderFactory, RunSummary
+from mirage_guard.benchmark._runner import ProviderFactory, RunSummary, client_stack
 from mirage_guard.benchmark._stages import UnparsableOutputError, strip_reasoning
 from mirage_guard.benchmark.collapse._config import CollapseConfig, Condition, MemoryArm
 from mirage_guard.benchmark.collapse._memory import (
@@ -57,7 +56,7 @@ from mirage_guard.benchmark.collapse._situations import (
 )
 from mirage_guard.benchmark.personas import Persona, load_personas
 from mirage_guard.guard.errors import LLMAuthError, LLMOutputError, MirageError
-from mirage_guard.guard.llm import LLMClient, Message, RetryingLLM, SamplingParams
+from mirage_guard.guard.llm import LLMClient, Message, SamplingParams
 from mirage_guard.prompts import Prompt, load_prompt
 
 R = TypeVar("R", bound=CollapseRecord)
@@ -149,18 +148,10 @@ class CollapseRun:
 
     def client(self, model: str, *, role: str) -> CapabilityAwareLLM:
         if model not in self.clients:
-            inner = RetryingLLM(
-                self.provider(model),
-                attempts=self.options.retry_attempts,
-                initial_s=self.options.retry_initial_s,
-                rate_limit_floor_s=self.options.rate_limit_floor_s,
-                jitter_s=self.options.retry_jitter_s,
-            )
-            name = "judge" if role == "judge" else f"subject:{model}"
-            limited = LimitedLLM(inner, self.limits, name)
-            self.clients[model] = CapabilityAwareLLM(
-                CachedLLM(limited, self.cache), offline=is_offline(model)
-            )
+            self.clients[model] = client_stack(
+                self.provider(model), model, role=role, options=self.options,
+                limits=self.limits, cache=self.cache,
+            )  # fmt: skip
         return self.clients[model]
 
     def answer_params(self, arm: MemoryArm = MemoryArm.NONE) -> SamplingParams:
