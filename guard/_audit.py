@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Annotated
 
 import anyio
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from mirage_guard.guard._domain import AuditVerdict, Candidate, Label, Role, Turn
 from mirage_guard.guard.errors import LLMOutputError, LLMTimeoutError
@@ -14,13 +15,18 @@ from mirage_guard.guard.llm import LLMClient, Message, SamplingParams, parse_jso
 from mirage_guard.prompts import Prompt, load_prompt
 
 
+# Bounded strings: a server that turns the schema into a grammar (llama.cpp) then cannot let a
+# weak model spend its whole token budget inside one string.
+WireId = Annotated[str, StringConstraints(max_length=128)]
+
+
 class _WireVerdict(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    id: str
+    id: WireId
     label: Label
     confidence: float = Field(ge=0.0, le=1.0, strict=True)
-    source_turn_id: str | None = None
+    source_turn_id: WireId | None = None
 
 
 class AuditResponse(BaseModel):

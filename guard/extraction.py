@@ -32,7 +32,7 @@ class ExtractedClaim(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     text: ClaimText
-    source_turn_id: str | None
+    source_turn_id: Annotated[str, StringConstraints(max_length=128)] | None
     label: Label
     confidence: float = Field(ge=0.0, le=1.0)
 

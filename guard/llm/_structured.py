@@ -1,11 +1,18 @@
 """Structured output that degrades by what the endpoint supports, decided once per model.
 
-Three modes, best first::
+Four modes, best first::
 
-    json_schema   response_format {"type": "json_schema", ...}   OpenAI, vLLM
-    json_object   response_format {"type": "json_object"}        llama.cpp's server, most others
-    text          no response_format; the answer is parsed strictly (one JSON value, a fenced
-                  block tolerated, nothing else)
+    json_schema         response_format {"type": "json_schema", ...}   OpenAI, vLLM
+    json_object_schema  response_format {"type": "json_object",        llama.cpp's server: the
+                                         "schema": {...}}              schema becomes a grammar
+    json_object         response_format {"type": "json_object"}        most others
+    text                no response_format; the answer is parsed strictly (one JSON value, a
+                        fenced block tolerated, nothing else)
+
+``json_object_schema`` is what llama.cpp's OpenAI-compatible server offers instead of
+``json_schema``: it compiles the schema into a grammar, so even a small base model answers with
+JSON of the right shape (bounded strings keep it from running out of tokens; the wire schemas
+set ``maxLength``). A server that refuses the extra ``schema`` key moves on to ``json_object``.
 
 A model starts at ``json_schema`` (or ``json_object`` when litellm *knows* the model and says it
 has no response schema support). The first time a server refuses a response_format — an
@@ -30,6 +37,7 @@ log = logging.getLogger("mirage.llm")
 
 class StructuredMode(StrEnum):
     JSON_SCHEMA = "json_schema"
+    JSON_OBJECT_SCHEMA = "json_object_schema"
     JSON_OBJECT = "json_object"
     TEXT = "text"
 
@@ -76,7 +84,7 @@ def _litellm_initial(litellm: Any, model: str) -> ModeDecision:
             model=model, mode=StructuredMode.JSON_SCHEMA, reason="litellm: supports schema"
         )
     return ModeDecision(
-        model=model, mode=StructuredMode.JSON_OBJECT, reason="litellm: no response schema"
+        model=model, mode=StructuredMode.JSON_OBJECT_SCHEMA, reason="litellm: no response schema"
     )
 
 
@@ -123,6 +131,8 @@ def response_format(mode: StructuredMode, schema: type[BaseModel]) -> dict[str, 
                 "strict": False,
             },
         }
+    if mode is StructuredMode.JSON_OBJECT_SCHEMA:
+        return {"type": "json_object", "schema": schema.model_json_schema()}
     if mode is StructuredMode.JSON_OBJECT:
         return {"type": "json_object"}
     return None

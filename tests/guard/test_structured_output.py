@@ -2,7 +2,8 @@
 
 Real litellm builds and parses every request; respx plays an OpenAI-compatible server that
 refuses ``json_schema`` the way llama.cpp's server does (HTTP 500 whose body is the request
-validation error, file path included) and accepts ``json_object``.
+validation error, file path included) and accepts ``json_object``, with or without the
+``schema`` key it compiles into a grammar.
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ def _llama_cpp(seen: list[dict[str, Any]], answer: str) -> Any:
     return handler
 
 
-async def test_json_schema_refused_then_json_object_remembered_for_the_model(
+async def test_json_schema_refused_then_json_object_with_schema_remembered_for_the_model(
     http: respx.MockRouter,
 ) -> None:
     seen: list[dict[str, Any]] = []
@@ -98,8 +99,10 @@ async def test_json_schema_refused_then_json_object_remembered_for_the_model(
     client = LiteLLMClient(MODEL, api_base=BASE)
     first = await client.complete([Message(role="user", content="q")], schema=Answer)
     assert [b["response_format"]["type"] for b in seen] == ["json_schema", "json_object"]
+    # the second request carries the schema for the server's grammar
+    assert seen[1]["response_format"]["schema"] == Answer.model_json_schema()
     assert first.parse(Answer).answer == "yes"
-    assert first.structured_mode == "json_object"
+    assert first.structured_mode == "json_object_schema"
     assert first.usage.prompt_tokens == 11
     assert first.usage.completion_tokens == 5
 
@@ -108,10 +111,38 @@ async def test_json_schema_refused_then_json_object_remembered_for_the_model(
     again = LiteLLMClient(MODEL, api_base=BASE)
     await again.complete([Message(role="user", content="q")], schema=Answer)
     assert [b["response_format"]["type"] for b in seen] == ["json_object"]
-    assert again.structured_mode is StructuredMode.JSON_OBJECT
-    assert mode_of(MODEL, BASE) is StructuredMode.JSON_OBJECT
+    assert "schema" in seen[0]["response_format"]
+    assert again.structured_mode is StructuredMode.JSON_OBJECT_SCHEMA
+    assert mode_of(MODEL, BASE) is StructuredMode.JSON_OBJECT_SCHEMA
     [decision] = structured_output_modes()
     assert decision.reason == "server refused json_schema"
+
+
+async def test_a_server_refusing_the_schema_key_gets_plain_json_object(
+    http: respx.MockRouter,
+) -> None:
+    seen: list[dict[str, Any]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        seen.append(body)
+        fmt = body.get("response_format") or {}
+        if fmt.get("type") != "json_object" or "schema" in fmt:
+            return httpx.Response(
+                400, json={"error": {"message": "response_format: unsupported field", "code": 400}}
+            )
+        return httpx.Response(200, json=_ok('{"answer": "ok"}'))
+
+    http.post(URL).mock(side_effect=handler)
+    client = LiteLLMClient(MODEL, api_base=BASE)
+    done = await client.complete([Message(role="user", content="q")], schema=Answer)
+    assert [("schema" in b["response_format"], b["response_format"]["type"]) for b in seen] == [
+        (False, "json_schema"),
+        (True, "json_object"),
+        (False, "json_object"),
+    ]
+    assert done.structured_mode == "json_object"
+    assert mode_of(MODEL, BASE) is StructuredMode.JSON_OBJECT
 
 
 async def test_endpoint_refusing_json_object_too_falls_back_to_text_with_strict_parsing(
@@ -135,6 +166,7 @@ async def test_endpoint_refusing_json_object_too_falls_back_to_text_with_strict_
     assert [(b.get("response_format") or {}).get("type") for b in seen] == [
         "json_schema",
         "json_object",
+        "json_object",
         None,
     ]
     assert done.structured_mode == "text"
@@ -156,7 +188,7 @@ async def test_a_validation_error_is_not_retried(http: respx.MockRouter) -> None
     assert route.call_count == 1  # not about response_format: no downgrade, no retry
 
 
-async def test_known_model_without_schema_support_starts_at_json_object(
+async def test_known_model_without_schema_support_starts_at_json_object_with_schema(
     http: respx.MockRouter, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(litellm, "get_model_info", lambda model: {"key": model})
