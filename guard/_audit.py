@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
 import anyio
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, create_model
 
 from mirage_guard.guard._domain import AuditVerdict, Candidate, Label, Role, Turn
+from mirage_guard.guard._quotes import check_quotes
 from mirage_guard.guard.errors import LLMOutputError, LLMTimeoutError
 from mirage_guard.guard.llm import LLMClient, Message, SamplingParams, parse_json_output
 from mirage_guard.prompts import Prompt, load_prompt
 
-
 # Bounded strings: a server that turns the schema into a grammar (llama.cpp) then cannot let a
 # weak model spend its whole token budget inside one string.
 WireId = Annotated[str, StringConstraints(max_length=128)]
+WireQuote = Annotated[str, StringConstraints(max_length=400)]
 
 
 class _WireVerdict(BaseModel):
@@ -26,13 +27,37 @@ class _WireVerdict(BaseModel):
     id: WireId
     label: Label
     confidence: float = Field(ge=0.0, le=1.0, strict=True)
-    source_turn_id: WireId | None = None
+    # the exact user words the label relies on; required (null when the label rests on none)
+    quote: WireQuote | None
 
 
 class AuditResponse(BaseModel):
     """The strict JSON schema the auditor asks for."""
 
     verdicts: list[_WireVerdict]
+
+
+def audit_schema(candidates: Sequence[Candidate], turns: Sequence[Turn]) -> type[AuditResponse]:
+    """The schema sent for one write: the same shape as :class:`AuditResponse`, with ``id``
+    limited to this write's entry ids and ``source_turn_id`` to its user turn ids, one verdict
+    per entry. A server that compiles the schema into a grammar (llama.cpp) then cannot answer
+    with an id that does not exist; the answer is still parsed and checked by
+    :func:`parse_audit`, whatever the server did with the schema."""
+    ids = tuple(dict.fromkeys(c.id for c in candidates))
+    user_ids = tuple(dict.fromkeys(t.id for t in turns if t.role is Role.USER))
+    turn_type: Any = Literal[user_ids] if user_ids else None  # type: ignore[valid-type]
+    verdict = create_model(
+        "AuditVerdictWire",
+        __base__=_WireVerdict,
+        id=(Literal[ids], ...),  # type: ignore[valid-type]
+        source_turn_id=(turn_type | None, None),
+    )
+    n = len(ids)
+    return create_model(
+        "AuditResponse",
+        __base__=AuditResponse,
+        verdicts=(list[verdict], Field(min_length=n, max_length=n)),  # type: ignore[valid-type]
+    )
 
 
 def render_conversation(turns: Sequence[Turn]) -> str:
@@ -57,8 +82,10 @@ def parse_audit(
 ) -> list[AuditVerdict]:
     """Parse a self-audit answer. Anything but one valid verdict per candidate is an error.
 
-    A ``source_turn_id`` that does not name a *user* turn is dropped (assistant turns are never
-    evidence of what the user said). Raises only :class:`LLMOutputError`.
+    Every verdict must carry ``quote`` (null allowed). The guard looks the quote up in the
+    conversation (:func:`~mirage_guard.guard.check_quotes`): ``quote_check`` says whether it is a
+    user's words, and ``source_turn_id`` is the user turn it was found in; a turn id the model
+    names is never taken on trust. Raises only :class:`LLMOutputError`.
     """
     response = parse_json_output(text, AuditResponse, model=model)
     wanted = [c.id for c in candidates]
@@ -78,18 +105,16 @@ def parse_audit(
             model=model,
             output=text,
         )
-    user_ids = {t.id for t in turns if t.role is Role.USER}
-    return [
+    verdicts = [
         AuditVerdict(
             candidate_id=cid,
             label=by_id[cid].label,
             confidence=by_id[cid].confidence,
-            source_turn_id=by_id[cid].source_turn_id
-            if by_id[cid].source_turn_id in user_ids
-            else None,
+            quote=by_id[cid].quote,
         )
         for cid in wanted
     ]
+    return check_quotes(verdicts, turns)
 
 
 class SelfAuditor:
@@ -122,7 +147,9 @@ class SelfAuditor:
         )
         with anyio.move_on_after(self.timeout_s) as scope:
             completion = await self.llm.complete(
-                [Message(role="user", content=content)], schema=AuditResponse, params=self.params
+                [Message(role="user", content=content)],
+                schema=audit_schema(candidates, turns),
+                params=self.params,
             )
         if scope.cancelled_caught:
             raise LLMTimeoutError(

@@ -36,7 +36,18 @@ async def test_one_llm_call_audits_every_candidate_of_a_write() -> None:
     verdicts = await SelfAuditor(llm).audit(PAPER_TURNS, CANDS)
     assert len(llm.calls) == 1
     call = llm.calls[0]
-    assert call.schema is AuditResponse
+    # the schema of this write: AuditResponse's shape, ids limited to its entries and user turns
+    assert call.schema is not None
+    assert issubclass(call.schema, AuditResponse)
+    wire = call.schema.model_json_schema()
+    item = wire["$defs"]["AuditVerdictWire"]["properties"]
+    assert item["id"]["enum"] == ["c1", "c2", "c3"]
+    user_ids = [t.id for t in PAPER_TURNS if t.role is Role.USER]
+    assert [a.get("const") or a.get("enum") for a in item["source_turn_id"]["anyOf"]][:-1] == [
+        user_ids[0] if len(user_ids) == 1 else user_ids
+    ]
+    assert wire["properties"]["verdicts"]["minItems"] == 3
+    assert wire["properties"]["verdicts"]["maxItems"] == 3
     assert call.params.temperature == 0.0
     assert candidate_ids_in_prompt(call.messages) == ["c1", "c2", "c3"]
     prompt = call.messages[0].content
