@@ -120,8 +120,26 @@ class EvidenceLink(BaseModel):
     unsupported_words: list[str] = Field(default_factory=list)
 
 
+class QuoteCheck(StrEnum):
+    """What the guard found when it looked for a self-audit's quote in the conversation."""
+
+    VALID = "valid"  # verbatim (after normalisation) in a user turn
+    MISSING = "missing"  # no quote, or too short to say anything
+    INVENTED = "invented"  # in no turn at all
+    ASSISTANT = "assistant"  # only in a non-user turn (assistant, system, tool)
+
+
+# labels that claim the user said something, so they must quote it
+QUOTE_REQUIRED: frozenset[Label] = frozenset({Label.GROUNDED, Label.INFERRED_REASONABLE})
+
+
 class AuditVerdict(BaseModel):
-    """The writer model's own label for one candidate."""
+    """The writer model's own label for one candidate, with the user span it relies on.
+
+    ``quote_check`` is set by the guard (never by the model): ``None`` means not checked (a
+    verdict from before quotes existed). ``source_turn_id`` is the user turn the quote was
+    found in, if any.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -129,6 +147,15 @@ class AuditVerdict(BaseModel):
     label: Label
     confidence: float = Field(ge=0.0, le=1.0)
     source_turn_id: str | None = None
+    quote: str | None = None
+    quote_check: QuoteCheck | None = None
+
+    @property
+    def quote_bad(self) -> bool:
+        """The quote is invented, from a non-user turn, or missing where the label needs one."""
+        if self.quote_check in (QuoteCheck.INVENTED, QuoteCheck.ASSISTANT):
+            return True
+        return self.quote_check is QuoteCheck.MISSING and self.label in QUOTE_REQUIRED
 
 
 class Decision(BaseModel):

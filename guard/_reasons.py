@@ -21,7 +21,7 @@ ReasonParam = str | int | float | bool | None | list[str]
 
 
 class ReasonCode(StrEnum):
-    SCORED_WITH_PROFILE = "scored_with_profile"  # profile_id
+    SCORED_WITH_PROFILE = "scored_with_profile"  # profile_id, profile_hash (content hash)
     UNCALIBRATED_WRITER = "uncalibrated_writer"  # writer_model
     SCORE_UNDECIDABLE = "score_undecidable"
     NO_USER_TURN = "no_user_turn"
@@ -34,6 +34,11 @@ class ReasonCode(StrEnum):
     NOT_FULLY_SUPPORTED = "not_fully_supported"  # turn_id: related to the turn, not all said
     SELF_AUDIT_DOWNGRADE = "self_audit_downgrade"  # label
     SELF_AUDIT_FAILED = "self_audit_failed"  # error (exception type name)
+    AUDIT_QUOTE_VERIFIED = "audit_quote_verified"  # turn_id: the audit's quote is the user's
+    AUDIT_QUOTE_MISSING = "audit_quote_missing"  # label: a label that needs a quote has none
+    AUDIT_QUOTE_INVALID = "audit_quote_invalid"  # label: the quote is in no turn (invented)
+    AUDIT_QUOTE_ASSISTANT = "audit_quote_assistant"  # label: the quote is not a user's words
+    AUDIT_QUOTES_UNTRUSTED = "audit_quotes_untrusted"  # trust: profile does not trust quotes
     VERBATIM_USER_MESSAGE = "verbatim_user_message"  # (infer=False) turn_id
     NOT_USER_WORDS = "not_user_words"  # (infer=False) role
     EDITED = "edited"  # memory_id, by: a client changed a memory's text; re-tagged
@@ -58,6 +63,20 @@ _TEMPLATES: dict[ReasonCode, str] = {
     ReasonCode.NOT_FULLY_SUPPORTED: "{turn_id} does not say all of it: not a stated fact",
     ReasonCode.SELF_AUDIT_DOWNGRADE: "writer's own audit says {label}: downgraded",
     ReasonCode.SELF_AUDIT_FAILED: "self-audit failed ({error}): failing closed",
+    ReasonCode.AUDIT_QUOTE_VERIFIED: "the self-audit's quote is the user's words in {turn_id}",
+    ReasonCode.AUDIT_QUOTE_MISSING: (
+        "self-audit says {label} without quoting the user: counted against it, not a stated fact"
+    ),
+    ReasonCode.AUDIT_QUOTE_INVALID: (
+        "self-audit says {label} quoting words no one said: counted against it, not a stated fact"
+    ),
+    ReasonCode.AUDIT_QUOTE_ASSISTANT: (
+        "self-audit says {label} quoting a non-user turn: counted against it, not a stated fact"
+    ),
+    ReasonCode.AUDIT_QUOTES_UNTRUSTED: (
+        "the profile does not trust this writer's quotes (trust {trust}): its self-audit may only "
+        "make the decision more cautious"
+    ),
     ReasonCode.VERBATIM_USER_MESSAGE: "stored verbatim (infer=False): the user's own message",
     ReasonCode.NOT_USER_WORDS: "{role} message (infer=False): not the user's words",
     ReasonCode.EDITED: (
@@ -85,6 +104,11 @@ _DESCRIPTIONS: dict[ReasonCode, str] = {
     ReasonCode.NOT_FULLY_SUPPORTED: "related to a user turn but not fully supported by it",
     ReasonCode.SELF_AUDIT_DOWNGRADE: "the writer's own audit says over-inference: downgraded",
     ReasonCode.SELF_AUDIT_FAILED: "self-audit failed: failing closed",
+    ReasonCode.AUDIT_QUOTE_VERIFIED: "the self-audit's quote was found in a user turn",
+    ReasonCode.AUDIT_QUOTE_MISSING: "a self-audit label that needs a quote came without one",
+    ReasonCode.AUDIT_QUOTE_INVALID: "the self-audit quoted words that are in no turn",
+    ReasonCode.AUDIT_QUOTE_ASSISTANT: "the self-audit quoted an assistant (non-user) turn",
+    ReasonCode.AUDIT_QUOTES_UNTRUSTED: "the profile does not trust the writer's quotes",
     ReasonCode.VERBATIM_USER_MESSAGE: "stored verbatim (infer=False): the user's own message",
     ReasonCode.NOT_USER_WORDS: "a non-user message (infer=False): not the user's words",
     ReasonCode.EDITED: "an edit of a memory's text, tagged against the memory's conversation",
