@@ -29,6 +29,7 @@ from mirage_guard.guard.scoring import (
     audit_features,
     feature_version,
     make_profile_id,
+    score_distribution,
 )
 
 
@@ -118,6 +119,8 @@ def fit_profile(
         fitted_on=DataRef(
             path=data_path.name, sha256=file_sha256(data_path), n_examples=len(y), split=split
         ),
+        # what live scores are compared with (drift): P(OI) on the fitting data
+        score_distribution=score_distribution(p_oi, split=split),
     )
 
 

@@ -36,7 +36,7 @@ from mirage_guard.guard._domain import (
 from mirage_guard.guard._limits import RequestLimits, check_limits, check_turns
 from mirage_guard.guard._markdown import markdown_table
 from mirage_guard.guard._observer import STAGES, GuardObserver, NullObserver
-from mirage_guard.guard._pipeline import Guard, LinkerThread
+from mirage_guard.guard._pipeline import ActiveProfiles, Guard, LinkerThread
 from mirage_guard.guard._policy import Policy
 from mirage_guard.guard._reasons import (
     Reason,
@@ -55,6 +55,7 @@ __all__ = [
     "LABEL_TO_PROVENANCE",
     "STAGES",
     "Action",
+    "ActiveProfiles",
     "AuditFailure",
     "AuditMode",
     "AuditResponse",

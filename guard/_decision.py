@@ -72,7 +72,13 @@ def decide(
     evidence-only profile is calibrated when no self-audit is wanted); ``audit_error`` is the
     self-audit's failure, if it failed.
     """
-    reasons: list[Reason] = [reason(ReasonCode.SCORED_WITH_PROFILE, profile_id=profile.profile_id)]
+    reasons: list[Reason] = [
+        reason(
+            ReasonCode.SCORED_WITH_PROFILE,
+            profile_id=profile.profile_id,
+            profile_hash=profile.content_hash,  # which version of the profile: reloads change it
+        )
+    ]
     if not calibrated:
         reasons.append(reason(ReasonCode.UNCALIBRATED_WRITER, writer_model=writer_model))
     provenance = _provenance(link, p_oi, p_stated, profile, reasons)

@@ -9,7 +9,7 @@ import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import anyio
 import anyio.to_thread
@@ -47,6 +47,13 @@ _MODE_FOR_AUDIT = {
 EVIDENCE_ONLY = "evidence-only"
 _NULL_OBSERVER = NullObserver()
 LinkerThread = Literal["dedicated", "pool"]
+
+
+class ActiveProfiles(NamedTuple):
+    """The profiles a guard scores with, swapped together (one attribute: never half a reload)."""
+
+    evidence: CalibrationProfile
+    audit: CalibrationProfile | None
 
 
 def validate_write(turns: Sequence[Turn], candidates: Sequence[Candidate]) -> None:
@@ -90,31 +97,13 @@ class Guard:
         limits: RequestLimits | None = None,
         language_detector: LanguageDetector | None = None,
     ) -> None:
-        evidence_profile.check_applicable(
-            mode=ProfileMode.EVIDENCE, writer_model=None, prompt_version=None
-        )
-        embedder_names = profile_embedders(linker.embedder)
-        evidence_profile.check_embedder(embedder_names)  # another embedder's profile: refused
-        if audit_profile is not None:
-            audit_profile.check_embedder(embedder_names)
-            # refuse another model's (or another prompt's) profile, loudly
-            audit_profile.check_applicable(
-                mode=_MODE_FOR_AUDIT.get(audit_mode, ProfileMode.SELF_AUDIT_SEPARATE),
-                writer_model=writer_model,
-                prompt_version=auditor.prompt_version
-                if auditor
-                else _inline_prompt_version()
-                if audit_mode is AuditMode.INLINE
-                else audit_profile.prompt_version,
-            )
         self.linker = linker
-        self.evidence_profile = evidence_profile
-        self.audit_profile = audit_profile
-        self.policy = policy or Policy()
         self.auditor = auditor
         self.audit_mode = audit_mode
-        self.on_audit_failure = on_audit_failure
         self.writer_model = writer_model
+        self._active = self._checked(evidence_profile, audit_profile)
+        self.policy = policy or Policy()
+        self.on_audit_failure = on_audit_failure
         self.metrics = metrics
         self.limits = limits or RequestLimits()
         self.language_detector = language_detector or Py3LangidDetector()
@@ -129,6 +118,62 @@ class Guard:
             if linker_thread == "dedicated"
             else None
         )
+
+    # ------------------------------------------------------------------ profiles
+    def _checked(
+        self, evidence: CalibrationProfile, audit: CalibrationProfile | None
+    ) -> ActiveProfiles:
+        """The pair, if this guard may score with it; else ProfileMismatchError."""
+        evidence.check_applicable(mode=ProfileMode.EVIDENCE, writer_model=None, prompt_version=None)
+        embedder_names = profile_embedders(self.linker.embedder)
+        evidence.check_embedder(embedder_names)  # another embedder's profile: refused
+        if audit is not None:
+            audit.check_embedder(embedder_names)
+            # refuse another model's (or another prompt's) profile, loudly
+            audit.check_applicable(
+                mode=_MODE_FOR_AUDIT.get(self.audit_mode, ProfileMode.SELF_AUDIT_SEPARATE),
+                writer_model=self.writer_model,
+                prompt_version=self.auditor.prompt_version
+                if self.auditor
+                else _inline_prompt_version()
+                if self.audit_mode is AuditMode.INLINE
+                else audit.prompt_version,
+            )
+        return ActiveProfiles(evidence, audit)
+
+    @property
+    def evidence_profile(self) -> CalibrationProfile:
+        return self._active.evidence
+
+    @property
+    def audit_profile(self) -> CalibrationProfile | None:
+        return self._active.audit
+
+    @property
+    def profiles(self) -> ActiveProfiles:
+        """The profiles in use now (one consistent pair)."""
+        return self._active
+
+    def use_profiles(
+        self, evidence: CalibrationProfile, audit: CalibrationProfile | None
+    ) -> ActiveProfiles:
+        """Swap the profiles atomically. A pair this guard may not use (another model's,
+        prompt's, mode's or embedder's profile) raises ProfileMismatchError and changes
+        nothing; a write in flight finishes with the pair it started with."""
+        checked = self._checked(evidence, audit)
+        with self._lock:
+            self._active = checked
+        return checked
+
+    def reload_profiles(self, store: ProfileStore) -> ActiveProfiles:
+        """Pick this guard's profiles from ``store`` (as :meth:`from_settings` does) and swap
+        them in atomically; see :meth:`use_profiles`."""
+        evidence = store.evidence_only(profile_embedders(self.linker.embedder))
+        audit = _audit_profile_in(
+            store, self.audit_mode, self.writer_model, self.auditor.prompt_version
+            if self.auditor else _inline_prompt_version(),
+        )  # fmt: skip
+        return self.use_profiles(evidence, audit)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -152,15 +197,8 @@ class Guard:
             if writer_llm is not None and s.audit_mode is AuditMode.SEPARATE
             else None
         )
-        audit_profile = None
-        if s.audit_mode is not AuditMode.OFF and writer_model:
-            prompt_version = auditor.prompt_version if auditor else _inline_prompt_version()
-            try:
-                audit_profile = store.for_writer(
-                    writer_model, _MODE_FOR_AUDIT[s.audit_mode], prompt_version
-                )
-            except ProfileError:
-                audit_profile = None  # explicit in every decision: calibrated=False
+        prompt_version = auditor.prompt_version if auditor else _inline_prompt_version()
+        audit_profile = _audit_profile_in(store, s.audit_mode, writer_model, prompt_version)
         return cls(
             linker=_default_linker(embedder, s.linker_cache_bytes),
             evidence_profile=store.evidence_only(profile_embedders(embedder or shared_minilm())),
@@ -272,17 +310,14 @@ class Guard:
         writer_model: str | None,
     ) -> list[Decision]:
         model = writer_model or self.writer_model
+        active = self._active  # one read: a concurrent reload never mixes two profile sets
         use_audit_profile = (
-            self.audit_profile is not None
+            active.audit is not None
             and self.audit_mode is not AuditMode.OFF
-            and (writer_model is None or writer_model == self.audit_profile.writer_model)
+            and (writer_model is None or writer_model == active.audit.writer_model)
             and all(c.id in verdicts for c in candidates)
         )
-        profile = (
-            self.audit_profile
-            if use_audit_profile and self.audit_profile
-            else self.evidence_profile
-        )
+        profile = active.audit if use_audit_profile and active.audit else active.evidence
         rows: list[dict[str, float]] = []
         for c, link in zip(candidates, links, strict=True):
             row = dict(link.features)
@@ -366,6 +401,19 @@ def profile_embedders(embedder: Embedder) -> tuple[str, ...]:
     if isinstance(stand_in, str) and stand_in not in names:
         names.append(stand_in)
     return tuple(names)
+
+
+def _audit_profile_in(
+    store: ProfileStore, mode: AuditMode, writer_model: str | None, prompt_version: str
+) -> CalibrationProfile | None:
+    """The writer's self-audit profile in ``store``; None when none fits (every decision then
+    says calibrated=False)."""
+    if mode is AuditMode.OFF or not writer_model:
+        return None
+    try:
+        return store.for_writer(writer_model, _MODE_FOR_AUDIT[mode], prompt_version)
+    except ProfileError:
+        return None
 
 
 def _inline_prompt_version() -> str:

@@ -2,10 +2,24 @@
 mode) and the store that finds them, including the shipped evidence-only profile
 (``profiles/evidence-only.json``).
 
+Drift (``_drift``): live scores against the distribution a profile was fitted on (PSI).
+
 Part of the core: imports only the domain and errors of :mod:`mirage_guard.guard`, numpy and
 pydantic. Fitting profiles lives one layer up, in :mod:`mirage_guard.calibration`.
 """
 
+from mirage_guard.guard.scoring._drift import (
+    DRIFT_MIN_SCORES,
+    DRIFT_WINDOW,
+    PSI_STALE,
+    DriftMonitor,
+    DriftReading,
+    DriftStatus,
+    ScoreDistribution,
+    psi,
+    rolling_psi,
+    score_distribution,
+)
 from mirage_guard.guard.scoring._profile import (
     AUDIT_FEATURES,
     CalibrationProfile,
@@ -20,12 +34,22 @@ from mirage_guard.guard.scoring._store import ProfileStore
 
 __all__ = [
     "AUDIT_FEATURES",
+    "DRIFT_MIN_SCORES",
+    "DRIFT_WINDOW",
+    "PSI_STALE",
     "CalibrationProfile",
     "DataRef",
+    "DriftMonitor",
+    "DriftReading",
+    "DriftStatus",
     "LogisticModel",
     "ProfileMode",
     "ProfileStore",
+    "ScoreDistribution",
     "audit_features",
     "feature_version",
     "make_profile_id",
+    "psi",
+    "rolling_psi",
+    "score_distribution",
 ]

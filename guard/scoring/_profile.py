@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mirage_guard.guard._domain import AuditVerdict, Label
 from mirage_guard.guard.errors import ProfileMismatchError
+from mirage_guard.guard.scoring._drift import ScoreDistribution
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -108,6 +109,17 @@ class CalibrationProfile(BaseModel):
     metrics: dict[str, float | list[float]] = Field(default_factory=dict)
     fitted_on: DataRef
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    score_distribution: ScoreDistribution | None = Field(
+        default=None,
+        description="P(over-inference) on the fitting data, binned: live scores are compared "
+        "with it (drift); None in profiles fitted before it was stored (drift unknown)",
+    )
+
+    @property
+    def content_hash(self) -> str:
+        """First 12 hex digits of the SHA-256 of this profile's JSON: which version of a
+        profile made a decision (a refit keeps the id, never the hash)."""
+        return hashlib.sha256(self.model_dump_json().encode("utf-8")).hexdigest()[:12]
 
     @model_validator(mode="after")
     def _keyed(self) -> CalibrationProfile:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
@@ -70,6 +71,9 @@ class ProfileStore:
             raise ProfileError("no profile directory configured (set MIRAGE_PROFILE_DIR)")
         target.mkdir(parents=True, exist_ok=True)
         path = target / f"{profile.profile_id}.json"
-        path.write_text(profile.model_dump_json(indent=2), encoding="utf-8")
+        # write then rename: a reload never reads half a file (the temporary name is no *.json)
+        partial = target / f".{profile.profile_id}.json.partial"
+        partial.write_text(profile.model_dump_json(indent=2), encoding="utf-8")
+        os.replace(partial, path)
         self._add(profile)
         return path
