@@ -32,6 +32,7 @@ from mirage_guard.benchmark._judge_validation import (
     write_jsonl,
 )
 from mirage_guard.benchmark._limits import ConcurrencyLimits, LimitedLLM
+from mirage_guard.benchmark._matching import SemanticMatcher
 from mirage_guard.benchmark._offline import is_offline, offline_answer, offline_llm
 from mirage_guard.benchmark._perf import (
     CachedRerunFigures,
@@ -62,6 +63,13 @@ from mirage_guard.benchmark._runner import (
     litellm_provider,
 )
 from mirage_guard.benchmark._schemas import Accuracy
+from mirage_guard.benchmark._self_audit_pairs import (
+    AlignedClaim,
+    AlignmentCounts,
+    SelfAuditAlignment,
+    align_self_audit,
+    run_models,
+)
 from mirage_guard.benchmark._tasks import Task, parse_tasks
 from mirage_guard.benchmark.personas import (
     Persona,
@@ -76,6 +84,8 @@ __all__ = [
     "AccumRoundRecord",
     "Accuracy",
     "AgreementReport",
+    "AlignedClaim",
+    "AlignmentCounts",
     "BenchmarkRun",
     "BlindItem",
     "CachedLLM",
@@ -106,11 +116,14 @@ __all__ = [
     "RunManifest",
     "RunSummary",
     "RuntimeOptions",
+    "SelfAuditAlignment",
     "SelfAuditRecord",
+    "SemanticMatcher",
     "Stage",
     "Task",
     "TaskRecord",
     "agreement_json",
+    "align_self_audit",
     "analyse",
     "compare",
     "draft_persona",
@@ -129,6 +142,7 @@ __all__ = [
     "prompt_scope",
     "read_labels",
     "resolve_params",
+    "run_models",
     "select_personas",
     "write_jsonl",
     "write_report",

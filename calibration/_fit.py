@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import precision_recall_curve, roc_auc_score
+from sklearn.metrics import cohen_kappa_score, f1_score, precision_recall_curve, roc_auc_score
 from sklearn.preprocessing import StandardScaler
 
 from mirage_guard.guard.errors import InputError
@@ -19,25 +19,35 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
 _OBJECTIVE = re.compile(r"^(recall|precision)>=(0(?:\.\d+)?|1(?:\.0+)?)$")
+_TARGET = re.compile(r"^target-(recall|precision)=(0(?:\.\d+)?|1(?:\.0+)?)$")
+_MAXIMISED = ("f1", "kappa")
 
 
 @dataclass(frozen=True)
 class Objective:
-    """``recall>=0.9``: catch at least 90 % of positives, at the best precision (and vice versa)."""
+    """How a threshold is chosen: ``recall>=0.9`` (alias ``target-recall=0.9``) catches at least
+    90 % of positives at the best precision (and vice versa for precision); ``max-f1`` and
+    ``max-kappa`` maximise F1 or Cohen's kappa of the binary decision."""
 
     metric: str
     target: float
 
     @classmethod
     def parse(cls, text: str) -> Objective:
-        m = _OBJECTIVE.match(text.replace(" ", ""))
-        if not m:
-            raise InputError(
-                f"objective must look like 'recall>=0.9' or 'precision>=0.8', not {text!r}"
-            )
-        return cls(m.group(1), float(m.group(2)))
+        spec = text.replace(" ", "").lower()
+        m = _OBJECTIVE.match(spec) or _TARGET.match(spec)
+        if m:
+            return cls(m.group(1), float(m.group(2)))
+        if spec.startswith("max-") and spec[4:] in _MAXIMISED:
+            return cls(spec[4:], 1.0)
+        raise InputError(
+            "objective must look like 'recall>=0.9', 'target-precision=0.9', 'max-f1' or "
+            f"'max-kappa', not {text!r}"
+        )
 
     def __str__(self) -> str:
+        if self.metric in _MAXIMISED:
+            return f"max-{self.metric}"
         return f"{self.metric}>={self.target:g}"
 
 
@@ -65,7 +75,10 @@ def fit_logistic(
 
 
 def choose_threshold(p: FloatArray, y: IntArray, objective: Objective) -> float:
-    """The threshold that meets the objective with the best value of the other metric."""
+    """The threshold that meets the objective with the best value of the other metric (or
+    that maximises F1 / kappa)."""
+    if objective.metric in _MAXIMISED:
+        return _maximising_threshold(p, y, objective.metric)
     precision, recall, thresholds = precision_recall_curve(y, p)
     # precision/recall have one more entry than thresholds (the end point); drop it
     precision, recall = precision[:-1], recall[:-1]
@@ -80,6 +93,21 @@ def choose_threshold(p: FloatArray, y: IntArray, objective: Objective) -> float:
             return float(thresholds.max())
         best = np.argmax(np.where(ok, recall, -1.0))
     return float(thresholds[best])
+
+
+def _maximising_threshold(p: FloatArray, y: IntArray, metric: str) -> float:
+    """The candidate threshold (each distinct score) with the best F1 or kappa; ties go to the
+    higher threshold (fewer claims flagged)."""
+    best_value, best_threshold = -np.inf, float(np.max(p)) if len(p) else 0.5
+    for t in np.unique(p)[::-1]:
+        pred = (p >= t).astype(np.int64)
+        if metric == "f1":
+            value = float(f1_score(y, pred, zero_division=0))
+        else:
+            value = float(cohen_kappa_score(y, pred)) if len(set(pred.tolist())) > 1 else 0.0
+        if value > best_value:
+            best_value, best_threshold = value, float(t)
+    return best_threshold
 
 
 def precision_recall_at(p: FloatArray, y: IntArray, threshold: float) -> tuple[float, float]:

@@ -10,6 +10,14 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from mirage_guard.adapters._bench_calibration import (
+    FromBench,
+    alignment_table,
+    figures_table,
+    transfer_rich,
+    write_report,
+)
+from mirage_guard.benchmark import SemanticMatcher, load_personas, run_models
 from mirage_guard.calibration import (
     Objective,
     TrainConfig,
@@ -30,7 +38,7 @@ from mirage_guard.calibration import (
     train_support,
 )
 from mirage_guard.guard import SelfAuditor
-from mirage_guard.guard.errors import InputError
+from mirage_guard.guard.errors import InputError, MirageError
 from mirage_guard.guard.evidence import (
     ClaimSupport,
     EvidenceLinker,
@@ -179,6 +187,8 @@ def audit(
         f"{len(failed)} conversation(s) failed (not retried into the file); "
         f"structured output: {mode.value if mode else 'not decided'}"
     )
+    for conv_id, why in list(failed.items())[:20]:
+        console.print(f"  failed {conv_id}: {why}", markup=False)
 
 
 @app.command("fit")
@@ -245,6 +255,103 @@ def compare(
         prec, rec = precision_recall_at(p, y, thr)
         result.add_row(f"{thr:.3f}", label, f"{prec:.3f}", f"{rec:.3f}", str(objective))
     console.print(result)
+
+
+@app.command("from-bench")
+def from_bench(
+    run_dir: Annotated[Path, typer.Argument(help="a `mirage bench run` directory")],
+    model: Annotated[
+        list[str] | None, typer.Option("--model", help="subject model to fit (repeatable)")
+    ] = None,
+    compare: Annotated[
+        bool, typer.Option("--compare", help="fit every model of the run + the transfer table")
+    ] = False,
+    profile_dir: Annotated[
+        Path | None, typer.Option(help="write each model's profile here (as MIRAGE_PROFILE_DIR)")
+    ] = None,
+    objective: Annotated[
+        str, typer.Option(help="max-f1 | max-kappa | target-precision=0.9 | target-recall=0.9")
+    ] = "max-f1",
+    personas_file: Annotated[
+        Path | None, typer.Option(help="the run's personas (default: as its manifest says)")
+    ] = None,
+    out_dir: Annotated[
+        Path | None, typer.Option(help="figures as JSON + markdown (default RUN_DIR/calibration)")
+    ] = None,
+    n_boot: Annotated[int, typer.Option(help="bootstrap resamples for the AUROC CI")] = 1000,
+) -> None:
+    """Fit a writer model's self-audit profile from a MirageBench run: its own self-audit
+    labels against the judge's, aligned claim by claim; figures held out by persona."""
+    try:
+        models = _bench_models(run_dir, model, compare)
+        job = FromBench(
+            linker=_linker(),
+            evidence_profile=_evidence_profile(),
+            objective=Objective.parse(objective),
+            matcher=_matcher(),
+            personas=load_personas(personas_file) if personas_file else None,
+            profile_dir=profile_dir,
+            n_boot=n_boot,
+        )
+        report = job.run(run_dir, models, compare=compare)
+    except MirageError as exc:
+        console.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(1) from exc
+    wide = Console(width=max(console.width, 150))
+    wide.print(alignment_table(report))
+    for result in report.models:
+        wide.print(figures_table(result))
+        if result.figures.note:
+            console.print(f"[yellow]{result.model}: {result.figures.note} (figures n/a)[/]")
+        if result.error:
+            console.print(f"[red]{result.model}: no profile:[/] {result.error}")
+        elif result.profile_path:
+            console.print(
+                f"{result.model}: threshold {result.threshold:.3f} ({report.objective}) -> "
+                f"{result.profile_path}"
+            )
+        else:
+            console.print(
+                f"{result.model}: threshold {result.threshold:.3f} ({report.objective}); "
+                "not written (give --profile-dir)"
+            )
+    if report.transfer:
+        wide.print(transfer_rich(report))
+    if report.offline_models:
+        console.print(
+            f"[yellow]offline mock models in this run: {', '.join(report.offline_models)} "
+            "(a pipeline check, not a measurement)[/]"
+        )
+    command = " ".join(
+        [
+            f"mirage calibrate from-bench {run_dir}",
+            *(f"--model {m}" for m in model or []),
+            *(["--compare"] if compare else []),
+            f"--objective {objective}",
+            *([f"--personas-file {personas_file}"] if personas_file else []),
+        ]
+    )
+    json_path, md_path = write_report(report, out_dir or run_dir / "calibration", command)
+    console.print(f"figures: {json_path}, {md_path}")
+    if any(r.error for r in report.models) and not compare:
+        raise typer.Exit(1)
+
+
+def _evidence_profile() -> CalibrationProfile:
+    return ProfileStore().evidence_only()
+
+
+def _matcher() -> SemanticMatcher:
+    return SemanticMatcher()
+
+
+def _bench_models(run_dir: Path, model: list[str] | None, compare: bool) -> list[str]:
+    known = run_models(run_dir)
+    if compare:
+        return list(model) if model else known
+    if not model:
+        raise InputError(f"give --model (one of: {', '.join(known)}) or --compare")
+    return list(model)
 
 
 @app.command("list")

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from sklearn.metrics import cohen_kappa_score, f1_score
 
 from mirage_guard.calibration._data import group_by_conversation, load_examples
 from mirage_guard.calibration._eval import decide_all, evaluate
@@ -137,6 +138,28 @@ def test_objective_parses(text: str) -> None:
 def test_bad_objective_is_an_input_error(text: str) -> None:
     with pytest.raises(InputError, match="objective"):
         Objective.parse(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "metric", "target"),
+    [("max-f1", "f1", 1.0), ("max-kappa", "kappa", 1.0), ("target-precision=0.9", "precision", 0.9),
+     ("target-recall=0.8", "recall", 0.8)],
+)  # fmt: skip
+def test_named_objectives_parse_and_round_trip(text: str, metric: str, target: float) -> None:
+    obj = Objective.parse(text)
+    assert (obj.metric, obj.target) == (metric, target)
+    assert Objective.parse(str(obj)) == obj
+
+
+def test_maximising_objectives_pick_the_best_threshold() -> None:
+    rng = np.random.default_rng(2)
+    y = rng.integers(0, 2, size=200).astype(np.int64)
+    p = np.clip(0.3 * y + rng.normal(0.35, 0.2, size=200), 0, 1)
+    for metric, score in (("f1", f1_score), ("kappa", cohen_kappa_score)):
+        t = choose_threshold(p, y, Objective(metric, 1.0))
+        best = score(y, (p >= t).astype(int))
+        for other in np.quantile(p, [0.1, 0.3, 0.5, 0.7, 0.9]):
+            assert best >= score(y, (p >= other).astype(int)) - 1e-12
 
 
 def test_choose_threshold_meets_the_objective() -> None:
