@@ -187,8 +187,6 @@ def audit(
         f"{len(failed)} conversation(s) failed (not retried into the file); "
         f"structured output: {mode.value if mode else 'not decided'}"
     )
-    for conv_id, why in list(failed.items())[:20]:
-        console.print(f"  failed {conv_id}: {why}", markup=False)
 
 
 @app.command("fit")
