@@ -28,12 +28,19 @@ from mirage_guard.adapters._compose import ExtractionMode, make_extractor
 from mirage_guard.adapters._decision_log import (
     DecisionLog,
     DecisionQuery,
+    KeyClaim,
     LoggedDecision,
     WrittenDecision,
 )
-from mirage_guard.adapters._mem0 import EMBEDDING_DIMS, Mem0Backend, embedded_mem0_config
+from mirage_guard.adapters._mem0 import (
+    EMBEDDING_DIMS,
+    Mem0Backend,
+    embedded_mem0_config,
+    pgvector_mem0_config,
+)
 from mirage_guard.adapters._mem0_extraction import Mem0PromptExtractor
 from mirage_guard.adapters._mem0_wire import statuses_for, to_turns
+from mirage_guard.adapters._pgserver import LocalPostgres
 from mirage_guard.adapters._prometheus import GuardMetrics
 from mirage_guard.adapters._remote import RemoteMem0Backend
 from mirage_guard.adapters._scope import DEFAULT_TENANT, MemoryScope
@@ -51,6 +58,8 @@ __all__ = [
     "ExtractionMode",
     "GuardMetrics",
     "GuardedMemory",
+    "KeyClaim",
+    "LocalPostgres",
     "LoggedDecision",
     "Mem0Backend",
     "Mem0PromptExtractor",
@@ -61,6 +70,7 @@ __all__ = [
     "embedded_mem0_config",
     "make_extractor",
     "matches",
+    "pgvector_mem0_config",
     "statuses_for",
     "to_turns",
 ]

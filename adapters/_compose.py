@@ -102,7 +102,7 @@ def compose(
             backend = (
                 RemoteMem0Backend(s.upstream_url)
                 if s.upstream_url
-                else Mem0Backend.embedded(s.data_dir, embedder=shared)
+                else Mem0Backend.from_settings(s, embedder=shared)
             )
             resources.push_async_callback(backend.aclose)
         if decision_log is None:

@@ -4,17 +4,27 @@ Every decision the guard makes is kept with the turns it refers to, so ``GET /v1
 can explain why any memory was stored (or not): which turn supports it, its score, the threshold
 and profile that decided it, and the id of the memory that was written.
 Idempotency keys of the sidecar live here too, so a retried add returns the first answer.
+
+On PostgreSQL the log is shared by every replica of the sidecar, so nothing here relies on a
+process-local lock: an idempotency key is *claimed* with one ``INSERT ... ON CONFLICT DO
+NOTHING`` (exactly one request in the whole deployment wins it), turns are inserted the same way,
+and the tables are created under an advisory lock (replicas start together).
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import anyio
+import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy import (
     JSON,
@@ -25,18 +35,26 @@ from sqlalchemy import (
     String,
     Text,
     create_engine,
+    delete,
     event,
+    insert,
     select,
     text,
+    update,
 )
-from sqlalchemy.engine import Engine, make_url
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import URL, CursorResult, Engine, make_url
+from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
 from mirage_guard.adapters._scope import DEFAULT_TENANT, MemoryScope
 from mirage_guard.adapters._time import as_utc
 from mirage_guard.guard import Action, Decision, Provenance, Reason, Role, Turn, as_reasons
-from mirage_guard.guard.errors import IdempotencyConflictError, InputError
+from mirage_guard.guard.errors import (
+    IdempotencyConflictError,
+    IdempotencyInProgressError,
+    InputError,
+)
 from mirage_guard.guard.settings import GuardSettings
 
 
@@ -89,13 +107,37 @@ class _DecisionRow(_Base):
 
 
 class _IdempotencyRow(_Base):
-    __tablename__ = "mirage_idempotency"
+    # a key is claimed (owner set, no response) before its request runs, answered after; the
+    # table of earlier versions, answers only, was "mirage_idempotency" and is no longer read
+    __tablename__ = "mirage_idempotency_keys"
 
     tenant: Mapped[str] = mapped_column(String(200), primary_key=True)
     key: Mapped[str] = mapped_column(String(200), primary_key=True)
     request_hash: Mapped[str] = mapped_column(String(64))
-    response: Mapped[str] = mapped_column(Text)
+    owner: Mapped[str | None] = mapped_column(String(32))  # the request holding it, unanswered
+    response: Mapped[str | None] = mapped_column(Text)
+    claimed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+@dataclass(frozen=True)
+class KeyClaim:
+    """What :meth:`DecisionLog.claim` found for an idempotency key.
+
+    - ``response`` set: the key was answered before; replay it.
+    - ``token`` set: this caller holds the key; run the request, then ``save_reply`` (or
+      ``release`` it if the request failed). ``taken_over`` is the token of an earlier holder
+      whose lease ran out (it died mid-request).
+    - neither: another request holds the key right now (``busy``).
+    """
+
+    token: str | None = None
+    response: dict[str, Any] | None = None
+    taken_over: str | None = None
+
+    @property
+    def busy(self) -> bool:
+        return self.token is None and self.response is None
 
 
 class WrittenDecision(BaseModel):
@@ -159,17 +201,23 @@ class DecisionLog:
     """Decisions, turns and idempotency keys in one SQL database."""
 
     def __init__(self, url: str, *, echo: bool = False) -> None:
-        parsed = make_url(url)
+        parsed = sqlalchemy_url(url)
         connect_args: dict[str, Any] = {}
-        if parsed.get_backend_name() == "sqlite":
+        engine_args: dict[str, Any] = {}
+        self.dialect = parsed.get_backend_name()
+        if self.dialect == "sqlite":
             connect_args["check_same_thread"] = False
             if parsed.database and parsed.database != ":memory:":
                 Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        else:  # a server: connections drop (restarts, failover), reconnect instead of failing
+            engine_args.update(pool_pre_ping=True, pool_size=8, max_overflow=8)
         self.url = url
-        self.engine: Engine = create_engine(url, echo=echo, connect_args=connect_args)
-        if parsed.get_backend_name() == "sqlite":
+        self.engine: Engine = create_engine(
+            parsed, echo=echo, connect_args=connect_args, **engine_args
+        )
+        if self.dialect == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
-        _Base.metadata.create_all(self.engine)
+        _create_tables(self.engine)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
 
     @classmethod
@@ -248,22 +296,47 @@ class DecisionLog:
         now: datetime,
     ) -> None:
         known = self._conflicts(session, tenant, scope, turns)
-        for t in turns:
-            if t.id in known:
-                continue
-            session.add(
-                _TurnRow(
-                    tenant=tenant,
-                    conversation=scope.key(),
-                    id=t.id,
-                    role=t.role.value,
-                    content=t.content,
-                    user_id=scope.user_id,
-                    agent_id=scope.agent_id,
-                    run_id=scope.run_id,
-                    created_at=now,
-                )
+        rows = [
+            {
+                "tenant": tenant,
+                "conversation": scope.key(),
+                "id": t.id,
+                "role": t.role.value,
+                "content": t.content,
+                "user_id": scope.user_id,
+                "agent_id": scope.agent_id,
+                "run_id": scope.run_id,
+                "created_at": now,
+            }
+            for t in turns
+            if t.id not in known
+        ]
+        if rows:
+            # another replica may store the same turn between the check and here: keep the
+            # first, then check again that it is the same message
+            session.connection().execute(self._insert_ignoring_duplicates(_TurnRow), rows)
+            self._conflicts(session, tenant, scope, turns)
+
+    def _insert_ignoring_duplicates(self, table: type[_Base]) -> Any:
+        if self.dialect == "postgresql":
+            return postgresql.insert(table).on_conflict_do_nothing()
+        if self.dialect == "sqlite":
+            return sqlite.insert(table).on_conflict_do_nothing()
+        return insert(table)  # another database: a duplicate fails the write (IntegrityError)
+
+    def _insert_key(self, session: Session, values: dict[str, Any]) -> bool:
+        """Insert an idempotency row unless the key exists; True if this call inserted it."""
+        if self.dialect in ("postgresql", "sqlite"):
+            stmt = self._insert_ignoring_duplicates(_IdempotencyRow).returning(
+                _IdempotencyRow.owner
             )
+            return session.connection().execute(stmt, values).first() is not None
+        try:
+            with session.begin_nested():
+                session.connection().execute(insert(_IdempotencyRow), values)
+        except IntegrityError:
+            return False
+        return True
 
     # ------------------------------------------------------------------ reads
     def query(self, tenant: str, q: DecisionQuery | None = None) -> list[LoggedDecision]:
@@ -347,22 +420,98 @@ class DecisionLog:
 
     # ------------------------------------------------------------------ idempotency
     def replay(self, tenant: str, key: str, request_hash: str) -> dict[str, Any] | None:
-        """The stored response for an idempotency key, or None if the key is new."""
+        """The stored response for an idempotency key, or None if the key is new or its
+        request is still running."""
         with self._sessions() as session:
             row = session.get(_IdempotencyRow, (tenant, key))
             if row is None:
                 return None
-            if row.request_hash != request_hash:
-                raise IdempotencyConflictError(
-                    "this Idempotency-Key was already used for a different request"
+            _same_request(row, request_hash)
+            return None if row.response is None else _response(row.response)
+
+    def claim(self, tenant: str, key: str, request_hash: str, *, lease_s: float) -> KeyClaim:
+        """Claim an idempotency key for one request, atomically across every process sharing
+        this database (see :class:`KeyClaim`). A claim older than ``lease_s`` with no answer
+        belonged to a request that died; it is taken over (compare-and-set on its owner)."""
+        token = uuid.uuid4().hex
+        now = datetime.now(UTC)
+        with self._session() as session:
+            values = {
+                "tenant": tenant,
+                "key": key,
+                "request_hash": request_hash,
+                "owner": token,
+                "response": None,
+                "claimed_at": now,
+                "created_at": now,
+            }
+            if self._insert_key(session, values):
+                return KeyClaim(token=token)
+            row = session.get(_IdempotencyRow, (tenant, key), populate_existing=True)
+            if row is None:  # released between the insert and the read: the caller retries
+                return KeyClaim()
+            _same_request(row, request_hash)
+            if row.response is not None:
+                return KeyClaim(response=_response(row.response))
+            if as_utc(row.claimed_at) > now - timedelta(seconds=lease_s):
+                return KeyClaim()
+            stale = row.owner
+            taken = session.connection().execute(
+                update(_IdempotencyRow)
+                .where(
+                    _IdempotencyRow.tenant == tenant,
+                    _IdempotencyRow.key == key,
+                    _IdempotencyRow.owner == stale,
+                    _IdempotencyRow.response.is_(None),
                 )
-            data: dict[str, Any] = json.loads(row.response)
-            return data
+                .values(owner=token, claimed_at=now)
+            )
+            if _rowcount(taken) == 1:
+                return KeyClaim(token=token, taken_over=stale)
+            return KeyClaim()
+
+    def release(self, tenant: str, key: str, token: str) -> None:
+        """Give up a claim whose request failed (nothing of it was kept): a retry runs again."""
+        with self._session() as session:
+            session.execute(
+                delete(_IdempotencyRow).where(
+                    _IdempotencyRow.tenant == tenant,
+                    _IdempotencyRow.key == key,
+                    _IdempotencyRow.owner == token,
+                    _IdempotencyRow.response.is_(None),
+                )
+            )
 
     def save_reply(
-        self, tenant: str, key: str, request_hash: str, response: dict[str, Any]
+        self,
+        tenant: str,
+        key: str,
+        request_hash: str,
+        response: dict[str, Any],
+        *,
+        token: str | None = None,
     ) -> None:
-        """Keep the response to an idempotent request (what :meth:`replay` returns later)."""
+        """Keep the response to an idempotent request (what :meth:`replay` returns later).
+        With the ``token`` of a :meth:`claim`, answers that claim; it must still be held."""
+        now = datetime.now(UTC)
+        body = json.dumps(response)
+        if token is not None:
+            with self._session() as session:
+                answered = session.connection().execute(
+                    update(_IdempotencyRow)
+                    .where(
+                        _IdempotencyRow.tenant == tenant,
+                        _IdempotencyRow.key == key,
+                        _IdempotencyRow.owner == token,
+                        _IdempotencyRow.response.is_(None),
+                    )
+                    .values(response=body, owner=None)
+                )
+                if _rowcount(answered) == 1:
+                    return
+            raise IdempotencyConflictError(
+                "this Idempotency-Key was taken over by another request (its lease ran out)"
+            )
         try:
             with self._session() as session:
                 session.add(
@@ -370,8 +519,10 @@ class DecisionLog:
                         tenant=tenant,
                         key=key,
                         request_hash=request_hash,
-                        response=json.dumps(response),
-                        created_at=datetime.now(UTC),
+                        owner=None,
+                        response=body,
+                        claimed_at=now,
+                        created_at=now,
                     )
                 )
         except IntegrityError as exc:
@@ -386,6 +537,75 @@ class DecisionLog:
 
     def close(self) -> None:
         self.engine.dispose()
+
+
+async def claim_key(
+    log: DecisionLog,
+    tenant: str,
+    key: str,
+    request_hash: str,
+    *,
+    lease_s: float,
+    wait_s: float,
+    poll_s: float = 0.1,
+) -> KeyClaim:
+    """:meth:`DecisionLog.claim`, waiting up to ``wait_s`` while another request (in this
+    process or another replica) holds the key; then IdempotencyInProgressError (retry later)."""
+    deadline = anyio.current_time() + wait_s
+    while True:
+        claim = await anyio.to_thread.run_sync(
+            functools.partial(log.claim, tenant, key, request_hash, lease_s=lease_s)
+        )
+        if not claim.busy:
+            return claim
+        if anyio.current_time() >= deadline:
+            raise IdempotencyInProgressError(
+                "another request with this Idempotency-Key is still running; retry later"
+            )
+        await anyio.sleep(poll_s)
+
+
+def sqlalchemy_url(url: str) -> URL:
+    """A database URL for SQLAlchemy: ``postgresql://`` (libpq's form, what Mem0's pgvector and
+    ``psql`` take) uses psycopg 3, the driver of the ``postgres`` extra."""
+    parsed = make_url(url)
+    if parsed.drivername in ("postgresql", "postgres"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    return parsed
+
+
+_SCHEMA_LOCK = 0x6D697261  # "mira": one replica creates the tables while the others wait
+
+
+def _create_tables(engine: Engine) -> None:
+    if engine.dialect.name == "postgresql":
+        with engine.begin() as conn:
+            conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _SCHEMA_LOCK})
+            _Base.metadata.create_all(conn)
+        return
+    for attempt in range(5):  # SQLite: processes opening one new file race on CREATE TABLE
+        try:
+            _Base.metadata.create_all(engine)
+            return
+        except OperationalError as exc:
+            if "already exists" not in str(exc) or attempt == 4:
+                raise
+
+
+def _rowcount(result: CursorResult[Any]) -> int:
+    return int(result.rowcount)
+
+
+def _same_request(row: _IdempotencyRow, request_hash: str) -> None:
+    if row.request_hash != request_hash:
+        raise IdempotencyConflictError(
+            "this Idempotency-Key was already used for a different request"
+        )
+
+
+def _response(body: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(body)
+    return data
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -430,7 +650,10 @@ __all__ = [
     "DEFAULT_TENANT",
     "DecisionLog",
     "DecisionQuery",
+    "KeyClaim",
     "LoggedDecision",
     "MemoryScope",
     "WrittenDecision",
+    "claim_key",
+    "sqlalchemy_url",
 ]

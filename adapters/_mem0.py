@@ -1,4 +1,5 @@
-"""In-process Mem0 (``mem0.Memory``) with embedded Qdrant in a data directory: the default store.
+"""In-process Mem0 (``mem0.Memory``) with embedded Qdrant in a data directory: the default store;
+or Mem0 on PostgreSQL + pgvector (``MIRAGE_VECTOR_STORE_URL``), a store replicas share.
 
 Mem0 is synchronous and its embedded Qdrant is not safe for concurrent use, so every call runs in
 a worker thread under one lock. The embedder is all-MiniLM-L6-v2 loaded from the
@@ -67,6 +68,69 @@ def embedded_mem0_config(
     }
 
 
+def libpq_url(url: str) -> str:
+    """``postgresql+psycopg://...`` (SQLAlchemy's form) -> ``postgresql://...`` (libpq's)."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or scheme.split("+")[0] not in ("postgresql", "postgres"):
+        raise ConfigError("MIRAGE_VECTOR_STORE_URL must be a postgresql:// URL (pgvector)")
+    return f"postgresql://{rest}"
+
+
+def pgvector_mem0_config(
+    url: str,
+    data_dir: Path,
+    *,
+    collection: str = DEFAULT_COLLECTION,
+    model_path: str | None = None,
+    max_connections: int = 8,
+) -> dict[str, Any]:
+    """Mem0 config: the vector store on PostgreSQL + pgvector at ``url`` (HNSW cosine index),
+    the packaged MiniLM embedder. Mem0's change history stays a SQLite file under ``data_dir``
+    (Mem0 has no other history store): ``history`` answers for what this replica changed."""
+    data_dir = Path(data_dir).resolve()
+    return {
+        "vector_store": {
+            "provider": "pgvector",
+            "config": {
+                "connection_string": libpq_url(url),
+                "collection_name": collection,
+                "embedding_model_dims": EMBEDDING_DIMS,
+                "hnsw": True,
+                "diskann": False,
+                "minconn": 1,
+                "maxconn": max_connections,
+            },
+        },
+        "embedder": {
+            "provider": "huggingface",
+            "config": {
+                "model": model_path or str(minilm_model_path()),
+                "embedding_dims": EMBEDDING_DIMS,
+            },
+        },
+        "llm": _UNUSED_LLM,
+        "history_db_path": str(data_dir / "mem0_history.db"),
+    }
+
+
+_COLLECTION_LOCK = 0x6D656D30  # "mem0": one replica creates the table and its indexes
+
+
+def ensure_pgvector_collection(memory: Any, url: str) -> None:
+    """Create Mem0's pgvector table and indexes once, under an advisory lock: replicas start
+    together, and concurrent ``CREATE ... IF NOT EXISTS`` can still collide in PostgreSQL."""
+    try:
+        import psycopg
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise MissingExtraError("psycopg", "postgres") from exc
+    with psycopg.connect(libpq_url(url), autocommit=True) as conn:
+        conn.execute("SELECT pg_advisory_lock(%s)", (_COLLECTION_LOCK,))
+        try:
+            memory.vector_store._ensure_collection()
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (_COLLECTION_LOCK,))
+
+
 def tune_embedded_sqlite(memory: Any) -> int:
     """WAL journal + ``synchronous=NORMAL`` on Mem0's history database and on embedded Qdrant's
     collection files; returns how many connections were tuned.
@@ -89,6 +153,19 @@ def tune_embedded_sqlite(memory: Any) -> int:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
     return len(connections)
+
+
+def _no_keyword_search(*args: Any, **kwargs: Any) -> None:
+    return None  # Mem0 reads None as "this store has no keyword search"
+
+
+def _use_embedder(memory: Any, embedder: Embedder | None) -> None:
+    """Mem0 embeds through the guard's embedder: a text just embedded is not embedded again."""
+    if embedder is None:
+        return
+    if embedder.dimension != EMBEDDING_DIMS:
+        raise ConfigError(f"the store needs {EMBEDDING_DIMS}-d vectors, not {embedder.dimension}")
+    memory.embedding_model = Mem0Embedding(embedder)
 
 
 def _import_mem0(data_dir: Path | None = None) -> Any:
@@ -147,19 +224,52 @@ class Mem0Backend(MemoryBackend):
         mem0 = _import_mem0(data_dir)
         config = embedded_mem0_config(data_dir, collection=collection, model_path=model_path)
         memory = mem0.Memory.from_config(config)
-        if embedder is not None:
-            if embedder.dimension != EMBEDDING_DIMS:
-                raise ConfigError(
-                    f"the store needs {EMBEDDING_DIMS}-d vectors, not {embedder.dimension}"
-                )
-            memory.embedding_model = Mem0Embedding(embedder)
+        _use_embedder(memory, embedder)
         return cls(memory, fast_commits=fast_commits)
+
+    @classmethod
+    def pgvector(
+        cls,
+        url: str,
+        data_dir: Path,
+        *,
+        collection: str = DEFAULT_COLLECTION,
+        model_path: str | None = None,
+        embedder: Embedder | None = None,
+    ) -> Mem0Backend:
+        """Mem0 on PostgreSQL + pgvector at ``url``: one store for every replica."""
+        data_dir = Path(data_dir)
+        data_dir.mkdir(parents=True, exist_ok=True)
+        mem0 = _import_mem0(data_dir)
+        try:
+            import psycopg_pool  # noqa: F401 - Mem0's pgvector needs the pool
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise MissingExtraError("psycopg[binary,pool]", "postgres") from exc
+        config = pgvector_mem0_config(url, data_dir, collection=collection, model_path=model_path)
+        memory = mem0.Memory.from_config(config)
+        _use_embedder(memory, embedder)
+        # Mem0 mixes PostgreSQL full-text ranks into the score when the store offers keyword
+        # search (Qdrant's embedded mode does not); off, so a score is the cosine similarity on
+        # both stores and a search threshold means the same thing
+        memory.vector_store.keyword_search = _no_keyword_search
+        ensure_pgvector_collection(memory, url)
+        backend = cls(memory, fast_commits=True)
+        backend.name = "mem0-pgvector"
+        return backend
 
     @classmethod
     def from_settings(
         cls, settings: GuardSettings | None = None, *, embedder: Embedder | None = None
     ) -> Mem0Backend:
+        """pgvector when ``vector_store_url`` is set, else embedded Qdrant in ``data_dir``."""
         s = settings or GuardSettings()
+        if s.vector_store_url:
+            return cls.pgvector(
+                s.vector_store_url,
+                s.data_dir,
+                collection=s.vector_store_collection,
+                embedder=embedder,
+            )
         return cls.embedded(s.data_dir, embedder=embedder)
 
     # ------------------------------------------------------------------ plumbing
@@ -266,4 +376,12 @@ class Mem0Backend(MemoryBackend):
         await anyio.to_thread.run_sync(run)
 
 
-__all__ = ["EMBEDDING_DIMS", "Mem0Backend", "embedded_mem0_config", "tune_embedded_sqlite"]
+__all__ = [
+    "EMBEDDING_DIMS",
+    "Mem0Backend",
+    "embedded_mem0_config",
+    "ensure_pgvector_collection",
+    "libpq_url",
+    "pgvector_mem0_config",
+    "tune_embedded_sqlite",
+]

@@ -5,6 +5,7 @@ One root, subclasses carry context and say whether a retry can help::
     MirageError                      root of everything raised on purpose
     ├── InputError                   the caller's data is invalid (bad turn ids, empty text...)
     │   ├── IdempotencyConflictError an idempotency key was reused for a different request
+    │   │   └── IdempotencyInProgressError  another request holds the key now (retryable)
     │   └── LimitExceededError       a request is over a size limit (.limit, .value, .maximum)
     ├── MemoryNotFoundError          no memory with that id (for this tenant)
     ├── ConfigError                  settings or an extra are missing/invalid
@@ -40,6 +41,13 @@ class InputError(MirageError, ValueError):
 
 class IdempotencyConflictError(InputError):
     """An idempotency key was already used for a different request body."""
+
+
+class IdempotencyInProgressError(IdempotencyConflictError):
+    """Another request with the same idempotency key (on this or another replica) has not
+    answered yet; retrying later returns its answer."""
+
+    retryable = True
 
 
 class LimitExceededError(InputError):

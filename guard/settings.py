@@ -43,7 +43,28 @@ class GuardSettings(BaseSettings):
         default=None, description="extra calibration profiles (JSON) besides the shipped ones"
     )
     database_url: str | None = Field(
-        default=None, description="decision log; default sqlite file in data_dir"
+        default=None,
+        description="decision log, idempotency keys and turns (SQLAlchemy URL, e.g. "
+        "postgresql://user:pw@host/db); default sqlite file in data_dir",
+    )
+    vector_store_url: str | None = Field(
+        default=None,
+        description="Mem0's store on PostgreSQL + pgvector (postgresql://...), shared by "
+        "replicas; unset = embedded Qdrant in data_dir (one process)",
+    )
+    vector_store_collection: str = Field(
+        default="mirage_memories", pattern=r"^[a-z_][a-z0-9_]{0,62}$", description="pgvector table"
+    )
+    idempotency_lease_s: float = Field(
+        default=120.0,
+        gt=0,
+        description="an Idempotency-Key claimed longer ago with no answer is taken over "
+        "(its owner died); longer than the slowest write",
+    )
+    idempotency_wait_s: float = Field(
+        default=10.0,
+        ge=0,
+        description="how long a request waits for another one holding its Idempotency-Key",
     )
     # sidecar
     host: str = "127.0.0.1"

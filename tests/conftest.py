@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["tests.postgres"]  # postgres_server / postgres_url: a real PostgreSQL + pgvector
+
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"

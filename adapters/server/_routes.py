@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from datetime import datetime
 from typing import Annotated, Any
 
+import anyio
 import anyio.to_thread
 from fastapi import APIRouter, Header, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from mirage_guard.adapters._data_dir import data_dir_problem
-from mirage_guard.adapters._decision_log import DecisionQuery
+from mirage_guard.adapters._decision_log import DecisionQuery, claim_key
 from mirage_guard.adapters._scope import MemoryScope
 from mirage_guard.adapters.server._deps import SidecarDep, TenantDep, request_hash
 from mirage_guard.adapters.server._models import (
@@ -82,12 +84,25 @@ async def _add(sidecar: SidecarDep, tenant: str, body: AddRequest, key: str | No
         return JSONResponse(await run())
     digest = request_hash(body)
     log = sidecar.decision_log
+    s = sidecar.settings
+    # the claim is atomic in the database, so it holds across replicas; the lock only saves
+    # this process from polling the database for its own concurrent retries
     async with sidecar.idempotency_lock(tenant, key):
-        stored = await anyio.to_thread.run_sync(log.replay, tenant, key, digest)
-        if stored is not None:
-            return JSONResponse(stored, headers={"Idempotent-Replayed": "true"})
-        result = await run()
-        await anyio.to_thread.run_sync(log.save_reply, tenant, key, digest, result)
+        claim = await claim_key(
+            log, tenant, key, digest, lease_s=s.idempotency_lease_s, wait_s=s.idempotency_wait_s
+        )
+        if claim.response is not None:
+            return JSONResponse(claim.response, headers={"Idempotent-Replayed": "true"})
+        assert claim.token is not None
+        try:
+            result = await run()
+        except BaseException:
+            with anyio.CancelScope(shield=True):  # the write was undone: let a retry run it
+                await anyio.to_thread.run_sync(log.release, tenant, key, claim.token)
+            raise
+        await anyio.to_thread.run_sync(
+            functools.partial(log.save_reply, tenant, key, digest, result, token=claim.token)
+        )
         return JSONResponse(result)
 
 

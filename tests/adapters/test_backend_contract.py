@@ -5,7 +5,9 @@ Subjects:
 - ``remote-fake``: ``RemoteMem0Backend`` over httpx (ASGI) to the fake REST app over that store;
 - ``embedded`` (slow): ``Mem0Backend``, real mem0ai + embedded Qdrant + MiniLM;
 - ``remote-mem0`` (slow): ``RemoteMem0Backend`` over httpx (ASGI) to Mem0's OSS REST routes
-  (``tests.fakes.mem0_oss_server``) over a real embedded ``mem0.Memory`` + MiniLM.
+  (``tests.fakes.mem0_oss_server``) over a real embedded ``mem0.Memory`` + MiniLM;
+- ``pgvector`` (slow, postgres): ``Mem0Backend.pgvector``, real mem0ai on a real PostgreSQL +
+  pgvector server (``tests/postgres.py``) + MiniLM.
 
 Where the fake and the real stores disagree, the fake is wrong: fix it, not the contract.
 """
@@ -72,6 +74,7 @@ async def _nowhere() -> MemoryBackend:
         "remote-fake",
         pytest.param("embedded", marks=pytest.mark.slow),
         pytest.param("remote-mem0", marks=pytest.mark.slow),
+        pytest.param("pgvector", marks=[pytest.mark.slow, pytest.mark.postgres]),
     ]
 )
 async def subject(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Subject]:
@@ -88,6 +91,17 @@ async def subject(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
             subject = Subject(store, down)
         else:
             subject = Subject(_remote_to(mem0_rest_app(store)), _nowhere)
+    elif kind == "pgvector":
+        url = request.getfixturevalue("postgres_url")
+        shared = Mem0Backend.pgvector(
+            url, tmp_path / "mem0", embedder=request.getfixturevalue("minilm")
+        )
+
+        async def closed_pool() -> MemoryBackend:
+            await shared.aclose()  # a store that cannot serve any more
+            return shared
+
+        subject = Subject(shared, closed_pool)
     else:
         embedder = request.getfixturevalue("minilm")
         embedded = Mem0Backend.embedded(tmp_path / "mem0", embedder=embedder)
