@@ -10,11 +10,13 @@ them; tests hold them consistent).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-from mirage_guard.guard import STAGES, Decision, ReasonCode
+from mirage_guard.guard import STAGES, Decision, Guard, ReasonCode
+from mirage_guard.guard.scoring import DRIFT_WINDOW, DriftMonitor, DriftReading
 
 DECISIONS = "mirage_guard_decisions"  # counter: model, provenance, action
 SCORE = "mirage_guard_score"  # histogram of calibrated P(OI): model, provenance
@@ -23,6 +25,9 @@ ERRORS = "mirage_guard_errors"  # counter: stage, kind
 MEMORY_WRITES = "mirage_guard_memory_writes"  # counter: status (fact/hypothesis/quarantined)
 UNCALIBRATED = "mirage_guard_uncalibrated_decisions"  # counter: model
 UNSUPPORTED_LANGUAGE = "mirage_guard_unsupported_language_decisions"  # counter: language
+# gauge: model; PSI of the live P(OI) window against the active profile's fitted distribution;
+# NaN = unknown (a profile without a fitted distribution, or too few live scores yet)
+PROFILE_DRIFT = "mirage_guard_profile_drift"
 OTHER_MODEL = "other"  # the model label of every writer model that was not configured
 NO_MODEL = "none"  # the model label of decisions made without a writer model
 
@@ -35,11 +40,18 @@ class GuardMetrics:
     """
 
     def __init__(
-        self, registry: CollectorRegistry | None = None, *, models: Iterable[str] | None = None
+        self,
+        registry: CollectorRegistry | None = None,
+        *,
+        models: Iterable[str] | None = None,
+        drift_window: int = DRIFT_WINDOW,
     ) -> None:
         """``models``: the writer models that may appear as a label (others become ``other``);
-        None lets every model through (a library caller that chooses its own models)."""
+        None lets every model through (a library caller that chooses its own models).
+        ``drift_window``: live scores per model compared with its profile (a fifth of it, at
+        least 10, before drift is known)."""
         self.registry = registry or CollectorRegistry()
+        self.drift = DriftMonitor(window=drift_window, min_scores=max(10, drift_window // 5))
         self.models: frozenset[str] | None = None if models is None else frozenset(models)
         self.decisions = Counter(
             DECISIONS, "Guard decisions", ["model", "provenance", "action"], registry=self.registry
@@ -76,6 +88,13 @@ class GuardMetrics:
             ["language"],
             registry=self.registry,
         )
+        self.profile_drift = Gauge(
+            PROFILE_DRIFT,
+            "PSI of live calibrated P(over-inference) against the distribution the active "
+            "profile was fitted on (sliding window; NaN = unknown)",
+            ["model"],
+            registry=self.registry,
+        )
 
     def model_label(self, writer_model: str | None) -> str:
         """The ``model`` label of a writer model: configured ones verbatim, the rest ``other``."""
@@ -84,6 +103,25 @@ class GuardMetrics:
         if self.models is not None and writer_model not in self.models:
             return OTHER_MODEL
         return writer_model
+
+    # ------------------------------------------------------------------ drift
+    def track_guard(self, guard: Guard) -> DriftReading | None:
+        """Watch the drift of ``guard``'s writer model against the profile that now scores its
+        writes (the self-audit profile, else the evidence-only one). Call again after a reload:
+        a changed profile starts a new window. Only a configured model becomes a label."""
+        model = guard.writer_model
+        if not model or self.model_label(model) != model:
+            return None
+        active = guard.profiles
+        self.drift.track(model, active.audit or active.evidence)
+        return self._publish_drift(model)
+
+    def _publish_drift(self, model: str) -> DriftReading | None:
+        reading = self.drift.reading(model)
+        if reading is not None:
+            value = reading.psi if reading.psi is not None else math.nan
+            self.profile_drift.labels(model=model).set(value)
+        return reading
 
     # ------------------------------------------------------------------ GuardObserver
     def on_decisions(self, decisions: Sequence[Decision], *, writer_model: str | None) -> None:
@@ -99,6 +137,18 @@ class GuardMetrics:
             for r in d.reasons:
                 if r.code is ReasonCode.UNSUPPORTED_LANGUAGE:  # ISO codes: a bounded label set
                     self.unsupported_language.labels(language=str(r.params["language"])).inc()
+        self._observe_drift(writer_model, decisions)
+
+    def _observe_drift(self, writer_model: str | None, decisions: Sequence[Decision]) -> None:
+        if not writer_model:
+            return
+        by_profile: dict[str | None, list[float]] = {}
+        for d in decisions:
+            if d.score is not None:
+                by_profile.setdefault(d.profile_id, []).append(d.score)
+        added = [self.drift.observe(writer_model, pid, s) for pid, s in by_profile.items()]
+        if any(added):
+            self._publish_drift(writer_model)
 
     def on_stage(self, stage: str, seconds: float) -> None:
         self.stage_seconds.labels(stage=stage).observe(seconds)
@@ -113,6 +163,7 @@ __all__ = [
     "MEMORY_WRITES",
     "NO_MODEL",
     "OTHER_MODEL",
+    "PROFILE_DRIFT",
     "SCORE",
     "STAGES",
     "STAGE_SECONDS",

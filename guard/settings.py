@@ -72,6 +72,17 @@ class GuardSettings(BaseSettings):
     api_keys: SecretStr | None = Field(
         default=None, description="comma list of key:tenant pairs; unset = auth disabled"
     )
+    admin_keys: SecretStr | None = Field(
+        default=None,
+        description="comma list of keys for the admin routes (profile reload); unset = admin "
+        "routes refused (SIGHUP still reloads)",
+    )
+    drift_window: int = Field(
+        default=500,
+        ge=10,
+        description="live scores per writer model compared with its profile's fitted "
+        "distribution (PSI); drift is unknown until a fifth of the window is filled",
+    )
     max_body_bytes: int = Field(default=1_048_576, gt=0)
     max_turn_chars: int = Field(default=20_000, gt=0, description="characters per turn")
     max_candidate_chars: int = Field(default=2_000, gt=0, description="characters per candidate")
@@ -95,6 +106,12 @@ class GuardSettings(BaseSettings):
 
     def resolved_database_url(self) -> str:
         return self.database_url or f"sqlite:///{(self.data_dir / 'decisions.db').resolve()}"
+
+    def admin_key_list(self) -> list[str]:
+        """Keys of the admin routes. Empty when they are refused."""
+        if self.admin_keys is None:
+            return []
+        return [k.strip() for k in self.admin_keys.get_secret_value().split(",") if k.strip()]
 
     def tenant_keys(self) -> dict[str, str]:
         """API key -> tenant. Empty when auth is disabled."""

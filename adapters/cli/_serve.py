@@ -40,7 +40,8 @@ def serve(
         ),
     ] = "guard",
 ) -> None:
-    """Run the sidecar: Mem0-compatible REST with the guard in the write path."""
+    """Run the sidecar: Mem0-compatible REST with the guard in the write path. SIGHUP reloads
+    the calibration profiles of MIRAGE_PROFILE_DIR (a bad one is refused; the old ones stay)."""
     # the `server` extra (FastAPI, uvicorn) is needed only here, not by the rest of the CLI
     import uvicorn
 
@@ -56,7 +57,7 @@ def serve(
         level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
     )
     uvicorn.run(
-        create_app(settings, extraction=mode),
+        create_app(settings, extraction=mode, reload_on_sighup=True),
         host=host or settings.host,
         port=port or settings.port,
         log_level=log_level,

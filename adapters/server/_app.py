@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import AsyncIterator
+import signal
+from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
+from typing import Any
 
 import anyio.to_thread
 from fastapi import FastAPI
@@ -14,6 +17,7 @@ from mirage_guard.adapters import AsyncGuardedMemory, ExtractionMode, MemoryBack
 from mirage_guard.adapters._data_dir import data_dir_problem
 from mirage_guard.adapters._decision_log import DecisionLog
 from mirage_guard.adapters._prometheus import GuardMetrics
+from mirage_guard.adapters.server._admin import admin_router, reload_on_signal
 from mirage_guard.adapters.server._deps import Sidecar
 from mirage_guard.adapters.server._errors import BodyLimitMiddleware, install_error_handlers
 from mirage_guard.adapters.server._routes import guard_router, mem0_router, ops_router
@@ -34,9 +38,11 @@ def create_app(
     writer_llm: LLMClient | None = None,
     decision_log: DecisionLog | None = None,
     extraction: ExtractionMode = ExtractionMode.GUARD,
+    reload_on_sighup: bool = False,
 ) -> FastAPI:
     """The sidecar app. Components passed in stay the caller's; the rest is built (and closed)
-    in the lifespan from ``settings``."""
+    in the lifespan from ``settings``. ``reload_on_sighup`` (``mirage serve``; the main thread
+    only): SIGHUP reloads the calibration profiles, like ``POST /v1/admin/profiles/reload``."""
     s = settings or GuardSettings()
     keys = s.tenant_keys()  # invalid MIRAGE_API_KEYS fails here, at startup
 
@@ -52,7 +58,7 @@ def create_app(
         # model labels only from configuration: a caller's writer_model never becomes a series
         models = {m for m in (s.writer_model, writer_llm.model if writer_llm else None) if m}
         models |= {p.writer_model for p in profiles.all() if p.writer_model}
-        metrics = GuardMetrics(CollectorRegistry(), models=models)
+        metrics = GuardMetrics(CollectorRegistry(), models=models, drift_window=s.drift_window)
         if guard is not None and guard.metrics is None:
             guard.metrics = metrics  # a caller's guard reports into this app's registry
         memory = await anyio.to_thread.run_sync(
@@ -67,7 +73,7 @@ def create_app(
                 linker_thread="pool",  # concurrent requests share forward passes
             )
         )
-        app.state.sidecar = Sidecar(
+        sidecar = app.state.sidecar = Sidecar(
             settings=s,
             memory=memory,
             metrics=guard.metrics
@@ -76,6 +82,9 @@ def create_app(
             keys=keys,
             profiles=profiles,
         )
+        sidecar.metrics.track_guard(memory.guard)  # drift of the writer model's live scores
+        if reload_on_sighup:
+            _on_sighup(lambda: reload_on_signal(sidecar))
         log.info(
             "mirage sidecar ready: backend=%s auth=%s tenants=%d",
             memory.backend.name, "on" if keys else "off", len(set(keys.values())),
@@ -83,6 +92,8 @@ def create_app(
         try:
             yield
         finally:
+            if reload_on_sighup:
+                asyncio.get_running_loop().remove_signal_handler(signal.SIGHUP)
             await memory.aclose()
 
     app = FastAPI(
@@ -99,7 +110,20 @@ def create_app(
     app.include_router(mem0_router)
     app.include_router(guard_router)
     app.include_router(ops_router)
+    app.include_router(admin_router)
     return app
+
+
+def _on_sighup(reload: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    loop = asyncio.get_running_loop()
+    tasks: set[asyncio.Task[None]] = set()
+
+    def handle() -> None:
+        task = loop.create_task(reload())
+        tasks.add(task)  # keep a reference until it finishes
+        task.add_done_callback(tasks.discard)
+
+    loop.add_signal_handler(signal.SIGHUP, handle)
 
 
 __all__ = ["create_app"]

@@ -34,6 +34,7 @@ class Sidecar:
     keys: dict[str, str]
     profiles: ProfileStore
     data_dir_problem: str | None = None  # last readiness finding (logged when it changes)
+    reload_lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one profile reload at a time
     _tenants: dict[str, AsyncGuardedMemory] = field(default_factory=dict)
     _idempotency: weakref.WeakValueDictionary[tuple[str, str], asyncio.Lock] = field(
         default_factory=weakref.WeakValueDictionary

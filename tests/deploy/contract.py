@@ -101,6 +101,15 @@ def exposed_series() -> dict[str, frozenset[str]]:
     return {name: frozenset(labels) for name, labels in series.items()}
 
 
+def series_names(family: str, kind: str) -> set[str]:
+    """The series a family of this type exposes (what PromQL selects)."""
+    if kind == "counter":
+        return {family + "_total"}
+    if kind == "gauge":
+        return {family}
+    return {family + "_bucket", family + "_sum", family + "_count"}
+
+
 def metric_families() -> dict[str, str]:
     """Family name (as in adapters/_prometheus.py) -> type."""
     return {family.name: family.type for family in GuardMetrics().registry.collect()}

@@ -63,16 +63,25 @@ def test_alert_refers_to_real_metrics_and_labels(alert: str) -> None:
 
 
 def test_every_guard_metric_feeds_a_rule() -> None:
-    used = set().union(
+    """Counters and histograms feed a recording rule; a gauge (already a level) an alert."""
+    recorded = set().union(
         *(contract.promql_refs(e).metrics for e in contract.recording_rules().values())
     )
+    alerted = set().union(
+        *(contract.promql_refs(r["expr"]).metrics for r in contract.alert_rules().values())
+    )
     for family, kind in contract.metric_families().items():
-        names = (
-            {family + "_total"}
-            if kind == "counter"
-            else {family + "_bucket", family + "_sum", family + "_count"}
-        )
-        assert used & names, f"{family} ({kind}) is used by no recording rule"
+        names = contract.series_names(family, kind)
+        used = recorded | alerted if kind == "gauge" else recorded
+        assert used & names, f"{family} ({kind}) is used by no rule"
+
+
+def test_profile_drift_alert_uses_the_guard_threshold() -> None:
+    from mirage_guard.guard.scoring import PSI_STALE
+
+    rule = contract.alert_rules()["MirageProfileDrift"]
+    assert rule["expr"].strip().endswith(f"> {PSI_STALE}")
+    assert "mirage_guard_profile_drift" in contract.promql_refs(rule["expr"]).metrics
 
 
 def test_required_pollution_rules_and_alerts_exist() -> None:
@@ -87,9 +96,12 @@ def test_required_pollution_rules_and_alerts_exist() -> None:
         "stage:mirage_guard_stage_seconds:p95_5m",
     ):
         assert required in records
-    assert {"MirageMemoryPollutionSpike", "MirageAuditErrors", "MirageUncalibratedDecisions"} <= (
-        contract.alert_rules().keys()
-    )
+    assert {
+        "MirageMemoryPollutionSpike",
+        "MirageAuditErrors",
+        "MirageUncalibratedDecisions",
+        "MirageProfileDrift",
+    } <= contract.alert_rules().keys()
 
 
 def test_rules_test_covers_every_rule() -> None:

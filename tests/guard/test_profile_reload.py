@@ -108,7 +108,7 @@ def test_a_bad_profile_file_fails_loading_before_the_guard_is_touched(
     broken = json.loads(_inline_profile().model_dump_json())
     broken["oi_threshold"] = 7.5
     (tmp_path / "broken.json").write_text(json.dumps(broken), encoding="utf-8")
-    with pytest.raises(ProfileError, match="broken.json"):
+    with pytest.raises(ProfileError, match=r"broken\.json"):
         guard.reload_profiles(ProfileStore(tmp_path))
     assert guard.profiles is before
 
