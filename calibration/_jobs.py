@@ -19,16 +19,20 @@ from mirage_guard.calibration._fit import (
     fit_logistic,
     precision_recall_at,
 )
-from mirage_guard.guard import AuditVerdict, Label
+from mirage_guard.calibration._quote_trust import fit_quote_trust
+from mirage_guard.guard import AuditVerdict, Label, check_quotes, quote_links
 from mirage_guard.guard.evidence import FEATURE_NAMES, EvidenceLinker
 from mirage_guard.guard.scoring import (
     AUDIT_FEATURES,
+    QUOTE_FEATURES,
     CalibrationProfile,
     DataRef,
     ProfileMode,
+    QuoteTrust,
     audit_features,
     feature_version,
     make_profile_id,
+    quote_features,
     score_distribution,
 )
 
@@ -38,6 +42,15 @@ class FeatureTable:
     examples: list[Example]
     rows: list[dict[str, float]] = field(default_factory=list)
     linked_turn: list[str | None] = field(default_factory=list)
+    # the writer's verdict per row, its quote checked against the conversation (audit fits)
+    verdicts: list[AuditVerdict | None] = field(default_factory=list)
+
+    @property
+    def quoted(self) -> bool:
+        """Every row has a verdict whose quote was checked (verdicts from before quotes: no)."""
+        return bool(self.verdicts) and all(
+            v is not None and v.quote_check is not None for v in self.verdicts
+        )
 
     @property
     def y_oi(self) -> IntArray:
@@ -53,18 +66,39 @@ def featurize(
     linker: EvidenceLinker,
     verdicts: Mapping[str, AuditVerdict] | None = None,
 ) -> FeatureTable:
-    """One linker call per conversation (all its claims in one batch)."""
+    """One linker call per conversation (all its claims in one batch); with ``verdicts``, their
+    audit features and, for verdicts that carry a quote check, the quote re-checked against the
+    conversation and scored against the claim (one more linker call per valid quote)."""
     table = FeatureTable(examples=[])
     for group in group_by_conversation(examples).values():
-        links = linker.link(group[0].turns, [e.candidate for e in group])
+        turns = group[0].turns
+        links = linker.link(turns, [e.candidate for e in group])
+        checked = _checked_verdicts(group, verdicts)
+        spans = quote_links(linker, [e.candidate for e in group], checked) if checked else {}
         for ex, link in zip(group, links, strict=True):
             row = dict(link.features)
+            verdict = None
             if verdicts is not None:
-                row.update(audit_features(verdicts[ex.claim.claim_id]))
+                verdict = checked.get(ex.claim.claim_id) or verdicts[ex.claim.claim_id]
+                row.update(audit_features(verdict))
+                if verdict.quote_check is not None:
+                    row.update(quote_features(verdict, spans.get(ex.claim.claim_id)))
             table.examples.append(ex)
             table.rows.append(row)
             table.linked_turn.append(link.turn_id)
+            table.verdicts.append(verdict)
     return table
+
+
+def _checked_verdicts(
+    group: Sequence[Example], verdicts: Mapping[str, AuditVerdict] | None
+) -> dict[str, AuditVerdict]:
+    """The group's verdicts that carry a quote check, checked again here (never taken on trust)."""
+    if verdicts is None:
+        return {}
+    mine = [verdicts[e.claim.claim_id] for e in group]
+    with_quotes = [v for v in mine if v.quote_check is not None]
+    return {v.candidate_id: v for v in check_quotes(with_quotes, group[0].turns)}
 
 
 def fit_profile(
@@ -83,6 +117,9 @@ def fit_profile(
 ) -> CalibrationProfile:
     base = list(feature_names) if feature_names is not None else list(FEATURE_NAMES)
     features = base + (list(AUDIT_FEATURES) if mode.uses_audit else [])
+    quoted = mode.uses_audit and table.quoted
+    if quoted:
+        features += list(QUOTE_FEATURES)
     y = table.y_oi
     oi_model = fit_logistic(table.rows, y.tolist(), features, c=c)
     p_oi = oi_model.predict_proba(oi_model.matrix(table.rows))
@@ -99,6 +136,7 @@ def fit_profile(
     st_obj = Objective.parse(stated_objective)
     stated_threshold = choose_threshold(p_stated, y_stated, st_obj)
     precision, recall = precision_recall_at(p_oi, y, oi_threshold)
+    trust = fit_quote_trust([v for v in table.verdicts if v], y.tolist()) if quoted else None
     return CalibrationProfile(
         profile_id=make_profile_id(mode, writer_model, prompt_version),
         mode=mode,
@@ -115,13 +153,28 @@ def fit_profile(
             "train_auroc": float(roc_auc_score(y, p_oi)),
             "train_precision": precision,
             "train_recall": recall,
+            **_trust_figures(trust),
         },
         fitted_on=DataRef(
             path=data_path.name, sha256=file_sha256(data_path), n_examples=len(y), split=split
         ),
         # what live scores are compared with (drift): P(OI) on the fitting data
         score_distribution=score_distribution(p_oi, split=split),
+        # how far this writer's quotes can be trusted (None: verdicts without quotes)
+        quote_trust=trust,
     )
+
+
+def _trust_figures(trust: QuoteTrust | None) -> dict[str, float]:
+    """The quote-trust figures `calibrate fit` prints with the others (none without quotes)."""
+    if trust is None:
+        return {}
+    figures = {"quote_valid_share": trust.valid_share, "quote_trust": trust.trust}
+    if trust.agreement_valid is not None:
+        figures["quote_agreement_valid"] = trust.agreement_valid
+    if trust.agreement_bad is not None:
+        figures["quote_agreement_bad"] = trust.agreement_bad
+    return figures
 
 
 def oi_scores(profile: CalibrationProfile, table: FeatureTable) -> FloatArray:

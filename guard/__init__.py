@@ -30,6 +30,7 @@ from mirage_guard.guard._domain import (
     Label,
     MemoryStatus,
     Provenance,
+    QuoteCheck,
     Role,
     Turn,
 )
@@ -38,6 +39,7 @@ from mirage_guard.guard._markdown import markdown_table
 from mirage_guard.guard._observer import STAGES, GuardObserver, NullObserver
 from mirage_guard.guard._pipeline import ActiveProfiles, Guard, LinkerThread
 from mirage_guard.guard._policy import Policy
+from mirage_guard.guard._quotes import check_quotes, find_quote, quote_links
 from mirage_guard.guard._reasons import (
     Reason,
     ReasonCode,
@@ -73,6 +75,7 @@ __all__ = [
     "NullObserver",
     "Policy",
     "Provenance",
+    "QuoteCheck",
     "Reason",
     "ReasonCode",
     "ReasonParam",
@@ -83,11 +86,14 @@ __all__ = [
     "__version__",
     "as_reasons",
     "check_limits",
+    "check_quotes",
     "check_turns",
     "decide",
     "describe_reason_code",
+    "find_quote",
     "markdown_table",
     "parse_audit",
+    "quote_links",
     "reason",
     "render_reason",
 ]

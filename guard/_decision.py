@@ -16,6 +16,7 @@ from mirage_guard.guard._domain import (
     Decision,
     EvidenceLink,
     Provenance,
+    QuoteCheck,
 )
 from mirage_guard.guard._policy import Policy
 from mirage_guard.guard._reasons import Reason, ReasonCode, reason
@@ -89,6 +90,8 @@ def decide(
         if provenance is not Provenance.GENERATED:
             reasons.append(reason(ReasonCode.SELF_AUDIT_DOWNGRADE, label=verdict.label.value))
         provenance = Provenance.GENERATED
+    if verdict is not None and verdict.quote_check is not None:
+        provenance = _quote_rule(verdict, provenance, profile, reasons)
     action = policy.action_for(provenance)
     if audit_error is not None:
         reasons.append(reason(ReasonCode.SELF_AUDIT_FAILED, error=type(audit_error).__name__))
@@ -110,6 +113,34 @@ def decide(
         audit=verdict,
         reasons=reasons,
     )
+
+
+_BAD_QUOTE = {
+    QuoteCheck.MISSING: ReasonCode.AUDIT_QUOTE_MISSING,
+    QuoteCheck.INVENTED: ReasonCode.AUDIT_QUOTE_INVALID,
+    QuoteCheck.ASSISTANT: ReasonCode.AUDIT_QUOTE_ASSISTANT,
+}
+
+
+def _quote_rule(
+    verdict: AuditVerdict,
+    provenance: Provenance,
+    profile: CalibrationProfile,
+    reasons: list[Reason],
+) -> Provenance:
+    """A self-audit label whose quote is missing, invented or not the user's counts against the
+    claim, never for it: never a stated fact. (The scores are already no better than the
+    evidence alone gives: the pipeline takes the more cautious of the two.)"""
+    if verdict.quote_bad and verdict.quote_check is not None:
+        reasons.append(reason(_BAD_QUOTE[verdict.quote_check], label=verdict.label.value))
+        return Provenance.INFERRED if provenance is Provenance.STATED else provenance
+    if verdict.quote_check is QuoteCheck.VALID:
+        reasons.append(reason(ReasonCode.AUDIT_QUOTE_VERIFIED, turn_id=verdict.source_turn_id))
+        if profile.mode.uses_audit and not profile.trusts_quotes:
+            trust = profile.quote_trust
+            shown = f"{trust.trust:.2f}" if trust is not None else "not measured"
+            reasons.append(reason(ReasonCode.AUDIT_QUOTES_UNTRUSTED, trust=shown))
+    return provenance
 
 
 def _provenance(

@@ -6,10 +6,10 @@ import asyncio
 import contextvars
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -21,6 +21,7 @@ from mirage_guard.guard._domain import (
     Candidate,
     Decision,
     EvidenceLink,
+    QuoteCheck,
     Role,
     Turn,
 )
@@ -33,10 +34,18 @@ from mirage_guard.guard._language import (
 from mirage_guard.guard._limits import RequestLimits, check_limits
 from mirage_guard.guard._observer import GuardObserver, NullObserver
 from mirage_guard.guard._policy import Policy
+from mirage_guard.guard._quotes import check_quotes, quote_links
 from mirage_guard.guard.errors import InputError, LLMError, LLMOutputError, ProfileError
 from mirage_guard.guard.evidence import Embedder, EvidenceLinker, shared_minilm, shipped_support
 from mirage_guard.guard.llm import LLMClient, create_llm
-from mirage_guard.guard.scoring import CalibrationProfile, ProfileMode, ProfileStore, audit_features
+from mirage_guard.guard.scoring import (
+    QUOTE_FEATURES,
+    CalibrationProfile,
+    ProfileMode,
+    ProfileStore,
+    audit_features,
+    quote_features,
+)
 from mirage_guard.guard.settings import AuditFailure, AuditMode, GuardSettings
 from mirage_guard.prompts import load_prompt
 
@@ -47,6 +56,7 @@ _MODE_FOR_AUDIT = {
 EVIDENCE_ONLY = "evidence-only"
 _NULL_OBSERVER = NullObserver()
 LinkerThread = Literal["dedicated", "pool"]
+_R = TypeVar("_R")
 
 
 class ActiveProfiles(NamedTuple):
@@ -247,8 +257,9 @@ class Guard:
         with self._stage("linker"):
             links = await self._run_linker(turns, candidates)
         verdicts, audit_error = await self._verdicts(turns, candidates, audit)
+        spans = await self._quote_spans(candidates, verdicts)
         with self._stage("score"):
-            decisions = self._decide(candidates, links, verdicts, audit_error, writer_model)
+            decisions = self._decide(candidates, links, verdicts, audit_error, writer_model, spans)
             decisions = self._fail_closed_on_language(turns, candidates, decisions)
         self._observer.on_decisions(decisions, writer_model=writer_model or self.writer_model)
         return decisions
@@ -278,9 +289,8 @@ class Guard:
         candidates: Sequence[Candidate],
         audit: Sequence[AuditVerdict] | None,
     ) -> tuple[dict[str, AuditVerdict], LLMError | None]:
-        if audit is not None:
-            by_id = {v.candidate_id: v for v in audit}
-            return by_id, None
+        if audit is not None:  # the guard checks every quote itself, whoever parsed it
+            return {v.candidate_id: v for v in check_quotes(audit, turns)}, None
         if self.audit_mode is not AuditMode.SEPARATE or self.auditor is None:
             return {}, None
         try:
@@ -299,7 +309,17 @@ class Guard:
                     raise
                 raise error from exc
             return {}, error
-        return {v.candidate_id: v for v in verdicts}, None
+        return {v.candidate_id: v for v in check_quotes(verdicts, turns)}, None
+
+    async def _quote_spans(
+        self, candidates: Sequence[Candidate], verdicts: dict[str, AuditVerdict]
+    ) -> dict[str, EvidenceLink]:
+        """Claims scored against their verified quotes (only for a profile that reads them)."""
+        audit = self._active.audit
+        if not verdicts or audit is None or not reads_quotes(audit):
+            return {}
+        with self._stage("linker"):
+            return await self._in_linker_thread(quote_links, self.linker, candidates, verdicts)
 
     def _decide(
         self,
@@ -308,6 +328,7 @@ class Guard:
         verdicts: dict[str, AuditVerdict],
         audit_error: LLMError | None,
         writer_model: str | None,
+        spans: dict[str, EvidenceLink] | None = None,
     ) -> list[Decision]:
         model = writer_model or self.writer_model
         active = self._active  # one read: a concurrent reload never mixes two profile sets
@@ -323,9 +344,20 @@ class Guard:
             row = dict(link.features)
             if profile.mode.uses_audit:
                 row.update(audit_features(verdicts[c.id]))
+                row.update(quote_features(verdicts[c.id], (spans or {}).get(c.id)))
             rows.append(row)
         p_oi = profile.oi_model.predict_proba(profile.oi_model.matrix(rows))
         p_stated = profile.stated_model.predict_proba(profile.stated_model.matrix(rows))
+        if profile.mode.uses_audit:
+            # without a verified quote of a writer whose quotes the profile trusts, the
+            # self-audit may only make a decision more cautious than the evidence alone
+            ev = active.evidence
+            ev_oi = ev.oi_model.predict_proba(ev.oi_model.matrix(rows))
+            ev_stated = ev.stated_model.predict_proba(ev.stated_model.matrix(rows))
+            for i, c in enumerate(candidates):
+                if not counts_for(profile, verdicts[c.id]):
+                    p_oi[i] = max(p_oi[i], ev_oi[i])
+                    p_stated[i] = min(p_stated[i], ev_stated[i])
         wants_calibration = self.audit_mode is not AuditMode.OFF and model is not None
         calibrated = (not wants_calibration) or profile.mode.uses_audit
         return [
@@ -375,16 +407,17 @@ class Guard:
     async def _run_linker(
         self, turns: Sequence[Turn], candidates: Sequence[Candidate]
     ) -> list[EvidenceLink]:
+        return await self._in_linker_thread(self.linker.link, turns, candidates)
+
+    async def _in_linker_thread(self, fn: Callable[..., _R], *args: Any) -> _R:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # another anyio backend (trio): use its thread pool
             loop = None
         if loop is not None and self._linker_thread is not None:
             context = contextvars.copy_context()  # the caller's cache namespace goes along
-            return await loop.run_in_executor(
-                self._linker_thread, context.run, self.linker.link, turns, candidates
-            )
-        return await anyio.to_thread.run_sync(self.linker.link, turns, candidates)
+            return await loop.run_in_executor(self._linker_thread, context.run, fn, *args)
+        return await anyio.to_thread.run_sync(fn, *args)
 
     def close(self) -> None:
         self._closed = True
@@ -414,6 +447,17 @@ def _audit_profile_in(
         return store.for_writer(writer_model, _MODE_FOR_AUDIT[mode], prompt_version)
     except ProfileError:
         return None
+
+
+def reads_quotes(profile: CalibrationProfile) -> bool:
+    """The profile was fitted with the quote features (a profile from before quotes: no)."""
+    return all(f in profile.oi_model.features for f in QUOTE_FEATURES)
+
+
+def counts_for(profile: CalibrationProfile, verdict: AuditVerdict) -> bool:
+    """May this verdict make the decision *less* cautious than the evidence alone? Only with a
+    quote verified in a user turn, under a profile that trusts this writer's quotes."""
+    return verdict.quote_check is QuoteCheck.VALID and profile.trusts_quotes
 
 
 def _inline_prompt_version() -> str:

@@ -57,8 +57,7 @@ def _contains(haystack: tuple[str, ...], needle: tuple[str, ...]) -> bool:
     n = len(needle)
     first = needle[0]
     return any(
-        haystack[i] == first and haystack[i : i + n] == needle
-        for i in range(len(haystack) - n + 1)
+        haystack[i] == first and haystack[i : i + n] == needle for i in range(len(haystack) - n + 1)
     )
 
 

@@ -4,7 +4,9 @@ The extraction prompt (``prompts/extract_candidates.md``) asks the writer model 
 facts of a conversation, each with the id of the user turn that supports it and a four-way label
 with a confidence. The turn id and label are *hints* (``Candidate.claimed_source_turn_id`` /
 ``claimed_label``): the guard's evidence linker decides provenance. In ``inline`` audit mode the
-same labels are handed to the guard as the writer's self-audit, so the audit costs no extra call.
+same labels, with each claim's ``quote`` (the exact user words it rests on), are handed to the
+guard as the writer's self-audit, so the audit costs no extra call; the guard checks every quote
+against the conversation (:func:`~mirage_guard.guard.check_quotes`), as for a separate audit.
 
 Anything that does not parse against the schema raises :class:`guard.errors.LLMOutputError`
 (from :meth:`mirage_guard.guard.llm.Completion.parse`);
@@ -35,6 +37,8 @@ class ExtractedClaim(BaseModel):
     source_turn_id: Annotated[str, StringConstraints(max_length=128)] | None
     label: Label
     confidence: float = Field(ge=0.0, le=1.0)
+    # the exact user words the fact rests on (the inline self-audit's quote; checked by the guard)
+    quote: Annotated[str, StringConstraints(max_length=400)] | None = None
 
 
 class ExtractionOutput(BaseModel):
@@ -115,7 +119,7 @@ class CandidateExtractor:
                     candidate_id=cand.id,
                     label=claim.label,
                     confidence=claim.confidence,
-                    source_turn_id=cited,
+                    quote=claim.quote,
                 )
             )
         return ExtractionResult(

@@ -22,13 +22,17 @@ from mirage_guard.guard.scoring._drift import (
 )
 from mirage_guard.guard.scoring._profile import (
     AUDIT_FEATURES,
+    MIN_QUOTE_TRUST,
+    QUOTE_FEATURES,
     CalibrationProfile,
     DataRef,
     LogisticModel,
     ProfileMode,
+    QuoteTrust,
     audit_features,
     feature_version,
     make_profile_id,
+    quote_features,
 )
 from mirage_guard.guard.scoring._store import ProfileStore
 
@@ -36,7 +40,9 @@ __all__ = [
     "AUDIT_FEATURES",
     "DRIFT_MIN_SCORES",
     "DRIFT_WINDOW",
+    "MIN_QUOTE_TRUST",
     "PSI_STALE",
+    "QUOTE_FEATURES",
     "CalibrationProfile",
     "DataRef",
     "DriftMonitor",
@@ -45,11 +51,13 @@ __all__ = [
     "LogisticModel",
     "ProfileMode",
     "ProfileStore",
+    "QuoteTrust",
     "ScoreDistribution",
     "audit_features",
     "feature_version",
     "make_profile_id",
     "psi",
+    "quote_features",
     "rolling_psi",
     "score_distribution",
 ]

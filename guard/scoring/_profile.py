@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from mirage_guard.guard._domain import AuditVerdict, Label
+from mirage_guard.guard._domain import AuditVerdict, EvidenceLink, Label, QuoteCheck
 from mirage_guard.guard.errors import ProfileMismatchError
 from mirage_guard.guard.scoring._drift import ScoreDistribution
 
@@ -45,6 +45,56 @@ def audit_features(verdict: AuditVerdict) -> dict[str, float]:
         "audit_grounded": float(verdict.label is Label.GROUNDED),
         "audit_reasonable": float(verdict.label is Label.INFERRED_REASONABLE),
     }
+
+
+# the self-audit's quote, scored against the claim with the evidence path (absent from profiles
+# fitted before quotes existed: such a profile never trusts a quote)
+QUOTE_FEATURES: tuple[str, ...] = (
+    "quote_valid",
+    "quote_bad",
+    "quote_sim",
+    "quote_containment",
+    "quote_entailed",
+)
+# a profile trusts a writer's quotes when valid_share x agreement_valid reaches this
+MIN_QUOTE_TRUST = 0.5
+
+
+def quote_features(verdict: AuditVerdict, span: EvidenceLink | None) -> dict[str, float]:
+    """The quote of ``verdict`` as features; ``span``: the claim linked to the quoted span alone
+    (:func:`~mirage_guard.guard.quote_links`), None unless the quote is valid."""
+    valid = verdict.quote_check is QuoteCheck.VALID and span is not None
+    f = span.features if valid and span is not None else {}
+    return {
+        "quote_valid": float(valid),
+        "quote_bad": float(verdict.quote_bad),
+        "quote_sim": float(span.similarity) if valid and span is not None else 0.0,
+        "quote_containment": f.get("lex_containment", 0.0),
+        # the support model's P(entailed) of the claim given the span (0 when it did not run)
+        "quote_entailed": f.get("sup_entailed", 0.0) if f.get("support_model", 0.0) else 0.0,
+    }
+
+
+class QuoteTrust(BaseModel):
+    """How far one writer model's self-audit quotes can be trusted, measured at fit time.
+
+    Among verdicts that quote or must quote (GROUNDED, INFERRED_REASONABLE): the share whose
+    quote is a user's words, and how often the label agrees with the truth (over-inference or
+    not) when the quote is valid and when it is not. ``trust`` = valid_share x agreement_valid.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    n: int
+    valid_share: float = Field(ge=0.0, le=1.0)
+    agreement_valid: float | None = None
+    agreement_bad: float | None = None
+    trust: float = Field(ge=0.0, le=1.0)
+    min_trust: float = Field(default=MIN_QUOTE_TRUST, ge=0.0, le=1.0)
+
+    @property
+    def trusted(self) -> bool:
+        return self.n > 0 and self.trust >= self.min_trust
 
 
 class LogisticModel(BaseModel):
@@ -109,6 +159,11 @@ class CalibrationProfile(BaseModel):
     metrics: dict[str, float | list[float]] = Field(default_factory=dict)
     fitted_on: DataRef
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    quote_trust: QuoteTrust | None = Field(
+        default=None,
+        description="how far this writer's self-audit quotes can be trusted; None (profiles "
+        "fitted before quotes existed): quotes are not trusted",
+    )
     score_distribution: ScoreDistribution | None = Field(
         default=None,
         description="P(over-inference) on the fitting data, binned: live scores are compared "
@@ -120,6 +175,16 @@ class CalibrationProfile(BaseModel):
         """First 12 hex digits of the SHA-256 of this profile's JSON: which version of a
         profile made a decision (a refit keeps the id, never the hash)."""
         return hashlib.sha256(self.model_dump_json().encode("utf-8")).hexdigest()[:12]
+
+    @property
+    def trusts_quotes(self) -> bool:
+        """A verified quote may let this writer's self-audit count for a claim (not only
+        against it): the profile measured the quotes and reads the quote features."""
+        return (
+            self.quote_trust is not None
+            and self.quote_trust.trusted
+            and all(f in self.oi_model.features for f in QUOTE_FEATURES)
+        )
 
     @model_validator(mode="after")
     def _keyed(self) -> CalibrationProfile:

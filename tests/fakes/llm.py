@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Literal
 
 from pydantic import BaseModel
 
@@ -33,15 +34,21 @@ def verdict(
     label: Label | str = Label.GROUNDED,
     *,
     confidence: float = 0.9,
+    quote: str | None = None,
     source_turn_id: str | None = None,
 ) -> dict[str, object]:
+    """One wire verdict; ``quote`` is always present (the schema requires it, null allowed).
+    ``source_turn_id`` is sent only when given (the guard ignores it: it reads the quote)."""
     cid = candidate.id if isinstance(candidate, Candidate) else candidate
-    return {
+    out: dict[str, object] = {
         "id": cid,
         "label": Label(label).value,
         "confidence": confidence,
-        "source_turn_id": source_turn_id,
+        "quote": quote,
     }
+    if source_turn_id is not None:
+        out["source_turn_id"] = source_turn_id
+    return out
 
 
 def audit_for(
@@ -49,17 +56,19 @@ def audit_for(
     label: Label = Label.GROUNDED,
     *,
     confidence: float = 0.9,
+    quote: str | None = None,
     source_turn_id: str | None = None,
 ) -> str:
-    """One verdict with the same label for every candidate."""
+    """One verdict with the same label (and quote) for every candidate."""
     return audit_json(
-        verdict(c, label, confidence=confidence, source_turn_id=source_turn_id) for c in candidates
+        verdict(c, label, confidence=confidence, quote=quote, source_turn_id=source_turn_id)
+        for c in candidates
     )
 
 
-def candidate_ids_in_prompt(messages: Sequence[Message]) -> list[str]:
-    """The entry ids the self-audit prompt asked about (rendered one JSON object per line)."""
-    ids: list[str] = []
+def _prompt_objects(messages: Sequence[Message], keys: set[str]) -> list[dict[str, str]]:
+    """The JSON objects with exactly ``keys`` that the self-audit prompt renders one per line."""
+    found: list[dict[str, str]] = []
     for message in messages:
         for line in message.content.splitlines():
             line = line.strip()
@@ -69,9 +78,39 @@ def candidate_ids_in_prompt(messages: Sequence[Message]) -> list[str]:
                 obj = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            if isinstance(obj, dict) and set(obj) == {"id", "text"}:
-                ids.append(str(obj["id"]))
-    return ids
+            if isinstance(obj, dict) and set(obj) == keys:
+                found.append({k: str(v) for k, v in obj.items()})
+    return found
+
+
+def candidate_ids_in_prompt(messages: Sequence[Message]) -> list[str]:
+    """The entry ids the self-audit prompt asked about (rendered one JSON object per line)."""
+    return [o["id"] for o in _prompt_objects(messages, {"id", "text"})]
+
+
+QuoteStyle = Literal["honest", "invented", "assistant", "none"]
+
+
+def _overlap(a: str, b: str) -> int:
+    return len(set(a.lower().split()) & set(b.lower().split()))
+
+
+def quote_for(text: str, messages: Sequence[Message], style: QuoteStyle) -> str | None:
+    """What a writer that quotes in ``style`` would quote for the entry ``text``.
+
+    honest: the user message sharing most words with the entry, copied exactly; invented: words
+    the user never wrote; assistant: an assistant message, copied exactly; none: null.
+    """
+    turns = _prompt_objects(messages, {"id", "role", "content"})
+    if style == "honest":
+        users = [t["content"] for t in turns if t["role"] == "user"]
+        return max(users, key=lambda u: _overlap(u, text)) if users else None
+    if style == "invented":
+        return f"I told you {text.lower()} many times"
+    if style == "assistant":
+        said = [t["content"] for t in turns if t["role"] == "assistant"]
+        return said[0] if said else None
+    return None
 
 
 def labelling_llm(
@@ -81,20 +120,27 @@ def labelling_llm(
     confidence: float = 0.95,
     source_turn_id: str | None = None,
     latency_s: float = 0.0,
+    quoting: QuoteStyle = "honest",
 ) -> FunctionLLM:
-    """An auditor that labels every entry it is asked about (by id) with ``label_for(id)``."""
+    """An auditor that labels every entry it is asked about (by id) with ``label_for(id)`` and
+    quotes in the ``quoting`` style (:func:`quote_for`; FABRICATED entries quote nothing)."""
 
     def rule(messages: Sequence[Message], schema: type[BaseModel] | None) -> str:
-        ids = candidate_ids_in_prompt(messages)
-        return audit_json(
-            verdict(
-                cid,
-                label_for(cid) if callable(label_for) else label_for,
-                confidence=confidence,
-                source_turn_id=source_turn_id,
+        entries = _prompt_objects(messages, {"id", "text"})
+        out = []
+        for entry in entries:
+            label = label_for(entry["id"]) if callable(label_for) else label_for
+            style: QuoteStyle = "none" if label is Label.FABRICATED else quoting
+            out.append(
+                verdict(
+                    entry["id"],
+                    label,
+                    confidence=confidence,
+                    quote=quote_for(entry["text"], messages, style),
+                    source_turn_id=source_turn_id,
+                )
             )
-            for cid in ids
-        )
+        return audit_json(out)
 
     return FunctionLLM(rule, model=model, latency_s=latency_s)
 

@@ -1,4 +1,5 @@
-"""Self-audit: one call per write for all candidates, strict parsing, user turns only."""
+"""Self-audit: one call per write for all candidates, strict parsing, quotes checked against
+user turns only."""
 
 from __future__ import annotations
 
@@ -6,7 +7,17 @@ import json
 
 import pytest
 
-from mirage_guard.guard import AuditResponse, Candidate, Label, Role, SelfAuditor, Turn, parse_audit
+from mirage_guard.guard import (
+    AuditResponse,
+    Candidate,
+    Label,
+    QuoteCheck,
+    Role,
+    SelfAuditor,
+    Turn,
+    find_quote,
+    parse_audit,
+)
 from mirage_guard.guard._audit import render_candidates
 from mirage_guard.guard.errors import LLMOutputError
 from mirage_guard.guard.llm import ScriptedLLM
@@ -26,8 +37,10 @@ async def test_one_llm_call_audits_every_candidate_of_a_write() -> None:
         [
             audit_json(
                 [
-                    verdict("c1", Label.GROUNDED, confidence=0.9, source_turn_id="u1"),
-                    verdict("c2", Label.INFERRED_REASONABLE, confidence=0.7, source_turn_id="u2"),
+                    verdict("c1", Label.GROUNDED, confidence=0.9, quote="software engineer at"),
+                    verdict(
+                        "c2", Label.INFERRED_REASONABLE, confidence=0.7, quote="went rock climbing"
+                    ),
                     verdict("c3", Label.INFERRED_STEREOTYPE, confidence=0.6),
                 ]
             )
@@ -61,6 +74,10 @@ async def test_one_llm_call_audits_every_candidate_of_a_write() -> None:
         ("c3", Label.INFERRED_STEREOTYPE, None),
     ]
     assert [v.confidence for v in verdicts] == [0.9, 0.7, 0.6]
+    assert [v.quote_check for v in verdicts] == [QuoteCheck.VALID] * 2 + [QuoteCheck.MISSING]
+    # the wire asks for the quote; a stereotype without one is not a bad quote
+    assert "quote" in wire["$defs"]["AuditVerdictWire"]["required"]
+    assert [v.quote_bad for v in verdicts] == [False, False, False]
 
 
 async def test_no_candidates_means_no_call() -> None:
@@ -84,7 +101,7 @@ def test_verdicts_come_back_in_candidate_order() -> None:
 
 @pytest.mark.parametrize("fence", ["```json\n{}\n```", "```\n{}\n```", "  ```JSON\n{}\n```  "])
 def test_fenced_json_is_accepted(fence: str) -> None:
-    body = audit_for(CANDS, Label.GROUNDED, source_turn_id="u1")
+    body = audit_for(CANDS, Label.GROUNDED, quote="I'm a software engineer")
     out = parse_audit(fence.replace("{}", body), CANDS, PAPER_TURNS)
     assert [v.label for v in out] == [Label.GROUNDED] * 3
     assert all(v.source_turn_id == "u1" for v in out)
@@ -120,6 +137,9 @@ def test_unknown_duplicate_or_missing_verdicts_are_errors(
         '{"verdicts": [{"id": "c1", "label": "TRUE", "confidence": 0.9}]}',
         '{"verdicts": [{"id": "c1", "label": "GROUNDED", "confidence": 1.5}]}',
         '{"verdicts": [{"id": "c1", "label": "GROUNDED"}]}',
+        # strict: the quote key is required (null allowed), and it is a string
+        '{"verdicts": [{"id": "c1", "label": "GROUNDED", "confidence": 0.9}]}',
+        '{"verdicts": [{"id": "c1", "label": "GROUNDED", "confidence": 0.9, "quote": 7}]}',
         '[{"id": "c1", "label": "GROUNDED", "confidence": 0.9}]',
         "null",
         '"GROUNDED"',
@@ -131,18 +151,55 @@ def test_malformed_output_is_an_output_error(text: str) -> None:
         parse_audit(text, CANDS[:1], PAPER_TURNS)
 
 
-def test_source_turn_naming_an_assistant_turn_is_dropped() -> None:
-    # a1 repeats u1 verbatim, but an assistant turn is never evidence of what the user said
+def test_quotes_are_checked_against_user_turns_only() -> None:
+    # a1 repeats u1, but only the user's own words count; a turn id alone proves nothing
     text = audit_json(
         [
-            verdict("c1", Label.GROUNDED, source_turn_id="a1"),
-            verdict("c2", Label.GROUNDED, source_turn_id="u2"),
-            verdict("c3", Label.INFERRED_REASONABLE, source_turn_id="nope"),
+            verdict("c1", Label.GROUNDED, quote="Great, a software engineer", source_turn_id="u1"),
+            verdict("c2", Label.GROUNDED, quote="  I WENT rock\nclimbing, last weekend "),
+            verdict("c3", Label.INFERRED_REASONABLE, quote="I vote for progressives"),
         ]
     )
     out = parse_audit(text, CANDS, PAPER_TURNS)
+    assert [v.quote_check for v in out] == [
+        QuoteCheck.ASSISTANT,
+        QuoteCheck.VALID,
+        QuoteCheck.INVENTED,
+    ]
     assert [v.source_turn_id for v in out] == [None, "u2", None]
-    assert out[0].label is Label.GROUNDED  # the label is kept; only the false citation goes
+    assert [v.quote_bad for v in out] == [True, False, True]
+    assert out[0].label is Label.GROUNDED  # the label is kept; the quote is what is judged
+
+
+@pytest.mark.parametrize(
+    ("quote", "check"),
+    [
+        ("software engineer at a startup", QuoteCheck.VALID),  # in u1 and a1: the user said it
+        ("I\u2019m a software engineer", QuoteCheck.VALID),  # typographic apostrophe
+        ("ＳＥＡＴＴＬＥ.", QuoteCheck.MISSING),  # full-width, NFKC folds it; one word says nothing
+        ("startup in Seattle!", QuoteCheck.VALID),
+        ("rock climbing last weekend sounds fun", QuoteCheck.ASSISTANT),
+        ("cat Pix", QuoteCheck.INVENTED),  # never inside a word
+        ("", QuoteCheck.MISSING),
+        (None, QuoteCheck.MISSING),
+    ],
+)
+def test_quote_normalisation(quote: str | None, check: QuoteCheck) -> None:
+    raw = json.loads(json.dumps({"q": quote}).replace("\\\\u", "\\u"))["q"]
+    assert find_quote(raw, PAPER_TURNS)[0] is check
+
+
+def test_missing_quote_is_bad_only_for_labels_that_claim_the_user_said_it() -> None:
+    text = audit_json(
+        [
+            verdict("c1", Label.GROUNDED),
+            verdict("c2", Label.FABRICATED),
+            verdict("c3", Label.INFERRED_REASONABLE),
+        ]
+    )
+    out = parse_audit(text, CANDS, PAPER_TURNS)
+    assert [v.quote_check for v in out] == [QuoteCheck.MISSING] * 3
+    assert [v.quote_bad for v in out] == [True, False, True]
 
 
 def test_system_and_tool_turns_are_not_evidence_either() -> None:
@@ -152,9 +209,19 @@ def test_system_and_tool_turns_are_not_evidence_either() -> None:
         Turn(id="u1", role=Role.USER, content="I work nights."),
     ]
     text = audit_json(
-        [verdict("c1", source_turn_id="s1"), verdict("c2", source_turn_id="t1"), verdict("c3")]
+        [
+            verdict("c1", quote="The user is a nurse."),
+            verdict("c2", quote="profile: nurse"),
+            verdict("c3", quote="I work nights"),
+        ]
     )
-    assert [v.source_turn_id for v in parse_audit(text, CANDS, turns)] == [None, None, None]
+    out = parse_audit(text, CANDS, turns)
+    assert [v.quote_check for v in out] == [
+        QuoteCheck.ASSISTANT,
+        QuoteCheck.ASSISTANT,
+        QuoteCheck.VALID,
+    ]
+    assert [v.source_turn_id for v in out] == [None, None, "u1"]
 
 
 def test_extra_fields_in_a_verdict_are_ignored() -> None:

@@ -18,6 +18,7 @@ from mirage_guard.guard import (
     Label,
     Policy,
     Provenance,
+    QuoteCheck,
     ReasonCode,
     Role,
     SelfAuditor,
@@ -145,7 +146,10 @@ def test_inline_audit_verdicts_skip_the_llm(make_guard: Callable[..., Guard]) ->
     ]
     decisions = guard.tag(PAPER_TURNS, CANDS, audit=inline)
     assert llm.calls == []
-    assert [d.audit for d in decisions] == inline
+    # the guard checks each quote itself: no quote here, so quote_check says MISSING
+    assert [d.audit for d in decisions] == [
+        v.model_copy(update={"quote_check": QuoteCheck.MISSING}) for v in inline
+    ]
     # uncalibrated: the writer's own OI label only makes the decision more cautious
     assert decisions[0].provenance is Provenance.GENERATED
 

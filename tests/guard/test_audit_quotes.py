@@ -1,0 +1,218 @@
+"""A self-audit that can be checked: the writer quotes the user, the guard looks the quote up.
+
+Scripted writers give the same labels and differ only in how they quote: honestly, inventing
+words, quoting the assistant, or not at all. A label whose quote does not check out counts
+against the claim (never stated, never a lower score than the evidence alone gives); a verified
+quote counts for it only under a profile that measured this writer's quotes and trusts them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from mirage_guard.guard import (
+    Action,
+    AuditMode,
+    Candidate,
+    Decision,
+    Guard,
+    Label,
+    Provenance,
+    QuoteCheck,
+    ReasonCode,
+    SelfAuditor,
+)
+from mirage_guard.guard.scoring import (
+    QUOTE_FEATURES,
+    CalibrationProfile,
+    LogisticModel,
+    ProfileMode,
+    QuoteTrust,
+)
+from tests.calibration.factories import make_profile
+from tests.fakes.llm import QuoteStyle, labelling_llm
+from tests.guard.paper import PAPER_TURNS, SELF_AUDIT_REF, STATED, WRITER_A
+
+# said in u1 in other words: the evidence alone reads it as linked, not a restatement
+PARAPHRASE = Candidate(id="c-works", text="Works as a software engineer")
+BAD_QUOTE_REASON = {
+    "invented": ReasonCode.AUDIT_QUOTE_INVALID,
+    "assistant": ReasonCode.AUDIT_QUOTE_ASSISTANT,
+    "none": ReasonCode.AUDIT_QUOTE_MISSING,
+}
+STYLES: tuple[QuoteStyle, ...] = ("honest", "invented", "assistant", "none")
+
+
+def _model(weights: dict[str, float], intercept: float) -> LogisticModel:
+    names = list(weights)
+    return LogisticModel(
+        features=names, mean=[0.0] * len(names), scale=[1.0] * len(names),
+        coef=[weights[n] for n in names], intercept=intercept,
+    )  # fmt: skip
+
+
+def _strict_evidence() -> CalibrationProfile:
+    """Stated only for a near-verbatim restatement (lexical containment above 0.83)."""
+    base = make_profile()
+    return base.model_copy(update={"stated_model": _model({"lex_containment": 12.0}, -10.0)})
+
+
+def _quote_profile(trust: QuoteTrust | None, *, reads_quotes: bool = True) -> CalibrationProfile:
+    """A writer profile whose stated model also believes a GROUNDED label (weight 4) and a
+    verified quote (weight 4): fooled on its own by a GROUNDED label with a bad quote."""
+    quote_w = dict.fromkeys(QUOTE_FEATURES, 0.0) if reads_quotes else {}
+    base = make_profile(
+        ProfileMode.SELF_AUDIT_SEPARATE, writer_model=WRITER_A, prompt_version=SELF_AUDIT_REF
+    )
+    return base.model_copy(
+        update={
+            "oi_model": _model({"sim_max": -12.0, "audit_oi": 8.0, **quote_w}, 4.0),
+            "stated_model": _model(
+                {
+                    "lex_containment": 12.0,
+                    "audit_grounded": 4.0,
+                    **quote_w,
+                    **({"quote_valid": 4.0} if reads_quotes else {}),
+                },
+                -10.0,
+            ),
+            "quote_trust": trust,
+        }
+    )
+
+
+TRUSTED = QuoteTrust(n=40, valid_share=0.95, agreement_valid=0.9, trust=0.855)
+DISTRUSTED = QuoteTrust(n=40, valid_share=0.2, agreement_valid=0.9, agreement_bad=0.4, trust=0.18)
+
+
+def _decide(
+    make_guard: Callable[..., Guard],
+    style: QuoteStyle,
+    candidate: Candidate,
+    *,
+    audit_profile: CalibrationProfile | None = None,
+) -> Decision:
+    llm = labelling_llm(Label.GROUNDED, model=WRITER_A, quoting=style)
+    guard = make_guard(
+        auditor=SelfAuditor(llm),
+        audit_mode=AuditMode.SEPARATE,
+        audit_profile=audit_profile,
+        writer_model=WRITER_A,
+    )
+    try:
+        [decision] = guard.tag(PAPER_TURNS, [candidate])
+    finally:
+        guard.close()
+    assert len(llm.calls) == 1  # still one call per write
+    return decision
+
+
+def _codes(d: Decision) -> list[ReasonCode]:
+    return [r.code for r in d.reasons]
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_without_a_profile_a_bad_quote_is_never_a_stated_fact(
+    make_guard: Callable[..., Guard], style: QuoteStyle
+) -> None:
+    # the evidence alone reads STATED as a restatement of u1; the writer says GROUNDED too
+    d = _decide(make_guard, style, STATED)
+    assert d.audit is not None
+    if style == "honest":
+        assert d.audit.quote_check is QuoteCheck.VALID
+        assert d.audit.source_turn_id == "u1"
+        assert (d.provenance, d.action) == (Provenance.STATED, Action.STORE)
+        assert ReasonCode.AUDIT_QUOTE_VERIFIED in _codes(d)
+        assert not set(BAD_QUOTE_REASON.values()) & set(_codes(d))
+    else:
+        assert d.audit.quote_bad
+        assert d.provenance is Provenance.INFERRED  # counted against: a hypothesis at most
+        assert d.action is Action.STORE_AS_HYPOTHESIS
+        assert BAD_QUOTE_REASON[style] in _codes(d)
+        assert ReasonCode.AUDIT_QUOTE_VERIFIED not in _codes(d)
+        assert d.source_turn_id == "u1"  # the evidence's own link stays
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_a_trusted_profile_lets_only_a_verified_quote_count_for_the_claim(
+    linker: object, style: QuoteStyle
+) -> None:
+    evidence = _strict_evidence()
+
+    def make_guard(**kwargs: object) -> Guard:
+        return Guard(linker=linker, evidence_profile=evidence, **kwargs)  # type: ignore[arg-type]
+
+    d = _decide(make_guard, style, PARAPHRASE, audit_profile=_quote_profile(TRUSTED))
+    assert d.calibrated
+    if style == "honest":
+        # the writer quoted u1 and the profile trusts its quotes: the label counts for it
+        assert d.provenance is Provenance.STATED
+        assert ReasonCode.AUDIT_QUOTE_VERIFIED in _codes(d)
+    else:
+        # the same label with a bad quote would have fooled the fitted model alone (its
+        # P(stated) is 0.5 at the threshold); it may never do better than the evidence
+        assert d.provenance is Provenance.INFERRED
+        assert BAD_QUOTE_REASON[style] in _codes(d)
+    # the evidence alone, for comparison
+    plain = make_guard(audit_mode=AuditMode.OFF)
+    try:
+        [alone] = plain.tag(PAPER_TURNS, [PARAPHRASE])
+    finally:
+        plain.close()
+    assert alone.provenance is Provenance.INFERRED
+    assert d.score is not None
+    assert alone.score is not None
+    if style != "honest":
+        assert d.score >= alone.score  # never a lower P(over-inference) than the evidence gives
+
+
+@pytest.mark.parametrize(
+    ("trust", "reads_quotes"),
+    [(DISTRUSTED, True), (None, True), (None, False)],
+    ids=["low-trust", "trust-absent", "profile-from-before-quotes"],
+)
+def test_an_untrusted_writer_s_verified_quote_does_not_raise_the_claim(
+    linker: object, trust: QuoteTrust | None, reads_quotes: bool
+) -> None:
+    evidence = _strict_evidence()
+
+    def make_guard(**kwargs: object) -> Guard:
+        return Guard(linker=linker, evidence_profile=evidence, **kwargs)  # type: ignore[arg-type]
+
+    profile = _quote_profile(trust, reads_quotes=reads_quotes)
+    assert not profile.trusts_quotes
+    d = _decide(make_guard, "honest", PARAPHRASE, audit_profile=profile)
+    assert d.audit is not None
+    assert d.audit.quote_check is QuoteCheck.VALID
+    assert d.provenance is Provenance.INFERRED
+    assert ReasonCode.AUDIT_QUOTES_UNTRUSTED in _codes(d)
+
+
+def test_a_quote_the_model_attributes_to_a_user_turn_id_is_still_checked(
+    make_guard: Callable[..., Guard],
+) -> None:
+    # the writer names u1 as its source but quotes the assistant's words from a1
+    llm = labelling_llm(Label.GROUNDED, model=WRITER_A, quoting="assistant", source_turn_id="u1")
+    guard = make_guard(
+        auditor=SelfAuditor(llm), audit_mode=AuditMode.SEPARATE, writer_model=WRITER_A
+    )
+    try:
+        [d] = guard.tag(PAPER_TURNS, [STATED])
+    finally:
+        guard.close()
+    assert d.audit is not None
+    assert (d.audit.quote_check, d.audit.source_turn_id) == (QuoteCheck.ASSISTANT, None)
+    assert d.provenance is not Provenance.STATED
+
+
+def test_old_profile_json_without_quote_trust_loads_and_does_not_trust_quotes() -> None:
+    profile = make_profile(
+        ProfileMode.SELF_AUDIT_SEPARATE, writer_model=WRITER_A, prompt_version=SELF_AUDIT_REF
+    )
+    raw = profile.model_dump(mode="json")
+    raw.pop("quote_trust")
+    loaded = CalibrationProfile.model_validate(raw)
+    assert loaded.quote_trust is None
+    assert not loaded.trusts_quotes
