@@ -28,8 +28,9 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
+from mirage_guard.adapters._profile_drift import ProfileDrift
 from mirage_guard.adapters._time import as_utc
 from mirage_guard.guard import Action, Provenance, Reason, ReasonCode, describe_reason_code
 
@@ -184,6 +185,9 @@ class PollutionSummary(BaseModel):
     granularity: Granularity
     time_series: list[TimeBucket]
     top_reasons: list[ReasonCount]
+    # per writer model: is its calibration profile stale? (needs the profiles: set by the CLI,
+    # adapters/_profile_drift.py; rendered as "profile for M is stale since ...")
+    profile_drift: list[ProfileDrift] = Field(default_factory=list)
 
     @property
     def is_empty(self) -> bool:

@@ -330,6 +330,7 @@ table.groups td:first-child { white-space: nowrap; }
 th { background: #f6f8fa; font-weight: 600; }
 td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
 .ok { color: #067647; font-weight: 700; } .violated { color: #b42318; font-weight: 700; }
+li.stale { color: #b42318; font-weight: 700; } li.unknown { color: #656d76; }
 pre { background: #1f2328; color: #f6f8fa; padding: 12px 14px; border-radius: 6px;
   overflow-x: auto; font-size: 13px; white-space: pre-wrap; word-break: break-all; }
 .empty { font-size: 20px; padding: 28px 22px; }
@@ -443,6 +444,11 @@ P(over-inference). Reasons are templates (numbers as #, turn ids as &lt;turn&gt;
 no memory text, user ids or tenant names.</p>"""
 
 
+_DRIFT_NOTE = """<p class="note">Per writer model: calibrated P(over-inference) of the decisions
+its latest profile version made, window by window, against the distribution that profile was
+fitted on (population stability index; stale above the threshold). Unknown is not zero.</p>"""
+
+
 def _sections(s: PollutionSummary) -> list[str]:
     out = [
         f"<section><h2>Headline</h2>{_cards(s)}</section>",
@@ -463,6 +469,11 @@ def _sections(s: PollutionSummary) -> list[str]:
             f"<section><h2>Per tenant ({s.tenants} tenants, opaque labels)</h2>"
             f"{_table(['tenant', *GROUP_HEADER], group_rows(s.by_tenant), cls='groups')}</section>"
         )
+    if s.profile_drift:
+        items = "".join(
+            f'<li class="{d.status.value}">{_e(d.sentence())}</li>' for d in s.profile_drift
+        )
+        out.append(f"<section><h2>Calibration drift</h2><ul>{items}</ul>{_DRIFT_NOTE}</section>")
     reasons = [[r.code.value, r.reason, str(r.decisions), pct(r.share)] for r in s.top_reasons]
     out.append(
         "<section><h2>Top reasons</h2>"
@@ -529,6 +540,9 @@ def render_markdown(s: PollutionSummary, regen: Regenerate, source: str) -> str:
         if s.by_tenant:
             lines += ["## By tenant (opaque labels)", ""]
             lines += _md_table(["tenant", *GROUP_HEADER], group_rows(s.by_tenant))
+        if s.profile_drift:
+            lines += ["## Calibration drift", ""]
+            lines += [f"- {d.sentence()}" for d in s.profile_drift] + [""]
         lines += ["## Top reasons", ""]
         lines += _md_table(
             ["code", "reason", "decisions", "share"],

@@ -17,7 +17,9 @@ from mirage_guard.adapters._pollution_report import (
     summarize,
     write_report,
 )
+from mirage_guard.adapters._profile_drift import profile_drift
 from mirage_guard.guard.errors import InputError, MirageError
+from mirage_guard.guard.scoring import ProfileStore
 from mirage_guard.guard.settings import GuardSettings
 
 app = typer.Typer(help="Reports built from the decision log.", no_args_is_help=True)
@@ -43,16 +45,30 @@ def report_pollution(
         str | None,
         typer.Option(help="up to this ISO date/time (a bare date includes the whole day)"),
     ] = None,
+    profile_dir: Annotated[
+        Path | None,
+        typer.Option(help="calibration profiles, for the drift lines (default MIRAGE_PROFILE_DIR)"),
+    ] = None,
+    drift_window: Annotated[
+        int | None,
+        typer.Option(min=10, help="scores per drift window (default MIRAGE_DRIFT_WINDOW)"),
+    ] = None,
 ) -> None:
-    """Memory-pollution report from the decision log: HTML page, Markdown and JSON."""
+    """Memory-pollution report from the decision log: HTML page, Markdown and JSON, with one
+    line per writer model on its calibration profile's drift ("profile for M is stale since")."""
     now = datetime.now(UTC)
     try:
         lo = parse_when(since, now) if since else None
         hi = parse_when(until, now, end_of_day=True) if until else None
         if lo is not None and hi is not None and lo > hi:
             raise InputError(f"--since ({lo.isoformat()}) is after --until ({hi.isoformat()})")
-        url = database_url or GuardSettings().resolved_database_url()
-        summary = summarize(load_decisions(url, lo, hi), since=lo, until=hi)
+        settings = GuardSettings()
+        url = database_url or settings.resolved_database_url()
+        rows = load_decisions(url, lo, hi)
+        summary = summarize(rows, since=lo, until=hi)
+        profiles = ProfileStore(profile_dir or settings.profile_dir).all()
+        drift = profile_drift(rows, profiles, window=drift_window or settings.drift_window)
+        summary = summary.model_copy(update={"profile_drift": drift})
     except MirageError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2) from exc
