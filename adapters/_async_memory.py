@@ -20,6 +20,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from contextlib import AsyncExitStack
 from typing import Any, Concatenate, ParamSpec, Self, TypeVar
 
+import anyio
 import anyio.to_thread
 
 from mirage_guard.adapters._backend import TENANT_KEY, Item, MemoryBackend
@@ -35,7 +36,9 @@ from mirage_guard.adapters._mem0_wire import (
     statuses_for,
     to_turns,
 )
+from mirage_guard.adapters._outbox import outbox_for
 from mirage_guard.adapters._prometheus import GuardMetrics
+from mirage_guard.adapters._reconcile import ReconcileReport, reconcile
 from mirage_guard.adapters._scope import DEFAULT_TENANT, MemoryScope
 from mirage_guard.adapters._tenancy import Tenancy, scope_of
 from mirage_guard.adapters._write import GuardedWrite
@@ -53,7 +56,13 @@ from mirage_guard.guard import (
     check_turns,
     reason,
 )
-from mirage_guard.guard.errors import ConfigError, InputError, LLMError, MemoryNotFoundError
+from mirage_guard.guard.errors import (
+    BackendError,
+    ConfigError,
+    InputError,
+    LLMError,
+    MemoryNotFoundError,
+)
 from mirage_guard.guard.evidence import cache_namespace
 from mirage_guard.guard.extraction import Extractor
 
@@ -135,6 +144,8 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         self.metrics = metrics
         self.tenancy = Tenancy(backend, decision_log, tenant, isolated)
         self._resources = AsyncExitStack()
+        self._needs_reconcile = False
+        self._reconcile_lock = anyio.Lock()
 
     @classmethod
     def _from_components(cls, parts: Components, resources: AsyncExitStack) -> Self:
@@ -146,6 +157,7 @@ class AsyncGuardedMemory(BaseGuardedMemory):
             metrics=parts.metrics,
         )
         memory._resources = resources
+        memory._needs_reconcile = True  # before its first write (the sidecar: at start-up)
         return memory
 
     @property
@@ -284,13 +296,16 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         ) as write:
             if any(d.status is not None for d in decisions):
                 await write.check_store()
+                await self._reconcile_once()
+            await write.begin(turns, decisions, writer_model)
             written = [await write.store(d) for d in decisions]
-            await write.record(turns, written, writer_model)
+            result = add_result(written, turns)
+            await write.record(turns, written, writer_model, reply=result)
         log.info(
             "guarded write: tenant=%s turns=%d decisions=%d written=%d",
             self.tenant, len(turns), len(decisions), sum(1 for w in written if w.memory_id),
         )  # fmt: skip
-        return add_result(written, turns)
+        return result
 
     # ------------------------------------------------------------------ reads
     async def search(
@@ -401,12 +416,14 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         """``Memory.delete`` of one of this tenant's memories."""
         await self.tenancy.require_owned(memory_id)
         await self.backend.delete(memory_id)
+        await self._deleted([memory_id], "delete")
         return {"message": "Memory deleted successfully!"}
 
     async def delete_all(
         self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None
     ) -> dict[str, str]:
-        """Delete every memory of a scope that belongs to this tenant (any status)."""
+        """Delete every memory of a scope that belongs to this tenant (any status): what the
+        store holds for it, listed from the store (not from the decision log)."""
         scope = scope_of(user_id, agent_id, run_id)
         filters = {**scope.as_kwargs(), TENANT_KEY: self.tenant}
         seen: set[str] = set()
@@ -415,26 +432,79 @@ class AsyncGuardedMemory(BaseGuardedMemory):
             ids = [str(i["id"]) for i in batch if self.tenancy.mine(i) and str(i["id"]) not in seen]
             if not ids:
                 break
-            for memory_id in ids:
-                seen.add(memory_id)
-                try:
-                    await self.backend.delete(memory_id)
-                except MemoryNotFoundError:
-                    continue
+            seen.update(ids)
+            await self._delete_each(ids)
+        await self._deleted(sorted(seen), "delete_all")
         return {"message": "Memories deleted successfully!"}
 
     async def reset(self) -> None:
-        """Wipe the store; a tenant-isolated memory deletes only what its tenant wrote."""
+        """Wipe the store; a tenant-isolated memory deletes everything the store holds for its
+        tenant (listed from the store by the tenant key, whatever the scope, so a memory the
+        decision log does not know is deleted too), then every id the log knows."""
         if not self.isolated:
             await self.backend.reset()
+            await self._deleted(["*"], "reset", tenant="*")
             return
-        for memory_id in await self.tenancy.written_ids():
+        try:
+            while True:
+                batch = await self.backend.scan(
+                    filters={TENANT_KEY: self.tenant}, limit=_DELETE_BATCH
+                )
+                ids = [str(i["id"]) for i in batch if self.tenancy.mine(i)]
+                if not ids:
+                    break
+                if await self._delete_each(ids) == len(ids):
+                    raise BackendError(f"reset could not delete {len(ids)} memories")
+        except ConfigError:  # a store that cannot list across scopes: every scope ever used
+            assert self.decision_log is not None  # isolation needs one
+            box = outbox_for(self.decision_log)
+            for scope in await anyio.to_thread.run_sync(box.scopes, self.tenant):
+                await self.delete_all(**scope.as_kwargs())
+        for memory_id in await self.tenancy.written_ids():  # and what the log knows of
             item = await self.backend.get(memory_id)
             if item is not None and self.tenancy.mine(item):
-                try:
-                    await self.backend.delete(memory_id)
-                except MemoryNotFoundError:
-                    continue
+                await self._delete_each([memory_id])
+        await self._deleted(["*"], "reset")
+
+    async def _delete_each(self, ids: Sequence[str]) -> int:
+        """Delete each id; returns how many could not be deleted (logged with their ids)."""
+        failed: list[str] = []
+        for memory_id in ids:
+            try:
+                await self.backend.delete(memory_id)
+            except MemoryNotFoundError:
+                continue
+            except Exception:  # keep deleting the rest
+                failed.append(memory_id)
+        if failed:
+            log.error("could not delete: tenant=%s ids=%s", self.tenant, ",".join(failed))
+        return len(failed)
+
+    async def _deleted(self, ids: Sequence[str], cause: str, *, tenant: str | None = None) -> None:
+        """Record deletions made on purpose (``mirage doctor`` does not report them as lost)."""
+        if self.decision_log is None or not ids:
+            return
+        box = outbox_for(self.decision_log)
+        who = tenant or self.tenant
+        await anyio.to_thread.run_sync(lambda: box.deleted(who, ids, cause))
+
+    # ------------------------------------------------------------------ consistency
+    async def reconcile(self, *, older_than_s: float = 0.0) -> ReconcileReport:
+        """Resolve every write intent pending for ``older_than_s`` (a crash left it): complete
+        it if all its facts are stored, else remove them (:mod:`._reconcile`)."""
+        if self.decision_log is None:
+            return ReconcileReport()
+        report = await reconcile(self.backend, self.decision_log, older_than_s=older_than_s)
+        self._needs_reconcile = False
+        return report
+
+    async def _reconcile_once(self) -> None:
+        """Built by :meth:`from_settings` / :meth:`from_config`: reconcile before the first
+        write (the store and log were opened by this memory, so any pending intent is dead)."""
+        if self._needs_reconcile:
+            async with self._reconcile_lock:
+                if self._needs_reconcile:
+                    await self.reconcile()
 
     # ------------------------------------------------------------------ lifetime
     async def aclose(self) -> None:

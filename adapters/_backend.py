@@ -12,15 +12,17 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from mirage_guard.adapters._scope import MemoryScope
-from mirage_guard.guard.errors import InputError
+from mirage_guard.guard.errors import ConfigError, InputError
 
 # Keys the guard owns inside a memory's metadata; callers may neither set nor change them.
 PROVENANCE_KEYS = ("provenance", "source_turn_id", "guard_score", "profile_id", "status")
 TENANT_KEY = "mirage_tenant"
+# the write intent a stored fact belongs to, "<intent id>/<index>" (crash reconciliation, _outbox)
+WRITE_KEY = "mirage_write"
 EDIT_KEYS = ("edited_at", "edited_by")  # set by a guarded update of a memory's text
 # Mem0's own timestamps: a client may not backdate a fact or make it expire (rejected, 400)
 TIME_KEYS = ("created_at", "updated_at", "expiration_date")
-PROTECTED_KEYS = frozenset((*PROVENANCE_KEYS, TENANT_KEY, *EDIT_KEYS, *TIME_KEYS))
+PROTECTED_KEYS = frozenset((*PROVENANCE_KEYS, TENANT_KEY, WRITE_KEY, *EDIT_KEYS, *TIME_KEYS))
 SCOPE_KEYS = ("user_id", "agent_id", "run_id")
 
 Item = dict[str, Any]
@@ -82,6 +84,12 @@ class MemoryBackend(ABC):
     async def reset(self) -> None:
         """Delete everything in the store."""
 
+    async def scan(self, *, filters: Mapping[str, Any], limit: int) -> list[Item]:
+        """Items matching ``filters`` whatever their user / agent / run scope (a tenant's
+        reset, ``mirage doctor``). Optional: a store that cannot list across scopes raises
+        :class:`~mirage_guard.guard.errors.ConfigError` (the default)."""
+        raise ConfigError(f"the {self.name} store cannot list memories across scopes")
+
     async def ping(self) -> None:  # noqa: B027 - optional hook with a safe default
         """Raise BackendUnavailableError if the store cannot serve requests (readiness)."""
 
@@ -130,6 +138,7 @@ __all__ = [
     "SCOPE_KEYS",
     "TENANT_KEY",
     "TIME_KEYS",
+    "WRITE_KEY",
     "Item",
     "MemoryBackend",
     "matches",

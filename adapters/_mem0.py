@@ -318,6 +318,13 @@ class Mem0Backend(MemoryBackend):
         items: list[Item] = result.get("results", [])
         return items
 
+    async def scan(self, *, filters: Mapping[str, Any], limit: int) -> list[Item]:
+        """Straight from the vector store (Mem0's ``get_all`` insists on a scope id)."""
+        items: list[Item] = await self._call(
+            self.memory._get_all_from_vector_store, dict(filters), limit, show_expired=True
+        )
+        return items
+
     async def search(
         self, query: str, *, filters: Mapping[str, Any], top_k: int, threshold: float
     ) -> list[Item]:

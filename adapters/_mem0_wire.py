@@ -15,6 +15,7 @@ from mirage_guard.adapters._backend import (
     PROVENANCE_KEYS,
     SCOPE_KEYS,
     TENANT_KEY,
+    WRITE_KEY,
     Item,
 )
 from mirage_guard.adapters._decision_log import WrittenDecision
@@ -92,6 +93,7 @@ def present(item: Mapping[str, Any]) -> Item:
     out = dict(item)
     meta = dict(out.get("metadata") or {})
     meta.pop(TENANT_KEY, None)
+    meta.pop(WRITE_KEY, None)
     for key in PROVENANCE_KEYS:
         out[key] = meta.get(key)
     if meta:

@@ -1,10 +1,17 @@
 """One guarded write as a transaction: store each approved fact, record the decisions, or undo.
 
-A store has no transactions across items, so :class:`GuardedWrite` keeps its own undo log: the
-id of every item it created. Leaving the ``async with`` block with an error (the store failed
-mid-write, the upstream wrote the wrong number of items, the decision log is down, the caller
-was cancelled) deletes each of them again, shielded from cancellation. An item that cannot be
-deleted is logged with its id, so an operator can remove it; nothing else is left behind.
+A store has no transactions across items, so :class:`GuardedWrite` keeps two logs:
+
+- a **write intent** committed in the decision-log database before the first store write
+  (:mod:`._outbox`); every stored fact carries its write key. The decision rows, the idempotency
+  answer and the intent's deletion are one transaction after the store writes, so a crash at any
+  point leaves either a finished write or a pending intent that start-up reconciliation
+  (:mod:`._reconcile`) completes or removes — never a fact without a decision row;
+- an **undo log** in memory, the id of every item it created. Leaving the ``async with`` block
+  with an error (the store failed mid-write, the upstream wrote the wrong number of items, the
+  decision log is down, the caller was cancelled) deletes each of them again, shielded from
+  cancellation, then drops the intent. An item that cannot be deleted is logged with its id and
+  its intent stays pending, so reconciliation or ``mirage doctor --repair`` removes it later.
 """
 
 from __future__ import annotations
@@ -19,9 +26,11 @@ from typing import Any, Self
 import anyio
 import anyio.to_thread
 
-from mirage_guard.adapters._backend import TENANT_KEY, MemoryBackend
+from mirage_guard.adapters._backend import TENANT_KEY, WRITE_KEY, MemoryBackend
 from mirage_guard.adapters._decision_log import DecisionLog, WrittenDecision
+from mirage_guard.adapters._outbox import WriteIntent, current_call, outbox_for
 from mirage_guard.adapters._prometheus import GuardMetrics
+from mirage_guard.adapters._reconcile import resolve
 from mirage_guard.adapters._scope import MemoryScope
 from mirage_guard.guard import Decision, Provenance, Turn
 from mirage_guard.guard.errors import BackendError, InputError
@@ -33,8 +42,9 @@ class GuardedWrite:
     """Writes one call's decisions for ``tenant`` in ``scope``; undoes them if the block fails.
 
     >>> async with GuardedWrite(backend, decision_log, tenant="t", scope=scope) as write:
+    ...     await write.begin(turns, decisions, writer_model=None)
     ...     written = [await write.store(d) for d in decisions]
-    ...     await write.record(turns, written, writer_model=None)
+    ...     await write.record(turns, written, writer_model=None, reply=add_result(...))
     """
 
     def __init__(
@@ -56,6 +66,8 @@ class GuardedWrite:
         self.created: list[str] = []  # the undo log: ids of items this write created
         self._statuses: list[str] = []  # of the items written, counted once the write holds
         self._start = 0.0
+        self.intent: WriteIntent | None = None  # committed before the first store write
+        self._index = 0  # of the next decision passed to store()
 
     async def __aenter__(self) -> Self:
         self._start = time.perf_counter()
@@ -82,12 +94,45 @@ class GuardedWrite:
         """Fail before the first write if the store is down (nothing to undo then)."""
         await self.backend.ping()
 
+    async def begin(
+        self, turns: Sequence[Turn], decisions: Sequence[Decision], writer_model: str | None
+    ) -> None:
+        """Commit the write intent (before any store write; nothing to do if nothing is
+        stored). An intent its idempotency key left behind (its writer died; this request now
+        holds the key) is removed first, so the re-run cannot store a fact twice."""
+        self._index = 0
+        if self.decision_log is None or all(d.status is None for d in decisions):
+            return
+        call = current_call()
+        outbox = outbox_for(self.decision_log)
+        if call is not None:
+            stale = await anyio.to_thread.run_sync(outbox.for_key, self.tenant, call.key)
+            if stale is not None:
+                await _remove_stale(self.backend, self.decision_log, stale)
+        intent = WriteIntent.plan(
+            tenant=self.tenant,
+            scope=self.scope,
+            turns=turns,
+            decisions=decisions,
+            writer_model=writer_model,
+            call=call,
+        )
+        try:
+            await anyio.to_thread.run_sync(outbox.begin, intent)
+        except Exception as exc:  # database down or full: nothing was written yet
+            raise BackendError(f"decision log write failed: {type(exc).__name__}") from exc
+        self.intent = intent
+
     async def store(self, decision: Decision) -> WrittenDecision:
-        """Write one decision's fact, if its action stores anything, with its own metadata."""
+        """Write one decision's fact, if its action stores anything, with its own metadata
+        (and its write key, when an intent was begun). Called once per decision, in order."""
+        index, self._index = self._index, self._index + 1
         if decision.status is None:
             return WrittenDecision(decision=decision)
         role = "user" if decision.provenance is Provenance.STATED else "assistant"
         meta = {**self.caller_metadata, **decision.memory_metadata(), TENANT_KEY: self.tenant}
+        if self.intent is not None:
+            meta[WRITE_KEY] = self.intent.write_key(index)
         items = await self.backend.add(
             [{"role": role, "content": decision.candidate.text}], scope=self.scope, metadata=meta
         )
@@ -99,13 +144,26 @@ class GuardedWrite:
         return WrittenDecision(decision=decision, memory_id=self.created[-1])
 
     async def record(
-        self, turns: Sequence[Turn], written: Sequence[WrittenDecision], writer_model: str | None
+        self,
+        turns: Sequence[Turn],
+        written: Sequence[WrittenDecision],
+        writer_model: str | None,
+        reply: dict[str, Any] | None = None,
     ) -> None:
-        """One decision-log record for the whole call: turns, every decision, memory ids."""
+        """One decision-log record for the whole call: turns, every decision, memory ids.
+        With an intent it is the done transaction: the idempotency key of the request (if
+        any) is answered with ``reply`` and the intent deleted, in the same commit."""
         if self.decision_log is None:
             return
         decision_log = self.decision_log
+        intent, call = self.intent, current_call()
         try:
+            if intent is not None:
+                box = outbox_for(decision_log)
+                await anyio.to_thread.run_sync(
+                    lambda: box.complete(intent, written, reply or {}, call)
+                )
+                return
             await anyio.to_thread.run_sync(
                 lambda: decision_log.record(
                     tenant=self.tenant,
@@ -130,14 +188,45 @@ class GuardedWrite:
                 await self.backend.delete(memory_id)
             except Exception:  # keep undoing the rest; report what is left below
                 left.append(memory_id)
+        intent, self.intent = self.intent, None
         if left:
             log.error(
-                "guarded write failed: undid %d write(s); %d could not be undone, delete them "
-                "by hand: tenant=%s ids=%s",
-                len(created) - len(left), len(left), self.tenant, ",".join(left),
+                "guarded write failed: undid %d write(s); %d could not be undone (its intent "
+                "stays pending: `mirage doctor --repair` removes them): tenant=%s intent=%s "
+                "ids=%s",
+                len(created) - len(left), len(left), self.tenant,
+                intent.id if intent else "-", ",".join(left),
             )  # fmt: skip
-        elif created:
+            if intent is not None and self.decision_log is not None:
+                await _leave(self.decision_log, intent, f"undo failed: {','.join(left)}")
+            return
+        if created:
             log.warning("guarded write failed: undid %d write(s)", len(created))
+        if intent is not None and self.decision_log is not None:
+            box = outbox_for(self.decision_log)
+            try:
+                await anyio.to_thread.run_sync(lambda: box.drop(intent.id, release_key=False))
+            except Exception:  # the database is down: reconciliation finds nothing to remove
+                log.warning("guarded write failed: intent %s stays pending", intent.id)
+
+
+async def _leave(decision_log: DecisionLog, intent: WriteIntent, note: str) -> None:
+    try:
+        await anyio.to_thread.run_sync(outbox_for(decision_log).leave, intent.id, note)
+    except Exception:  # the database is down: the intent is still pending anyway
+        log.warning("guarded write failed: intent %s stays pending", intent.id)
+
+
+async def _remove_stale(
+    backend: MemoryBackend, decision_log: DecisionLog, intent: WriteIntent
+) -> None:
+    """Remove what a dead request with the same idempotency key wrote (claimed first); the
+    key itself stays with the request that now holds it."""
+    box = outbox_for(decision_log)
+    if await anyio.to_thread.run_sync(lambda: box.claim(intent.id, older_than_s=0.0)):
+        outcome = await resolve(backend, decision_log, intent, complete=False, release_key=False)
+        if outcome != "removed":
+            raise BackendError("an earlier attempt of this request could not be removed")
 
 
 __all__ = ["GuardedWrite"]

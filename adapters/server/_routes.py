@@ -15,6 +15,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from mirage_guard.adapters._data_dir import data_dir_problem
 from mirage_guard.adapters._decision_log import DecisionQuery, claim_key
+from mirage_guard.adapters._outbox import IdempotentCall, idempotent_call
 from mirage_guard.adapters._scope import MemoryScope
 from mirage_guard.adapters.server._deps import SidecarDep, TenantDep, request_hash
 from mirage_guard.adapters.server._models import (
@@ -94,15 +95,18 @@ async def _add(sidecar: SidecarDep, tenant: str, body: AddRequest, key: str | No
         if claim.response is not None:
             return JSONResponse(claim.response, headers={"Idempotent-Replayed": "true"})
         assert claim.token is not None
+        call = IdempotentCall(key=key, request_hash=digest, token=claim.token)
         try:
-            result = await run()
+            with idempotent_call(call):  # a write answers the key in its done transaction
+                result = await run()
         except BaseException:
             with anyio.CancelScope(shield=True):  # the write was undone: let a retry run it
                 await anyio.to_thread.run_sync(log.release, tenant, key, claim.token)
             raise
-        await anyio.to_thread.run_sync(
-            functools.partial(log.save_reply, tenant, key, digest, result, token=claim.token)
-        )
+        if not call.answered:  # nothing was stored (no intent): answer it here
+            await anyio.to_thread.run_sync(
+                functools.partial(log.save_reply, tenant, key, digest, result, token=claim.token)
+            )
         return JSONResponse(result)
 
 

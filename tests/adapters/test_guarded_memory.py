@@ -11,6 +11,7 @@ from sqlalchemy.exc import OperationalError
 
 from mirage_guard.adapters import TENANT_KEY, AsyncGuardedMemory, GuardedMemory, Mem0PromptExtractor
 from mirage_guard.adapters._decision_log import DecisionLog, DecisionQuery
+from mirage_guard.adapters._outbox import outbox_for
 from mirage_guard.adapters._scope import MemoryScope
 from mirage_guard.guard import AuditMode, Guard, GuardSettings, Reason, ReasonCode
 from mirage_guard.guard._domain import Action, Provenance
@@ -175,14 +176,15 @@ async def test_decision_log_failure_undoes_the_writes(
     decision_log: DecisionLog,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    def disk_full(**kwargs: Any) -> None:
-        raise OperationalError("INSERT INTO mirage_decisions", {}, Exception("disk full"))
+    def disk_full(*args: Any, **kwargs: Any) -> None:
+        raise OperationalError("INSERT INTO mirage_conversation_turns", {}, Exception("disk full"))
 
-    monkeypatch.setattr(decision_log, "record", disk_full)
+    monkeypatch.setattr(decision_log, "_store_turns", disk_full)  # the done transaction fails
     memory = build_memory()
     with pytest.raises(BackendError, match="decision log"):
         await memory.add(CONVERSATION, user_id="alice")
     assert store.items == {}
+    assert outbox_for(decision_log).pending() == []  # the intent went with the undo
 
 
 async def test_no_writer_model_means_infer_true_is_refused(

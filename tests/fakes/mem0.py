@@ -115,6 +115,10 @@ class InMemoryStore(MemoryBackend):
         self._check()
         return self._filtered(filters)[:top_k]
 
+    async def scan(self, *, filters: Mapping[str, Any], limit: int) -> list[dict[str, Any]]:
+        self._check()
+        return [i for i in (self._item(m) for m in self.items) if matches(i, filters)][:limit]
+
     async def search(
         self, query: str, *, filters: Mapping[str, Any], top_k: int, threshold: float
     ) -> list[dict[str, Any]]:
