@@ -1,0 +1,253 @@
+"""Two `mirage serve` replicas sharing one PostgreSQL + pgvector (issue 9, beyond one machine).
+
+Both replicas are real subprocesses on loopback ports with the settings a deployment uses:
+``MIRAGE_DATABASE_URL`` (decision log, idempotency keys, turns) and ``MIRAGE_VECTOR_STORE_URL``
+(Mem0 on pgvector) pointing at the session's PostgreSQL server (``tests/postgres.py``), each
+with its own data directory. Checked: concurrent writes to both are all readable from either,
+an Idempotency-Key sent to A then B (or to both at once) writes once, and no tenant reads
+another's memory through either replica.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import pytest
+
+from mirage_guard.adapters._pgserver import free_port
+
+pytestmark = [pytest.mark.slow, pytest.mark.postgres]
+
+CLI = [sys.executable, "-c", "from mirage_guard.adapters.cli import app; app()"]
+KEYS = "key-a:tenant-a,key-b:tenant-b"
+TENANT_A = {"Authorization": "Token key-a"}
+TENANT_B = {"Authorization": "Token key-b"}
+READY_TIMEOUT_S = 240.0
+LEASE_S = 4.0  # an idempotency claim of a killed replica is taken over after this
+
+
+@dataclass
+class Replica:
+    """One `mirage serve` subprocess on loopback, on the shared PostgreSQL."""
+
+    name: str
+    data_dir: Path
+    env: dict[str, str]
+    port: int = field(default_factory=free_port)
+    proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def log_path(self) -> Path:
+        return self.data_dir.parent / f"{self.name}.log"
+
+    def launch(self) -> None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MIRAGE_")}
+        env |= {"MIRAGE_DATA_DIR": str(self.data_dir), **self.env}
+        with self.log_path.open("ab") as log:
+            self.proc = subprocess.Popen(
+                [*CLI, "serve", "--host", "127.0.0.1", "--port", str(self.port),
+                 "--log-level", "warning"],
+                env=env, stdout=log, stderr=subprocess.STDOUT,
+            )  # fmt: skip
+
+    def wait_ready(self) -> None:
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while time.monotonic() < deadline:
+            assert self.proc is not None
+            assert self.proc.poll() is None, self.log()
+            try:
+                if httpx.get(f"{self.url}/readyz", timeout=2.0).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.2)
+        raise AssertionError(f"replica {self.name} did not become ready\n{self.log()}")
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=30)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=30)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")[-4000:] if self.log_path.is_file() else ""
+
+
+def shared_env(database_url: str) -> dict[str, str]:
+    return {
+        "MIRAGE_API_KEYS": KEYS,
+        "MIRAGE_DATABASE_URL": database_url,
+        "MIRAGE_VECTOR_STORE_URL": database_url,
+        "MIRAGE_IDEMPOTENCY_LEASE_S": str(LEASE_S),
+        "MIRAGE_IDEMPOTENCY_WAIT_S": "30",
+    }
+
+
+def start_replicas(root: Path, database_url: str, n: int = 2) -> list[Replica]:
+    replicas = [
+        Replica(name=f"replica-{i}", data_dir=root / f"replica-{i}", env=shared_env(database_url))
+        for i in range(n)
+    ]
+    for r in replicas:  # launched together: they create the shared schema at the same time
+        r.launch()
+    for r in replicas:
+        r.wait_ready()
+    return replicas
+
+
+@pytest.fixture(scope="module")
+def replicas(
+    postgres_server: object, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[list[Replica]]:
+    from mirage_guard.adapters import LocalPostgres
+
+    assert isinstance(postgres_server, LocalPostgres)
+    url = postgres_server.create_database("replicas")
+    pair = start_replicas(tmp_path_factory.mktemp("replicas"), url)
+    yield pair
+    for r in pair:
+        r.stop()
+
+
+def body(user: str, n: int, parts: int = 2) -> dict[str, object]:
+    return {
+        "messages": [
+            {"role": "user", "content": f"{user} note {n} part {m}: I keep item {n * 10 + m}."}
+            for m in range(parts)
+        ],
+        "user_id": user,
+        "infer": False,
+    }
+
+
+def state(http: httpx.Client, user: str) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+    items = http.get("/memories", params={"user_id": user, "top_k": 1000,
+                                          "include_hypotheses": True,
+                                          "include_quarantined": True})  # fmt: skip
+    rows = http.get("/v1/decisions", params={"user_id": user, "limit": 1000})
+    assert items.status_code == rows.status_code == 200, (items.text, rows.text)
+    return items.json()["results"], rows.json()["results"]
+
+
+def test_concurrent_writes_to_both_replicas_are_read_from_either(
+    replicas: list[Replica],
+) -> None:
+    users, adds = 4, 6
+
+    def client(u: int) -> int:
+        ok = 0
+        for n in range(adds):
+            target = replicas[(u + n) % 2]  # every user writes through both replicas
+            with httpx.Client(base_url=target.url, headers=TENANT_A, timeout=60.0) as http:
+                r = http.post("/memories", json=body(f"cw{u}", n))
+            assert r.status_code == 200, r.text
+            ok += len(r.json()["results"])
+        return ok
+
+    with ThreadPoolExecutor(users) as pool:
+        written = sum(pool.map(client, range(users)))
+    assert written == users * adds * 2
+    views = []
+    for replica in replicas:
+        with httpx.Client(base_url=replica.url, headers=TENANT_A, timeout=60.0) as http:
+            view = {}
+            for u in range(users):
+                items, rows = state(http, f"cw{u}")
+                stored = {str(i["id"]) for i in items}
+                logged = {str(r["memory_id"]) for r in rows if r["memory_id"]}
+                assert stored == logged
+                assert len(stored) == adds * 2
+                assert max(Counter(str(i["memory"]) for i in items).values()) == 1
+                view[u] = stored
+            # search reaches what either replica wrote (pgvector is the one store)
+            found = http.post(
+                "/search", json={"query": "I keep an item", "user_id": "cw1", "top_k": 100}
+            )
+            assert found.status_code == 200, found.text
+            assert {str(i["id"]) for i in found.json()["results"]} == view[1]
+            views.append(view)
+    assert views[0] == views[1]
+
+
+def test_an_idempotency_key_sent_to_a_then_b_writes_once(replicas: list[Replica]) -> None:
+    a, b = replicas
+    key = {"Idempotency-Key": "across-1"}
+    with httpx.Client(headers={**TENANT_A, **key}, timeout=60.0) as http:
+        first = http.post(f"{a.url}/memories", json=body("idem", 1))
+        again = http.post(f"{b.url}/memories", json=body("idem", 1))
+        other = http.post(f"{b.url}/memories", json=body("idem", 2))
+    assert first.status_code == again.status_code == 200, (first.text, again.text)
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.json() == first.json()
+    assert (other.status_code, other.json()["error"]["type"]) == (409, "idempotency_conflict")
+    with httpx.Client(base_url=b.url, headers=TENANT_A, timeout=60.0) as http:
+        items, rows = state(http, "idem")
+    assert len(items) == 2
+    assert len([r for r in rows if r["memory_id"]]) == 2
+
+
+def test_one_key_sent_to_both_replicas_at_once_writes_once(replicas: list[Replica]) -> None:
+    start = threading.Barrier(6)
+
+    def send(i: int) -> httpx.Response:
+        target = replicas[i % 2]
+        with httpx.Client(base_url=target.url, headers=TENANT_A, timeout=60.0) as http:
+            start.wait()
+            return http.post(
+                "/memories", json=body("race", 7), headers={"Idempotency-Key": "race-7"}
+            )
+
+    with ThreadPoolExecutor(6) as pool:
+        answers = list(pool.map(send, range(6)))
+    assert [r.status_code for r in answers] == [200] * 6, [r.text for r in answers]
+    assert len({r.text for r in answers}) == 1  # every caller got the one write's answer
+    assert sum(r.headers.get("Idempotent-Replayed") != "true" for r in answers) == 1
+    with httpx.Client(base_url=replicas[1].url, headers=TENANT_A, timeout=60.0) as http:
+        items, _ = state(http, "race")
+    assert len(items) == 2
+
+
+def test_no_tenant_reads_another_tenants_memory_through_any_replica(
+    replicas: list[Replica],
+) -> None:
+    a, b = replicas
+    with httpx.Client(base_url=a.url, headers=TENANT_A, timeout=60.0) as http:
+        written = http.post("/memories", json=body("shared-user", 1))
+    assert written.status_code == 200, written.text
+    memory_id = written.json()["results"][0]["id"]
+    for replica in (a, b):
+        with httpx.Client(base_url=replica.url, headers=TENANT_B, timeout=60.0) as http:
+            assert http.get(f"/memories/{memory_id}").status_code == 404
+            items, rows = state(http, "shared-user")
+            assert (items, rows) == ([], [])
+            found = http.post(
+                "/search", json={"query": "shared-user note 1", "user_id": "shared-user"}
+            )
+            assert found.status_code == 200
+            assert found.json()["results"] == []
+            assert http.delete(f"/memories/{memory_id}").status_code == 404
+    with httpx.Client(base_url=b.url, headers=TENANT_A, timeout=60.0) as http:
+        assert http.get(f"/memories/{memory_id}").status_code == 200
