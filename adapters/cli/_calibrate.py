@@ -371,3 +371,7 @@ def list_profiles(
             f"{p.oi_threshold:.3f}",
         )
     console.print(table)
+
+
+# `mirage calibrate job` (audit + fit + reload, for the scheduled jobs) lives in its own module
+from mirage_guard.adapters.cli import _calibrate_job as _calibrate_job  # noqa: E402

@@ -56,10 +56,12 @@ def _container_ports(service: dict[str, Any]) -> set[int]:
 
 
 def _guards() -> dict[str, dict[str, Any]]:
+    """The sidecars of compose.yaml (one-shot jobs of the same image, like `calibrate`, are no
+    sidecar: tests/deploy/test_calibration_jobs.py checks them)."""
     return {
         name: service
         for name, service in _compose()["services"].items()
-        if service.get("image", "").startswith("mirage-guard")
+        if service.get("image", "").startswith("mirage-guard") and service.get("restart") != "no"
     }
 
 
