@@ -243,7 +243,10 @@ def figures_table(result: ModelResult) -> Table:
 
 
 def transfer_rich(report: FromBenchReport) -> Table:
-    table = Table(title="cross-model transfer: model A's rule on model B's held-out claims")
+    table = Table(
+        title="cross-model transfer: model A's rule on model B's held-out claims "
+        "(thr: mean over folds)"
+    )
     cols = ("A (rule of)", "B (claims of)", "score", "n", "thr A", "thr B", "acc B's own",
             "acc A's", "acc drop", "F1 B's own", "F1 A's", "F1 drop")  # fmt: skip
     for col in cols:
@@ -286,7 +289,7 @@ def render_markdown(report: FromBenchReport, command: str) -> str:
         "the training personas of each fold.",
         "",
         "| model | aligned | unaligned judge | unaligned self-audit | score | AUROC [95% CI] "
-        "| F1 | accuracy | profile threshold |",
+        "| F1 | accuracy | profile threshold (both) |",
         "|---|---:|---:|---:|---|---|---:|---:|---:|",
     ]
     for r in report.models:
@@ -295,7 +298,7 @@ def render_markdown(report: FromBenchReport, command: str) -> str:
                 f"| {r.model} | {r.alignment.aligned} | {r.alignment.unaligned_judge_claims} | "
                 f"{r.alignment.unaligned_audit_claims} | {PATH_NAMES[path]} | "
                 f"{_num(p.auroc)} {_ci(p.auroc_ci)} | {_num(p.f1)} | {_num(p.accuracy)} | "
-                f"{_num(r.threshold)} |"
+                f"{_num(r.threshold) if path == 'combined' else '-'} |"
             )
     if report.transfer:
         lines += [

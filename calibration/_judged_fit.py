@@ -261,8 +261,9 @@ def _figures(
         out.f1 = 2 * out.precision * out.recall / (out.precision + out.recall)
     elif y.sum():
         out.f1 = 0.0
-    if _both(y) and len(set(d.tolist())) == 2:
-        out.kappa = float(cohen_kappa_score(y, d))
+    if _both(y):
+        # one predicted class agrees only by chance: kappa is 0 by definition
+        out.kappa = float(cohen_kappa_score(y, d)) if len(set(d.tolist())) == 2 else 0.0
     if _both(y):
         out.auroc = float(roc_auc_score(y, s))
         clusters = [scored.personas[i] for i in idx.tolist()]
