@@ -1,0 +1,130 @@
+"""`mirage calibrate job` end to end: a scripted writer model self-audits labelled claims, the
+profile is fitted (with its score distribution) into a running sidecar's MIRAGE_PROFILE_DIR, and
+the sidecar, reached over real HTTP on loopback, reloads it and scores with it."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from typer.testing import CliRunner
+
+from mirage_guard.adapters.cli import app as cli_app
+from mirage_guard.adapters.server import create_app
+from mirage_guard.calibration import packaged
+from mirage_guard.guard import Guard, GuardSettings, Label
+from mirage_guard.guard.scoring import CalibrationProfile
+from tests.fakes.embedder import HashingEmbedder
+from tests.fakes.llm import labelling_llm
+from tests.fakes.mem0 import InMemoryStore
+
+pytestmark = pytest.mark.slow  # the fit featurises claims with the shipped MiniLM linker
+
+WRITER = "mock/calibrated-writer"
+ADMIN_KEY = "job-admin-key"
+
+
+def _subset_claims(out: Path, train: int = 2, dev: int = 1) -> Path:
+    rows = [json.loads(x) for x in packaged("claims.jsonl").read_text().splitlines() if x]
+    by_persona: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_persona.setdefault(str(row["persona_id"]), []).append(row)
+    picked: list[dict[str, Any]] = []
+    for split, n in (("train", train), ("dev", dev)):
+        for p in sorted(p for p, rs in by_persona.items() if rs[0]["split"] == split)[:n]:
+            picked.extend(by_persona[p])
+    out.write_text("".join(json.dumps(r) + "\n" for r in picked), encoding="utf-8")
+    return out
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@pytest.fixture
+def settings(tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> GuardSettings:
+    env = {
+        "MIRAGE_DATA_DIR": str(data_dir),
+        "MIRAGE_WRITER_MODEL": WRITER,
+        "MIRAGE_AUDIT_MODE": "separate",
+        "MIRAGE_PROFILE_DIR": str(tmp_path / "profiles"),
+        "MIRAGE_ADMIN_KEYS": ADMIN_KEY,
+    }
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)  # what the job reads, like the sidecar
+    return GuardSettings()
+
+
+@pytest.fixture
+def sidecar_url(settings: GuardSettings) -> Iterator[str]:
+    writer = labelling_llm(Label.GROUNDED, model=WRITER)
+    app = create_app(
+        settings,
+        guard=Guard.from_settings(settings, writer_llm=writer, embedder=HashingEmbedder()),
+        backend=InMemoryStore(),
+        writer_llm=writer,
+    )
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        assert time.monotonic() < deadline, "the sidecar did not start"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+def test_job_fits_the_writers_profile_and_the_running_sidecar_reloads_it(
+    settings: GuardSettings, sidecar_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def scripted(model: str, **_: Any) -> Any:
+        assert model == WRITER  # the configured writer model, nothing else
+        return labelling_llm(lambda cid: Label.GROUNDED, model=model)
+
+    monkeypatch.setattr("mirage_guard.adapters.cli._calibrate.create_llm", scripted)
+    before = httpx.get(f"{sidecar_url}/v1/profiles").json()["guard"]
+    assert before["audit_profile"] is None  # uncalibrated until the job has run
+
+    claims = _subset_claims(tmp_path / "claims.jsonl")
+    args = ["calibrate", "job", "--reload-url", sidecar_url, "--data", str(claims)]
+    args += ["--work-dir", str(tmp_path / "work"), "--concurrency", "2"]
+    result = CliRunner().invoke(cli_app, args)
+    assert result.exit_code == 0, result.output
+    assert "sidecar reloaded" in result.output
+
+    assert settings.profile_dir is not None
+    (path,) = settings.profile_dir.glob("*.json")
+    profile = CalibrationProfile.model_validate_json(path.read_text())
+    assert profile.writer_model == WRITER
+    assert profile.score_distribution is not None  # drift can be measured against it
+    assert profile.score_distribution.n == profile.fitted_on.n_examples
+
+    after = httpx.get(f"{sidecar_url}/v1/profiles").json()["guard"]
+    assert after["audit_profile"] == profile.profile_id
+    metrics = httpx.get(f"{sidecar_url}/metrics").text
+    assert f'mirage_guard_profile_drift{{model="{WRITER}"}} NaN' in metrics  # no live score yet
+
+
+def test_job_refuses_a_guard_it_cannot_calibrate(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MIRAGE_AUDIT_MODE", "inline")
+    monkeypatch.delenv("MIRAGE_WRITER_MODEL", raising=False)
+    result = CliRunner().invoke(cli_app, ["calibrate", "job"])
+    assert result.exit_code == 2
+    assert "MIRAGE_WRITER_MODEL" in result.output
+    assert "MIRAGE_AUDIT_MODE" in result.output
