@@ -65,7 +65,9 @@ def score_distribution(
     edges = np.linspace(0.0, 1.0, bins + 1)
     counts = bin_counts(np.asarray(scores, dtype=np.float64), edges)
     return ScoreDistribution(
-        edges=tuple(round(float(e), 6) for e in edges), counts=tuple(int(c) for c in counts), split=split
+        edges=tuple(round(float(e), 6) for e in edges),
+        counts=tuple(int(c) for c in counts),
+        split=split,
     )
 
 
@@ -76,7 +78,7 @@ def bin_counts(scores: FloatArray, edges: Sequence[float] | FloatArray) -> npt.N
     return counts.astype(np.int64)
 
 
-def psi(expected: Sequence[int] | FloatArray, actual: Sequence[int] | FloatArray) -> float:
+def psi(expected: npt.ArrayLike, actual: npt.ArrayLike) -> float:
     """Population stability index of two count vectors over the same bins."""
     e = np.asarray(expected, dtype=np.float64)
     a = np.asarray(actual, dtype=np.float64)

@@ -86,7 +86,7 @@ def _scored(profile: CalibrationProfile) -> Reason:
     )
 
 
-def _rows(profile: CalibrationProfile, scores: Sequence[float]) -> list[Row]:
+def _rows(profile: CalibrationProfile, scores: Sequence[float] | np.ndarray) -> list[Row]:
     return [
         Row(score=float(s), created_at=T0 + timedelta(minutes=i), reasons=[_scored(profile)])
         for i, s in enumerate(scores)

@@ -64,7 +64,7 @@ def _parse_cli(args: list[str]) -> tuple[str, dict[str, Any]]:
     parameters; an unknown command or option fails here."""
     group = typer.main.get_command(cli_app)
     ctx = group.make_context("mirage", list(args), resilient_parsing=False)
-    path = []
+    path: list[str] = []
     command: Any = group
     rest = list(args)
     while hasattr(command, "get_command"):

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from mirage_guard.guard.scoring import (
+    CalibrationProfile,
     DriftMonitor,
     DriftStatus,
     ScoreDistribution,
@@ -19,7 +20,7 @@ RNG = np.random.default_rng(7)
 FITTED = RNG.beta(2.0, 5.0, 4000)  # mostly low P(OI), as a healthy writer's fit data
 
 
-def _profile_with(scores: np.ndarray | None):  # type: ignore[no-untyped-def]
+def _profile_with(scores: np.ndarray | None) -> CalibrationProfile:
     base = make_profile()
     dist = None if scores is None else score_distribution(scores)
     return base.model_copy(update={"score_distribution": dist})

@@ -10,7 +10,7 @@ import pytest
 
 from mirage_guard.guard import AuditMode, AuditVerdict, Guard, Label, ReasonCode
 from mirage_guard.guard.errors import ProfileError, ProfileMismatchError
-from mirage_guard.guard.scoring import ProfileMode, ProfileStore
+from mirage_guard.guard.scoring import CalibrationProfile, ProfileMode, ProfileStore
 from mirage_guard.prompts import load_prompt
 from tests.calibration.factories import make_profile
 from tests.guard.paper import PAPER_TURNS, STATED, STEREOTYPE, WRITER_A, WRITER_B
@@ -18,7 +18,7 @@ from tests.guard.paper import PAPER_TURNS, STATED, STEREOTYPE, WRITER_A, WRITER_
 INLINE_REF = load_prompt("extract_candidates").ref
 
 
-def _inline_profile(writer: str = WRITER_A, weight: float = 8.0):  # type: ignore[no-untyped-def]
+def _inline_profile(writer: str = WRITER_A, weight: float = 8.0) -> CalibrationProfile:
     return make_profile(
         ProfileMode.SELF_AUDIT_INLINE,
         writer_model=writer,
