@@ -8,9 +8,13 @@ quote counts for it only under a profile that measured this writer's quotes and 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from typing import Any
 
+import httpx
 import pytest
+import respx
 
 from mirage_guard.guard import (
     Action,
@@ -24,6 +28,9 @@ from mirage_guard.guard import (
     ReasonCode,
     SelfAuditor,
 )
+from mirage_guard.guard.errors import LLMOutputError
+from mirage_guard.guard.extraction import CandidateExtractor
+from mirage_guard.guard.llm import LiteLLMClient, ScriptedLLM, StructuredMode, mode_of
 from mirage_guard.guard.scoring import (
     QUOTE_FEATURES,
     CalibrationProfile,
@@ -33,7 +40,12 @@ from mirage_guard.guard.scoring import (
 )
 from tests.calibration.factories import make_profile
 from tests.fakes.llm import QuoteStyle, labelling_llm
+from tests.guard import test_structured_output as ladder
 from tests.guard.paper import PAPER_TURNS, SELF_AUDIT_REF, STATED, WRITER_A
+from tests.guard.test_structured_output import BASE, LLAMA_CPP_REFUSAL, MODEL, URL, _ok
+
+pytestmark = pytest.mark.filterwarnings("ignore:Items? .*ReadOnly:UserWarning")
+respx_llama = ladder.http  # the ladder tests' respx server (litellm builds every request)
 
 # said in u1 in other words: the evidence alone reads it as linked, not a restatement
 PARAPHRASE = Candidate(id="c-works", text="Works as a software engineer")
@@ -216,3 +228,115 @@ def test_old_profile_json_without_quote_trust_loads_and_does_not_trust_quotes() 
     loaded = CalibrationProfile.model_validate(raw)
     assert loaded.quote_trust is None
     assert not loaded.trusts_quotes
+
+
+# ---------------------------------------------------------------- inline audit (extraction)
+
+
+async def test_inline_extraction_quotes_are_checked_like_a_separate_audit(
+    make_guard: Callable[..., Guard],
+) -> None:
+    reply = json.dumps(
+        {
+            "claims": [
+                {"text": STATED.text, "source_turn_id": "u1", "label": "GROUNDED",
+                 "confidence": 0.9, "quote": "software engineer at a startup in Seattle"},
+                {"text": "Software engineer at a startup", "source_turn_id": "u1",
+                 "label": "GROUNDED", "confidence": 0.9, "quote": "Great, a software engineer"},
+                {"text": "Startup engineer in Seattle", "source_turn_id": "u1",
+                 "label": "GROUNDED", "confidence": 0.9, "quote": "I build rockets in Seattle"},
+                {"text": "Engineer at a Seattle startup", "source_turn_id": "u1",
+                 "label": "GROUNDED", "confidence": 0.9},
+            ]
+        }
+    )  # fmt: skip
+    llm = ScriptedLLM([reply], model=WRITER_A)
+    result = await CandidateExtractor(llm, inline_audit=True).extract(list(PAPER_TURNS))
+    assert result.audit is not None
+    assert [v.quote for v in result.audit][1:3] == [
+        "Great, a software engineer",
+        "I build rockets in Seattle",
+    ]
+    guard = make_guard(audit_mode=AuditMode.INLINE, writer_model=WRITER_A)
+    try:
+        decisions = await guard.atag(PAPER_TURNS, result.candidates, audit=result.audit)
+    finally:
+        guard.close()
+    assert len(llm.calls) == 1  # the labels and quotes came with the extraction: no extra call
+    checks = [d.audit.quote_check if d.audit else None for d in decisions]
+    assert checks == [
+        QuoteCheck.VALID,
+        QuoteCheck.ASSISTANT,
+        QuoteCheck.INVENTED,
+        QuoteCheck.MISSING,
+    ]
+    assert [d.provenance is Provenance.STATED for d in decisions[1:]] == [False] * 3
+    styles: tuple[QuoteStyle, ...] = ("assistant", "invented", "none")
+    for style, d in zip(styles, decisions[1:], strict=True):
+        assert BAD_QUOTE_REASON[style] in _codes(d)
+
+
+# ---------------------------------------------------------------- structured-output ladder
+
+
+def _audit_answer(quote: str | None, *, with_quote_key: bool = True) -> str:
+    item: dict[str, object] = {"id": STATED.id, "label": "GROUNDED", "confidence": 0.9}
+    if with_quote_key:
+        item["quote"] = quote
+    return json.dumps({"verdicts": [item]})
+
+
+async def test_quote_travels_down_the_ladder_to_the_grammar_rung(
+    respx_llama: respx.MockRouter,
+) -> None:
+    seen: list[dict[str, Any]] = []
+
+    def llama_cpp(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        seen.append(body)
+        if (body.get("response_format") or {}).get("type") not in (None, "text", "json_object"):
+            return httpx.Response(500, json=LLAMA_CPP_REFUSAL)
+        return httpx.Response(200, json=_ok(_audit_answer("I'm a software engineer")))
+
+    respx_llama.post(URL).mock(side_effect=llama_cpp)
+    auditor = SelfAuditor(LiteLLMClient(MODEL, api_base=BASE))
+    [v] = await auditor.audit(PAPER_TURNS, [STATED])
+    assert [b["response_format"]["type"] for b in seen] == ["json_schema", "json_object"]
+    grammar_rung = seen[1]["response_format"]["schema"]
+    for schema in (seen[0]["response_format"]["json_schema"]["schema"], grammar_rung):
+        wire = schema["$defs"]["AuditVerdictWire"]
+        assert "quote" in wire["required"]  # the grammar makes the model write it
+        assert {"type": "string", "maxLength": 400} in wire["properties"]["quote"]["anyOf"]
+    assert (v.quote_check, v.source_turn_id) == (QuoteCheck.VALID, "u1")
+
+
+@pytest.mark.parametrize(
+    ("answer", "check"),
+    [
+        (f"```json\n{_audit_answer('startup in Seattle')}\n```", QuoteCheck.VALID),
+        (_audit_answer("I love Seattle startups"), QuoteCheck.INVENTED),
+        (_audit_answer(None), QuoteCheck.MISSING),
+        (_audit_answer(None, with_quote_key=False), None),  # strict: the key is required
+        (f"Here you go: {_audit_answer('startup in Seattle')}", None),  # prose around JSON
+    ],
+    ids=["fenced-valid", "invented", "null", "no-quote-key", "prose"],
+)
+async def test_text_mode_parses_quotes_strictly(
+    respx_llama: respx.MockRouter, answer: str, check: QuoteCheck | None
+) -> None:
+    def no_response_format(request: httpx.Request) -> httpx.Response:
+        if "response_format" in json.loads(request.content):
+            return httpx.Response(
+                400, json={"error": {"message": "response_format is not supported", "code": 400}}
+            )
+        return httpx.Response(200, json=_ok(answer))
+
+    respx_llama.post(URL).mock(side_effect=no_response_format)
+    auditor = SelfAuditor(LiteLLMClient(MODEL, api_base=BASE))
+    if check is None:
+        with pytest.raises(LLMOutputError):
+            await auditor.audit(PAPER_TURNS, [STATED])
+        return
+    [v] = await auditor.audit(PAPER_TURNS, [STATED])
+    assert mode_of(MODEL, BASE) is StructuredMode.TEXT
+    assert v.quote_check is check
