@@ -166,7 +166,8 @@ def _pair(
     right = [c.text for c in audit.claims]
     if not left or not right:
         return []
-    sims = np.asarray(matcher.similarity(left, right), dtype=np.float64)
+    # an empty text embeds to a zero vector (NaN similarity): it matches nothing
+    sims = np.nan_to_num(np.asarray(matcher.similarity(left, right), dtype=np.float64), nan=0.0)
     for i, a in enumerate(left):
         for j, b in enumerate(right):
             if normalise(a) == normalise(b):

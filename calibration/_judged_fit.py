@@ -311,7 +311,12 @@ def fit_judged_profile(
             feature_names=scored.features[: -len(AUDIT_FEATURES)],
         )
     except InputError as exc:
-        raise InputError(f"cannot fit a profile for {model}: {exc}") from exc
+        non_oi = [e.claim.label.value for e in scored.claims.examples if not e.is_oi]
+        raise InputError(
+            f"cannot fit a profile for {model}: {exc} (its stated-vs-inferred model needs both "
+            f"GROUNDED and INFERRED_REASONABLE among the {len(non_oi)} non-OI claims; "
+            f"GROUNDED: {non_oi.count('GROUNDED')})"
+        ) from exc
     held_out: dict[str, float | list[float]] = {}
     for path, figs in cv.figures.paths.items():
         for key, value in figs.model_dump(exclude={"threshold"}).items():

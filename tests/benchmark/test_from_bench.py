@@ -307,6 +307,27 @@ def test_no_aligned_claims_gives_counts_na_figures_and_a_typed_error(
     assert all(t.n == 0 and t.accuracy_drop is None for t in empty)
 
 
+def test_claims_of_one_persona_fit_but_held_out_figures_are_na(
+    scripted_run: Path, small_personas: list[Persona], tmp_path: Path
+) -> None:
+    report = job(small_personas[:1], tmp_path).run(scripted_run, [A], compare=False)
+    (result,) = report.models
+    assert result.figures.n_personas == 1
+    assert result.figures.n_folds == 0
+    assert result.figures.note is not None
+    assert "2 personas" in result.figures.note
+    for figs in result.figures.paths.values():
+        assert figs.n_scored == 0
+        assert figs.auroc is None
+    # the persona's 11 claims hold both classes: a profile is fitted, with no held-out figure
+    assert result.error is None
+    profile = ProfileStore(tmp_path).for_writer(
+        A, ProfileMode.SELF_AUDIT_SEPARATE, result.prompt_version
+    )
+    assert not any(k.startswith("heldout_self_audit_auroc") for k in profile.metrics)
+    assert profile.metrics["heldout_folds"] == 0.0
+
+
 def test_a_run_without_self_audits_is_all_unaligned(
     tmp_path: Path, small_personas: list[Persona]
 ) -> None:
