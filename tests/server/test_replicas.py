@@ -251,3 +251,95 @@ def test_no_tenant_reads_another_tenants_memory_through_any_replica(
             assert http.delete(f"/memories/{memory_id}").status_code == 404
     with httpx.Client(base_url=b.url, headers=TENANT_A, timeout=60.0) as http:
         assert http.get(f"/memories/{memory_id}").status_code == 200
+
+
+# --- kill -9 of one replica mid-burst (last: it kills and restarts replica A) ----------------
+
+THREADS = 6
+ADDS_PER_THREAD = 12
+MESSAGES_PER_ADD = 3
+KILL_AFTER_REPLIES = 20
+
+
+def _burst(replicas: list[Replica], replies: list[str]) -> None:
+    """THREADS clients alternate between the replicas, sending adds with Idempotency-Keys;
+    replica A is SIGKILLed after KILL_AFTER_REPLIES replies, with requests in flight on it."""
+    stop = threading.Event()
+
+    def client(t: int) -> None:
+        for n in range(ADDS_PER_THREAD):
+            if stop.is_set():
+                return
+            target = replicas[(t + n) % 2]
+            try:
+                with httpx.Client(base_url=target.url, headers=TENANT_A, timeout=60.0) as http:
+                    r = http.post("/memories", json=body(f"k9u{t}", n, MESSAGES_PER_ADD),
+                                  headers={"Idempotency-Key": f"k9-{t}-{n}"})  # fmt: skip
+            except httpx.TransportError:
+                return  # replica A was killed under this request
+            if r.status_code == 200:
+                replies.append(f"k9-{t}-{n}")
+
+    threads = [threading.Thread(target=client, args=(t,)) for t in range(THREADS)]
+    for th in threads:
+        th.start()
+    deadline = time.monotonic() + 300
+    while len(replies) < KILL_AFTER_REPLIES and time.monotonic() < deadline:
+        if not any(th.is_alive() for th in threads):
+            break
+        time.sleep(0.005)
+    replicas[0].kill()
+    stop.set()
+    for th in threads:
+        th.join(timeout=120)
+
+
+def _assert_consistent(http: httpx.Client) -> None:
+    for t in range(THREADS):
+        items, rows = state(http, f"k9u{t}")
+        stored = {str(i["id"]) for i in items}
+        logged = {str(r["memory_id"]) for r in rows if r["memory_id"]}
+        assert stored == logged, (
+            f"k9u{t}: {len(stored - logged)} stored without a decision row, "
+            f"{len(logged - stored)} logged but missing"
+        )
+        texts = Counter(str(i["memory"]) for i in items)
+        assert max(texts.values()) == 1, [x for x, c in texts.items() if c > 1][:3]
+        assert len(texts) == ADDS_PER_THREAD * MESSAGES_PER_ADD
+
+
+def test_kill9_of_one_replica_mid_burst_leaves_no_orphan_and_no_duplicate(
+    replicas: list[Replica],
+) -> None:
+    a, b = replicas
+    with httpx.Client(base_url=a.url, headers=TENANT_B, timeout=60.0) as http:
+        kept = http.post("/memories", json=body("k9-other", 0, MESSAGES_PER_ADD))
+    assert kept.status_code == 200, kept.text
+
+    replies: list[str] = []
+    _burst(replicas, replies)
+    assert len(replies) >= KILL_AFTER_REPLIES, a.log()
+    assert len(replies) < THREADS * ADDS_PER_THREAD, "the burst finished before the kill"
+
+    # every key again, all on the surviving replica: a key the dead replica held is taken over
+    # once its lease ran out, and what its attempt wrote is removed before the re-run
+    with httpx.Client(base_url=b.url, headers=TENANT_A, timeout=120.0) as http:
+        for t in range(THREADS):
+            for n in range(ADDS_PER_THREAD):
+                r = http.post("/memories", json=body(f"k9u{t}", n, MESSAGES_PER_ADD),
+                              headers={"Idempotency-Key": f"k9-{t}-{n}"})  # fmt: skip
+                assert r.status_code == 200, r.text
+        _assert_consistent(http)
+
+    a.launch()  # start-up reconciliation on the shared log leaves live replicas' intents alone
+    a.wait_ready()
+    with httpx.Client(base_url=a.url, headers=TENANT_A, timeout=120.0) as http:
+        _assert_consistent(http)
+        assert http.post("/reset").status_code == 200
+    with httpx.Client(base_url=b.url, headers=TENANT_A, timeout=120.0) as http:
+        for t in range(THREADS):
+            items, _ = state(http, f"k9u{t}")
+            assert items == []
+    with httpx.Client(base_url=b.url, headers=TENANT_B, timeout=60.0) as http:
+        items, _ = state(http, "k9-other")
+        assert len(items) == MESSAGES_PER_ADD  # another tenant's memories survive the reset
