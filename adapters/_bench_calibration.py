@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from rich.table import Table
 
 from mirage_guard.benchmark import (
@@ -24,6 +24,7 @@ from mirage_guard.benchmark import (
     SelfAuditAlignment,
     SemanticMatcher,
     align_self_audit,
+    training_personas,
 )
 from mirage_guard.calibration import (
     CrossValidated,
@@ -103,6 +104,11 @@ class ModelResult(BaseModel):
     matcher: str
     match_threshold: float
     figures: ModelFigures
+    evidence_training_claims: int = Field(
+        default=0,
+        description="aligned claims about personas the evidence-only profile was fitted on "
+        "(dropped with held_out_only, else scored: evidence figures on them are not held out)",
+    )
     profile_id: str | None = None
     profile_path: str | None = None
     threshold: float | None = None
@@ -112,6 +118,7 @@ class ModelResult(BaseModel):
 class FromBenchReport(BaseModel):
     run_dir: str
     objective: str
+    held_out_only: bool = False
     offline_models: list[str]
     models: list[ModelResult]
     transfer: list[TransferRow] = []
@@ -128,6 +135,7 @@ class FromBench:
     personas: Sequence[Persona] | None = None
     profile_dir: Path | None = None
     n_boot: int = 1000
+    held_out_only: bool = False
 
     def run(self, run_dir: Path, models: Sequence[str], *, compare: bool) -> FromBenchReport:
         manifest = RunDirectory(run_dir).read_manifest()
@@ -135,18 +143,30 @@ class FromBench:
             align_self_audit(run_dir, m, personas=self.personas, matcher=self.matcher)
             for m in models
         ]
+        # the shipped evidence profile (and the support model) saw labelled claims about these
+        # personas: on them the evidence path is not held out
+        seen, _, _ = training_personas(self.evidence_profile.fitted_on.model_dump(mode="json"))
+        in_training = [sum(c.persona_id in seen for c in a.claims) for a in alignments]
+        if self.held_out_only:
+            alignments = [
+                a.model_copy(update={"claims": [c for c in a.claims if c.persona_id not in seen]})
+                for a in alignments
+            ]
         claims = [judged_claims(a) for a in alignments]
         folds = persona_folds([e.conversation_id for c in claims for e in c.examples])
         fitted: dict[str, CrossValidated] = {}
         results: list[ModelResult] = []
-        for alignment, judged in zip(alignments, claims, strict=True):
+        for alignment, judged, n_seen in zip(alignments, claims, in_training, strict=True):
             scored = score_claims(judged, self.linker, self.evidence_profile)
             cv = cross_validate(scored, self.objective, folds=folds, n_boot=self.n_boot)
             fitted[alignment.model] = cv
-            results.append(self._fit_one(run_dir, alignment, cv))
+            result = self._fit_one(run_dir, alignment, cv)
+            result.evidence_training_claims = n_seen
+            results.append(result)
         return FromBenchReport(
             run_dir=str(run_dir),
             objective=str(self.objective),
+            held_out_only=self.held_out_only,
             offline_models=list(manifest.offline_models),
             models=results,
             transfer=transfer_table(fitted) if compare else [],
@@ -282,6 +302,14 @@ def render_markdown(report: FromBenchReport, command: str) -> str:
         lines += [
             f"Models answered by the offline mock provider: {', '.join(report.offline_models)} "
             "(a pipeline check, not a measurement of any model).",
+            "",
+        ]
+    seen = {r.model: n for r in report.models if (n := r.evidence_training_claims)}
+    if seen:
+        what = "left out" if report.held_out_only else "scored (evidence figures not held out)"
+        lines += [
+            "Claims about personas the shipped evidence profile was fitted on, "
+            f"{what}: " + ", ".join(f"{m} {n}" for m, n in seen.items()) + ".",
             "",
         ]
     lines += [

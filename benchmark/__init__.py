@@ -20,7 +20,7 @@ from mirage_guard.benchmark._analysis import RunAnalysis, analyse
 from mirage_guard.benchmark._cache import CACHE_KEY_EXCLUDE, CachedLLM, DiskCache, prompt_scope
 from mirage_guard.benchmark._capabilities import CapabilityAwareLLM, ParamsSent, resolve_params
 from mirage_guard.benchmark._config import GuardArm, RunConfig, RuntimeOptions, Stage
-from mirage_guard.benchmark._guard_arm import ClaimTagger
+from mirage_guard.benchmark._guard_arm import ClaimTagger, training_personas
 from mirage_guard.benchmark._judge_validation import (
     AgreementReport,
     BlindItem,
@@ -144,6 +144,7 @@ __all__ = [
     "resolve_params",
     "run_models",
     "select_personas",
+    "training_personas",
     "write_jsonl",
     "write_report",
 ]

@@ -10,6 +10,7 @@ evidence profile, so figures are a function of these scripts, not of any model.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -38,7 +39,7 @@ from mirage_guard.calibration import Objective, cross_validate, persona_folds, s
 from mirage_guard.guard.errors import ProfileMismatchError, ProfileNotFoundError
 from mirage_guard.guard.evidence import EvidenceLinker
 from mirage_guard.guard.llm import Message
-from mirage_guard.guard.scoring import CalibrationProfile, ProfileMode, ProfileStore
+from mirage_guard.guard.scoring import CalibrationProfile, DataRef, ProfileMode, ProfileStore
 from tests.benchmark.small_run import FAST, small_config
 from tests.calibration.factories import make_profile
 from tests.fakes.bench import SUBJECTS, CallLog, recording_provider
@@ -328,6 +329,29 @@ def test_claims_of_one_persona_fit_but_held_out_figures_are_na(
     assert profile.metrics["heldout_folds"] == 0.0
 
 
+def test_personas_the_evidence_profile_saw_are_counted_and_can_be_left_out(
+    scripted_run: Path, small_personas: list[Persona], tmp_path: Path
+) -> None:
+    # an evidence profile fitted on the packaged claims' train split, which holds claims about
+    # every persona of the small file
+    seen = make_profile().model_copy(
+        update={"fitted_on": DataRef(path="claims.jsonl", sha256="0", n_examples=1, split="train")}
+    )
+    fitter = job(small_personas, tmp_path)
+    fitter.evidence_profile = seen
+    (scored_all,) = fitter.run(scripted_run, [A], compare=False).models
+    assert scored_all.evidence_training_claims == scored_all.alignment.aligned > 0
+    assert scored_all.figures.n_claims == scored_all.alignment.aligned
+    fitter.held_out_only = True
+    report = fitter.run(scripted_run, [A], compare=False)
+    (left_out,) = report.models
+    assert report.held_out_only
+    assert left_out.evidence_training_claims == scored_all.alignment.aligned
+    assert left_out.figures.n_claims == 0
+    assert left_out.error is not None
+    assert "0 aligned claim(s)" in left_out.error
+
+
 def test_a_run_without_self_audits_is_all_unaligned(
     tmp_path: Path, small_personas: list[Persona]
 ) -> None:
@@ -380,7 +404,13 @@ def test_cli_from_bench_compare_prints_and_writes_the_tables(
     assert "Regenerate: `mirage calibrate from-bench" in md
     for m in data["models"]:
         assert Path(m["profile_path"]).is_file()
-        assert f"{m['alignment']['aligned']}" in text
+        a = m["alignment"]
+        cells = [a["units_with_both"], a["judge_claims"], a["audit_claims"], a["aligned"],
+                 a["unaligned_judge_claims"], a["unaligned_audit_claims"]]  # fmt: skip
+        row = re.escape(m["model"]) + r"\s*│\s*" + r"\s*│\s*".join(str(c) for c in cells)
+        assert re.search(row, text), row
+    # B (inverted) left one claim out and added one per output: 12 unaligned on each side
+    assert data["models"][1]["alignment"]["unaligned_judge_claims"] == 12
 
 
 def test_cli_from_bench_needs_a_model_and_reports_a_failed_fit(
