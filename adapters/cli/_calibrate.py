@@ -277,6 +277,13 @@ def from_bench(
         Path | None, typer.Option(help="figures as JSON + markdown (default RUN_DIR/calibration)")
     ] = None,
     n_boot: Annotated[int, typer.Option(help="bootstrap resamples for the AUROC CI")] = 1000,
+    held_out_only: Annotated[
+        bool,
+        typer.Option(
+            "--held-out-only",
+            help="leave out personas the shipped evidence profile was fitted on",
+        ),
+    ] = False,
 ) -> None:
     """Fit a writer model's self-audit profile from a MirageBench run: its own self-audit
     labels against the judge's, aligned claim by claim; figures held out by persona."""
@@ -290,6 +297,7 @@ def from_bench(
             personas=load_personas(personas_file) if personas_file else None,
             profile_dir=profile_dir,
             n_boot=n_boot,
+            held_out_only=held_out_only,
         )
         report = job.run(run_dir, models, compare=compare)
     except MirageError as exc:
@@ -299,6 +307,16 @@ def from_bench(
     wide.print(alignment_table(report))
     for result in report.models:
         wide.print(figures_table(result))
+        if result.evidence_training_claims:
+            console.print(
+                f"[yellow]{result.model}: {result.evidence_training_claims} claim(s) are about "
+                "personas the shipped evidence profile was fitted on: "
+                + (
+                    "left out (--held-out-only)[/]"
+                    if report.held_out_only
+                    else "the evidence figures on them are not held out (--held-out-only)[/]"
+                )
+            )
         if result.figures.note:
             console.print(f"[yellow]{result.model}: {result.figures.note} (figures n/a)[/]")
         if result.error:
@@ -327,6 +345,7 @@ def from_bench(
             *(["--compare"] if compare else []),
             f"--objective {objective}",
             *([f"--personas-file {personas_file}"] if personas_file else []),
+            *(["--held-out-only"] if held_out_only else []),
         ]
     )
     json_path, md_path = write_report(report, out_dir or run_dir / "calibration", command)
