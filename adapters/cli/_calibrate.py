@@ -164,11 +164,15 @@ def audit(
     max_tokens: Annotated[
         int | None, typer.Option(help="cap each answer (a weak model may never stop)")
     ] = None,
+    timeout_s: Annotated[
+        float, typer.Option("--timeout", help="seconds one conversation's audit may take")
+    ] = 120.0,
 ) -> None:
     """Ask WRITER_MODEL to self-audit every labelled claim (one call per conversation)."""
     examples = load_examples(data, personas=personas)
     auditor = SelfAuditor(
-        RetryingLLM(create_llm(writer_model, api_base=api_base)),
+        RetryingLLM(create_llm(writer_model, api_base=api_base, timeout_s=timeout_s)),
+        timeout_s=timeout_s,
         params=SamplingParams(temperature=0.0, max_tokens=max_tokens),
     )
     verdicts, failed = anyio.run(
@@ -187,6 +191,8 @@ def audit(
         f"{len(failed)} conversation(s) failed (not retried into the file); "
         f"structured output: {mode.value if mode else 'not decided'}"
     )
+    for conv_id, why in list(failed.items())[:20]:
+        console.print(f"  failed {conv_id}: {why}", markup=False)
 
 
 @app.command("fit")

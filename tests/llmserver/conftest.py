@@ -9,6 +9,7 @@ stopped at the end. Tests marked ``llm_server`` skip with the reason when a pack
 from __future__ import annotations
 
 import importlib.util
+import os
 import socket
 import subprocess
 import sys
@@ -75,10 +76,16 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+# `.ci/run` sets it: there the server must be installed, and a missing one fails the run
+REQUIRED = os.environ.get("MIRAGE_REQUIRE_LLM_SERVER") == "1"
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     reason = missing_reason()
     if reason is None:
         return
+    if REQUIRED and any("llm_server" in item.keywords for item in items):
+        raise pytest.UsageError(f"MIRAGE_REQUIRE_LLM_SERVER=1 but {reason}")
     for item in items:
         if "llm_server" in item.keywords:
             item.add_marker(pytest.mark.skip(reason=reason))
@@ -105,7 +112,7 @@ def llm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer
         "--port",
         str(port),
         "--n_ctx",
-        "2048",
+        "4096",
         "--n_threads",
         "2",
     ]
