@@ -12,12 +12,15 @@ at, not a fake: production runs its own (deploy/compose.yaml, the Helm chart).
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import importlib.util
 import os
 import pwd
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import tempfile
 import time
@@ -45,6 +48,39 @@ def pgserver_bin(version: int = 16) -> Path:
     return path
 
 
+def _others_can_run(path: Path) -> bool:
+    """Can a user other than the owner reach and run ``path`` (o+x on every directory)?"""
+    path = path.resolve()
+    if not path.stat().st_mode & stat.S_IXOTH:
+        return False
+    return all(p.stat().st_mode & stat.S_IXOTH for p in path.parents)
+
+
+def _copy_for_others(install: Path) -> Path:
+    """A copy of the PostgreSQL install under the temp dir that ``nobody`` can run, laid out as
+    in the wheel (the binaries find their libraries at ``$ORIGIN/../../../<pkg>.libs``); made
+    once per install and reused."""
+    package = install.parent
+    libs = package.parent / f"{package.name}.libs"
+    key = hashlib.sha256(str(install.resolve()).encode()).hexdigest()[:12]
+    target = Path(tempfile.gettempdir()) / f"mirage-pgserver-{install.name}-{key}"
+    runnable = target / package.name / install.name / "bin"
+    if not (runnable / "postgres").exists():
+        staging = Path(tempfile.mkdtemp(prefix="mirage-pgserver-copy-"))
+        tree = staging / "tree"
+        shutil.copytree(install, tree / package.name / install.name, symlinks=True)
+        if libs.is_dir():
+            shutil.copytree(libs, tree / libs.name, symlinks=True)
+        for p in [tree, *tree.rglob("*")]:
+            if p.is_symlink():
+                continue
+            p.chmod(0o755 if p.is_dir() or os.access(p, os.X_OK) else 0o644)
+        with contextlib.suppress(OSError):  # another process copied it first
+            tree.rename(target)
+        shutil.rmtree(staging, ignore_errors=True)
+    return runnable
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
@@ -69,7 +105,10 @@ class LocalPostgres:
         durable: bool = True,
         max_connections: int = 200,
     ) -> None:
+        self._user = _RUN_AS if os.geteuid() == 0 else None
         self.bin = pgserver_bin(version)
+        if self._user is not None and not _others_can_run(self.bin / "postgres"):
+            self.bin = _copy_for_others(self.bin.parent)  # e.g. a venv under a 0700 home
         self._own_root = root is None
         self.root = Path(root) if root is not None else Path(tempfile.mkdtemp(prefix="mirage-pg-"))
         self.data = self.root / "pgdata"
@@ -78,7 +117,6 @@ class LocalPostgres:
         self.durable = durable
         self.max_connections = max_connections
         self._process: subprocess.Popen[bytes] | None = None
-        self._user = _RUN_AS if os.geteuid() == 0 else None
 
     @property
     def url(self) -> str:
