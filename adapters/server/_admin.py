@@ -20,9 +20,9 @@ from fastapi.security import APIKeyHeader
 from pydantic import BaseModel, ConfigDict
 
 from mirage_guard.adapters.server._deps import Sidecar, SidecarDep, get_sidecar, presented_key
-from mirage_guard.adapters.server._errors import UnauthorizedError
+from mirage_guard.adapters.server._errors import ForbiddenError, UnauthorizedError
 from mirage_guard.adapters.server._models import ErrorResponse
-from mirage_guard.guard.errors import ConfigError, ProfileError
+from mirage_guard.guard.errors import ProfileError
 from mirage_guard.guard.scoring import CalibrationProfile, DriftReading, ProfileStore
 
 log = logging.getLogger("mirage.server")
@@ -124,7 +124,7 @@ def require_admin(
     """Admin routes need a key of ``MIRAGE_ADMIN_KEYS``; without any configured they are off."""
     keys = get_sidecar(request).settings.admin_key_list()
     if not keys:
-        raise ConfigError("admin routes are off: set MIRAGE_ADMIN_KEYS (or send SIGHUP)")
+        raise ForbiddenError("admin routes are off: set MIRAGE_ADMIN_KEYS (or send SIGHUP)")
     presented = presented_key(request)
     if presented is None:
         raise UnauthorizedError("missing admin key: send 'Authorization: Bearer <admin key>'")
@@ -138,7 +138,7 @@ def require_admin(
 admin_router = APIRouter(
     tags=["admin"],
     dependencies=[Depends(require_admin)],
-    responses={code: {"model": ErrorResponse} for code in (401, 409, 501)},
+    responses={code: {"model": ErrorResponse} for code in (401, 403, 409)},
 )
 
 

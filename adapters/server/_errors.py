@@ -47,6 +47,11 @@ class UnauthorizedError(MirageError):
     """Missing or unknown API key (HTTP 401; never reveals which)."""
 
 
+class ForbiddenError(MirageError):
+    """A route this sidecar does not open to anyone as configured (HTTP 403), e.g. the admin
+    routes without MIRAGE_ADMIN_KEYS."""
+
+
 def error_response(
     status: int,
     kind: str,
@@ -68,6 +73,7 @@ def error_response(
 # (exception type, HTTP status, error type); the first match wins, so subclasses come first.
 _MAPPING: list[tuple[type[MirageError], int, str]] = [
     (UnauthorizedError, 401, "unauthorized"),
+    (ForbiddenError, 403, "forbidden"),
     (IdempotencyConflictError, 409, "idempotency_conflict"),
     (LimitExceededError, 413, "limit_exceeded"),
     (InputError, 400, "invalid_input"),

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_vali
 from mirage_guard.adapters._decision_log import LoggedDecision
 from mirage_guard.adapters._scope import MemoryScope
 from mirage_guard.guard import AuditVerdict, Candidate, Decision, DecisionSummary, Turn
+from mirage_guard.guard.scoring import DriftReading
 
 Id = Annotated[
     str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200, pattern=r"^\S+$")
@@ -217,11 +218,20 @@ class ProfileSummary(BaseModel):
     oi_threshold: float
     stated_threshold: float
     objective: str
+    profile_hash: str | None = Field(
+        default=None, description="content hash: the version decisions record"
+    )
+    fitted_score_distribution: bool = Field(
+        default=False, description="False: drift against this profile is unknown (refit it)"
+    )
 
 
 class ProfilesResponse(BaseModel):
     guard: dict[str, Any]
     profiles: list[ProfileSummary]
+    drift: DriftReading | None = Field(
+        default=None, description="the writer model's live scores against its active profile"
+    )
 
 
 class ErrorBody(BaseModel):

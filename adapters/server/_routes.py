@@ -361,9 +361,12 @@ async def profiles(sidecar: SidecarDep, tenant: TenantDep) -> ProfilesResponse:
                 oi_threshold=p.oi_threshold,
                 stated_threshold=p.stated_threshold,
                 objective=p.objective,
+                profile_hash=p.content_hash,
+                fitted_score_distribution=p.score_distribution is not None,
             )
             for p in sidecar.profiles.all()
         ],
+        drift=sidecar.metrics.drift.reading(sidecar.memory.guard.writer_model or ""),
     )
 
 

@@ -80,7 +80,8 @@ def test_reload_needs_an_admin_key(make_client: Callable[..., TestClient], tmp_p
 
     off = make_client(profile_dir=tmp_path)  # no MIRAGE_ADMIN_KEYS: the route is off
     r = off.post(RELOAD, headers=ADMIN)
-    assert r.status_code == 501
+    assert r.status_code == 403
+    assert r.json()["error"]["type"] == "forbidden"
     assert "MIRAGE_ADMIN_KEYS" in r.json()["detail"]
 
 
@@ -103,7 +104,13 @@ def test_reload_swaps_in_a_new_profile_and_each_decision_records_it(
         "profile_id": profile.profile_id,
         "profile_hash": profile.content_hash,
     }
-    assert client.get("/v1/profiles").json()["guard"]["audit_profile"] == profile.profile_id
+    listed = client.get("/v1/profiles").json()
+    assert listed["guard"]["audit_profile"] == profile.profile_id
+    (summary,) = [p for p in listed["profiles"] if p["profile_id"] == profile.profile_id]
+    assert summary["profile_hash"] == profile.content_hash
+    assert summary["fitted_score_distribution"] is False
+    assert listed["drift"]["profile_hash"] == profile.content_hash
+    assert listed["drift"]["status"] == "unknown"
 
     after = [row for row in _add(client) if row["id"] not in {b["id"] for b in before}]
     assert after
