@@ -295,11 +295,12 @@ def from_bench(
     labels against the judge's, aligned claim by claim; figures held out by persona."""
     try:
         models = _bench_models(run_dir, model, compare)
+        linker = _linker()
         job = FromBench(
-            linker=_linker(),
+            linker=linker,
             evidence_profile=_evidence_profile(),
             objective=Objective.parse(objective),
-            matcher=_matcher(),
+            matcher=_matcher(linker),
             personas=load_personas(personas_file) if personas_file else None,
             profile_dir=profile_dir,
             n_boot=n_boot,
@@ -364,8 +365,9 @@ def _evidence_profile() -> CalibrationProfile:
     return ProfileStore().evidence_only()
 
 
-def _matcher() -> SemanticMatcher:
-    return SemanticMatcher()
+def _matcher(linker: EvidenceLinker) -> SemanticMatcher:
+    """Claims are paired with the linker's own embedder (MiniLM: loaded once, not twice)."""
+    return SemanticMatcher(linker.embedder)
 
 
 def _bench_models(run_dir: Path, model: list[str] | None, compare: bool) -> list[str]:

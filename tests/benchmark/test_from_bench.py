@@ -371,7 +371,7 @@ def test_a_run_without_self_audits_is_all_unaligned(
 def offline_cli(monkeypatch: pytest.MonkeyPatch) -> CliRunner:
     monkeypatch.setattr(_calibrate, "_linker", lambda: EvidenceLinker(HashingEmbedder()))
     monkeypatch.setattr(_calibrate, "_evidence_profile", make_profile)
-    monkeypatch.setattr(_calibrate, "_matcher", matcher)
+    monkeypatch.setattr(_calibrate, "_matcher", lambda linker: matcher())
     return CliRunner()
 
 
