@@ -257,8 +257,8 @@ class Guard:
         with self._stage("linker"):
             links = await self._run_linker(turns, candidates)
         verdicts, audit_error = await self._verdicts(turns, candidates, audit)
-        spans = await self._quote_spans(candidates, verdicts)
-        with self._stage("score"):
+        with self._stage("score"):  # scoring the quotes against their claims is part of it
+            spans = await self._quote_spans(candidates, verdicts)
             decisions = self._decide(candidates, links, verdicts, audit_error, writer_model, spans)
             decisions = self._fail_closed_on_language(turns, candidates, decisions)
         self._observer.on_decisions(decisions, writer_model=writer_model or self.writer_model)
@@ -318,8 +318,7 @@ class Guard:
         audit = self._active.audit
         if not verdicts or audit is None or not reads_quotes(audit):
             return {}
-        with self._stage("linker"):
-            return await self._in_linker_thread(quote_links, self.linker, candidates, verdicts)
+        return await self._in_linker_thread(quote_links, self.linker, candidates, verdicts)
 
     def _decide(
         self,
