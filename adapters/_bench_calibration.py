@@ -169,7 +169,7 @@ class FromBench:
             held_out_only=self.held_out_only,
             offline_models=list(manifest.offline_models),
             models=results,
-            transfer=transfer_table(fitted) if compare else [],
+            transfer=transfer_table(fitted, n_boot=self.n_boot) if compare else [],
         )
 
     def _fit_one(
@@ -215,8 +215,10 @@ def _ci(value: list[float] | None) -> str:
     return "n/a" if value is None else f"[{value[0]:.3f}, {value[1]:.3f}]"
 
 
-def _signed(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:+.3f}"
+def _signed(value: float | None, ci: list[float] | None = None) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:+.3f}" + ("" if ci is None else f" [{ci[0]:+.3f}, {ci[1]:+.3f}]")
 
 
 def alignment_table(report: FromBenchReport) -> Table:
@@ -287,10 +289,10 @@ def transfer_rows(report: FromBenchReport) -> list[list[str]]:
             _num(t.own_threshold),
             _num(t.accuracy_own),
             _num(t.accuracy_transfer),
-            _signed(t.accuracy_drop),
+            _signed(t.accuracy_drop, t.accuracy_drop_ci),
             _num(t.f1_own),
             _num(t.f1_transfer),
-            _signed(t.f1_drop),
+            _signed(t.f1_drop, t.f1_drop_ci),
         ]
         for t in report.transfer
     ]

@@ -351,9 +351,11 @@ class TransferRow(BaseModel):
     accuracy_own: float | None = None
     accuracy_transfer: float | None = None
     accuracy_drop: float | None = None
+    accuracy_drop_ci: list[float] | None = None
     f1_own: float | None = None
     f1_transfer: float | None = None
     f1_drop: float | None = None
+    f1_drop_ci: list[float] | None = None
 
 
 def _f1(y: IntArray, d: BoolArray) -> float | None:
@@ -373,7 +375,9 @@ def _mean_threshold(fits: Mapping[int, FoldFit], path: str) -> float | None:
     return float(np.mean(values)) if values else None
 
 
-def transfer_table(models: Mapping[str, CrossValidated]) -> list[TransferRow]:
+def transfer_table(
+    models: Mapping[str, CrossValidated], *, n_boot: int = 1000
+) -> list[TransferRow]:
     """Every ordered pair (source != target) and path; needs the same persona folds for all
     models (pass one ``persona_folds`` of every persona to each ``cross_validate``)."""
     rows: list[TransferRow] = []
@@ -382,12 +386,12 @@ def transfer_table(models: Mapping[str, CrossValidated]) -> list[TransferRow]:
             if source == target:
                 continue
             for path in TRANSFER_PATHS:
-                rows.append(_transfer(source, a, target, b, path))
+                rows.append(_transfer(source, a, target, b, path, n_boot))
     return rows
 
 
 def _transfer(
-    source: str, a: CrossValidated, target: str, b: CrossValidated, path: str
+    source: str, a: CrossValidated, target: str, b: CrossValidated, path: str, n_boot: int
 ) -> TransferRow:
     scored = b.scored
     fold_of = np.asarray([b.folds.get(p, -1) for p in scored.personas], dtype=np.int64)
@@ -420,4 +424,35 @@ def _transfer(
     row.accuracy_drop = _drop(row.accuracy_own, row.accuracy_transfer)
     row.f1_own, row.f1_transfer = _f1(y, own), _f1(y, other)
     row.f1_drop = _drop(row.f1_own, row.f1_transfer)
+    clusters = [scored.personas[i] for i in both.tolist()]
+    row.accuracy_drop_ci, row.f1_drop_ci = _drop_cis(y, own, other, clusters, n_boot)
     return row
+
+
+def _drop_cis(
+    y: IntArray, own: BoolArray, other: BoolArray, clusters: Sequence[str], n_boot: int
+) -> tuple[list[float] | None, list[float] | None]:
+    """95 % percentile CIs of the accuracy and F1 drops, resampling whole personas."""
+    ids = list(dict.fromkeys(clusters))
+    if len(ids) < 2:
+        return None, None
+    index = [np.flatnonzero(np.asarray(clusters) == c) for c in ids]
+    rng = np.random.default_rng(0)
+    acc: list[float] = []
+    f1: list[float] = []
+    for _ in range(n_boot):
+        rows = np.concatenate([index[i] for i in rng.choice(len(ids), size=len(ids))])
+        yb, ob, tb = y[rows], own[rows], other[rows]
+        acc.append(float(np.mean(ob == (yb == 1)) - np.mean(tb == (yb == 1))))
+        d = _drop(_f1(yb, ob), _f1(yb, tb))
+        if d is not None:
+            f1.append(d)
+
+    def ci(values: list[float]) -> list[float] | None:
+        return (
+            [float(np.percentile(values, 2.5)), float(np.percentile(values, 97.5))]
+            if values
+            else None
+        )
+
+    return ci(acc), ci(f1)

@@ -250,6 +250,9 @@ def test_figures_follow_the_scripted_self_audits(
     assert a_on_b.accuracy_drop is not None
     assert a_on_b.accuracy_drop > 0.3
     assert a_on_b.n == inverted.figures.paths["self_audit"].n_scored
+    # personas resampled: the drop holds across them
+    assert a_on_b.accuracy_drop_ci is not None
+    assert a_on_b.accuracy_drop_ci[0] > 0
 
 
 @pytest.mark.parametrize("objective", ["max-kappa", "target-precision=0.9", "recall>=0.95"])
@@ -305,7 +308,7 @@ def test_no_aligned_claims_gives_counts_na_figures_and_a_typed_error(
     assert report.models[1].profile_path is not None
     empty = [t for t in report.transfer if t.target == A]
     assert empty
-    assert all(t.n == 0 and t.accuracy_drop is None for t in empty)
+    assert all(t.n == 0 and t.accuracy_drop is None and t.accuracy_drop_ci is None for t in empty)
 
 
 def test_claims_of_one_persona_fit_but_held_out_figures_are_na(
