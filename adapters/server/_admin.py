@@ -108,6 +108,8 @@ async def reload_on_signal(sidecar: Sidecar) -> None:
         await reload_profiles(sidecar, trigger="SIGHUP")
     except ProfileError:
         return  # logged by reload_profiles; the old profiles stay
+    except Exception:  # a signal handler has no caller to raise to: log, keep serving
+        log.exception("profile reload (SIGHUP) failed, profiles unchanged")
 
 
 _ADMIN_TOKEN = APIKeyHeader(
