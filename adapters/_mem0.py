@@ -21,6 +21,7 @@ import anyio.to_thread
 
 from mirage_guard.adapters._backend import Item, MemoryBackend
 from mirage_guard.adapters._embedding import Mem0Embedding
+from mirage_guard.adapters._mem0_history import SQLHistory, use_sql_history
 from mirage_guard.adapters._scope import MemoryScope
 from mirage_guard.guard.errors import (
     BackendError,
@@ -85,8 +86,8 @@ def pgvector_mem0_config(
     max_connections: int = 8,
 ) -> dict[str, Any]:
     """Mem0 config: the vector store on PostgreSQL + pgvector at ``url`` (HNSW cosine index),
-    the packaged MiniLM embedder. Mem0's change history stays a SQLite file under ``data_dir``
-    (Mem0 has no other history store): ``history`` answers for what this replica changed."""
+    the packaged MiniLM embedder. Mem0 opens its change history as a SQLite file under
+    ``data_dir``; :meth:`Mem0Backend.pgvector` moves it into the same database."""
     data_dir = Path(data_dir).resolve()
     return {
         "vector_store": {
@@ -205,6 +206,7 @@ class Mem0Backend(MemoryBackend):
             tune_embedded_sqlite(memory)
         self._lock = threading.Lock()
         self._closed = False
+        self._after_reset: Callable[[], None] | None = None
 
     @classmethod
     def embedded(
@@ -248,13 +250,20 @@ class Mem0Backend(MemoryBackend):
         config = pgvector_mem0_config(url, data_dir, collection=collection, model_path=model_path)
         memory = mem0.Memory.from_config(config)
         _use_embedder(memory, embedder)
-        # Mem0 mixes PostgreSQL full-text ranks into the score when the store offers keyword
-        # search (Qdrant's embedded mode does not); off, so a score is the cosine similarity on
-        # both stores and a search threshold means the same thing
-        memory.vector_store.keyword_search = _no_keyword_search
+        history = SQLHistory(url, prefix=collection)
+
+        def shared_stores() -> None:  # again after Memory.reset(), which reopens both
+            # Mem0 mixes PostgreSQL full-text ranks into the score when the store offers
+            # keyword search (Qdrant's embedded mode does not); off, so a score is the cosine
+            # similarity on both stores and a search threshold means the same thing
+            memory.vector_store.keyword_search = _no_keyword_search
+            use_sql_history(memory, history)  # every replica answers history for every memory
+
+        shared_stores()
         ensure_pgvector_collection(memory, url)
-        backend = cls(memory, fast_commits=True)
+        backend = cls(memory)
         backend.name = "mem0-pgvector"
+        backend._after_reset = shared_stores
         return backend
 
     @classmethod
@@ -359,6 +368,8 @@ class Mem0Backend(MemoryBackend):
     async def reset(self) -> None:
         def run() -> None:
             self.memory.reset()  # reopens both databases
+            if self._after_reset is not None:
+                self._after_reset()
             if self.fast_commits:
                 tune_embedded_sqlite(self.memory)
 
@@ -379,6 +390,9 @@ class Mem0Backend(MemoryBackend):
                     client = getattr(self.memory.vector_store, "client", None)
                     if client is not None and hasattr(client, "close"):
                         client.close()
+                    pool = getattr(self.memory.vector_store, "connection_pool", None)
+                    if pool is not None and hasattr(pool, "close"):
+                        pool.close()  # pgvector's connections
 
         await anyio.to_thread.run_sync(run)
 

@@ -205,8 +205,13 @@ def test_an_idempotency_key_sent_to_a_then_b_writes_once(replicas: list[Replica]
     assert (other.status_code, other.json()["error"]["type"]) == (409, "idempotency_conflict")
     with httpx.Client(base_url=b.url, headers=TENANT_A, timeout=60.0) as http:
         items, rows = state(http, "idem")
+        # Mem0's change history is shared too: B lists what was written through A
+        written_on_a = first.json()["results"][0]["id"]
+        history = http.get(f"/memories/{written_on_a}/history")
     assert len(items) == 2
     assert len([r for r in rows if r["memory_id"]]) == 2
+    assert history.status_code == 200, history.text
+    assert [e["event"] for e in history.json()] == ["ADD"]
 
 
 def test_one_key_sent_to_both_replicas_at_once_writes_once(replicas: list[Replica]) -> None:
