@@ -10,8 +10,10 @@ which swaps the new profile in (or refuses it, keeping the old one). Registered 
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 from typing import Annotated
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import typer
@@ -51,6 +53,22 @@ def reload_sidecar(base_url: str, settings: GuardSettings, *, timeout_s: float =
     return response.text
 
 
+def each_address(base_url: str) -> list[str]:
+    """``base_url`` once per address its host resolves to (a headless Service: one per pod)."""
+    parts = urlsplit(base_url)
+    if not parts.hostname:
+        raise ValueError(f"no host in {base_url!r}")
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    infos = socket.getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
+    addresses = sorted({str(info[4][0]) for info in infos})
+    return [
+        urlunsplit(
+            (parts.scheme, f"[{a}]:{port}" if ":" in a else f"{a}:{port}", parts.path, "", "")
+        )
+        for a in addresses
+    ]
+
+
 @app.command("job")
 def job(
     reload_url: Annotated[
@@ -71,6 +89,13 @@ def job(
     data: Annotated[
         Path | None, typer.Option("--data", help="labelled claims JSONL (default: packaged)")
     ] = None,
+    reload_each_address: Annotated[
+        bool,
+        typer.Option(
+            help="reload every address the --reload-url host resolves to (a headless Service: "
+            "every replica), not just one"
+        ),
+    ] = False,
 ) -> None:
     """Calibrate the configured writer model: audit + fit into MIRAGE_PROFILE_DIR + reload.
 
@@ -104,10 +129,20 @@ def job(
         )
         return
     try:
-        answer = reload_sidecar(reload_url, settings)
-    except httpx.HTTPError as exc:
+        urls = each_address(reload_url) if reload_each_address else [reload_url]
+    except (OSError, ValueError) as exc:
         typer.echo(
-            f"error: the profile is saved, but the sidecar did not reload it: {exc}", err=True
+            f"error: the profile is saved, but {reload_url} did not resolve: {exc}", err=True
         )
         raise typer.Exit(code=1) from exc
-    console.print(f"sidecar reloaded: {answer}", markup=False)
+    failed = 0
+    for url in urls:
+        try:
+            answer = reload_sidecar(url, settings)
+        except httpx.HTTPError as exc:
+            failed += 1
+            typer.echo(f"error: the profile is saved, but {url} did not reload it: {exc}", err=True)
+            continue
+        console.print(f"sidecar reloaded ({url}): {answer}", markup=False)
+    if failed or not urls:
+        raise typer.Exit(code=1)

@@ -117,14 +117,20 @@ def test_cronjob_runs_a_real_calibrate_job_invocation() -> None:
     assert params["concurrency"] == values["concurrency"]
     assert params["max_tokens"] == values["maxTokens"]
     assert params["reload_url"]  # the sidecar's in-cluster URL (templated)
+    assert params["reload_each_address"] is True  # every replica, not one behind the Service
 
 
-def test_reload_url_is_the_sidecar_service_and_the_route_it_serves() -> None:
+def test_reload_url_reaches_every_sidecar_pod_through_the_route_they_serve() -> None:
     template = (TEMPLATES / "calibration-cronjob.yaml").read_text()
     (line,) = [x for x in template.splitlines() if "http://" in x]
-    assert 'printf "http://%s.%s.svc:%v" (include "mirage-guard.fullname" .)' in line
+    assert 'printf "http://%s-headless.%s.svc:%v" (include "mirage-guard.fullname" .)' in line
     assert ".Values.service.port" in line
-    assert (TEMPLATES / "service.yaml").read_text().count('include "mirage-guard.fullname"') == 1
+    headless = _render("service-headless.yaml")
+    assert headless["metadata"]["name"] == "TEMPLATED-headless"
+    assert headless["spec"]["clusterIP"] == "None"
+    (port,) = headless["spec"]["ports"]
+    assert port["targetPort"] == _sidecar()[1]["ports"][0]["name"]
+    assert headless["spec"]["selector"] == _render("service.yaml")["spec"]["selector"]
 
     from fastapi.testclient import TestClient
 
@@ -134,6 +140,17 @@ def test_reload_url_is_the_sidecar_service_and_the_route_it_serves() -> None:
     # without the lifespan nothing is loaded: the route exists (no 404/405) and is not open
     client = TestClient(create_app(GuardSettings()), raise_server_exceptions=False)
     assert client.post(RELOAD_PATH).status_code not in {200, 404, 405}
+
+
+def test_no_service_selects_the_job_pod() -> None:
+    """The job's pod labels must not match the sidecar's selector (or its Services would send
+    traffic, and the reload, to the job)."""
+    selector_template = (TEMPLATES / "_helpers.tpl").read_text()
+    assert 'define "mirage-guard.selectorLabels"' in selector_template
+    labels = _cronjob()["spec"]["jobTemplate"]["spec"]["template"]["metadata"]["labels"]
+    assert labels["app.kubernetes.io/name"] == "TEMPLATED-calibrate"
+    template = (TEMPLATES / "calibration-cronjob.yaml").read_text()
+    assert 'include "mirage-guard.selectorLabels"' not in template
 
 
 def test_job_and_sidecar_share_the_profiles_volume_and_settings() -> None:
@@ -192,8 +209,14 @@ def test_helm_template_renders_the_cronjob() -> None:
     path, params = _parse_cli(container["args"])
     assert path == "calibrate job"
     url = urlparse(params["reload_url"])
-    assert url.hostname == "mg-mirage-guard.default.svc"
+    assert url.hostname == "mg-mirage-guard-headless.default.svc"
     assert url.port == contract.default_port()
+    (headless,) = [d for d in docs if d["metadata"]["name"] == "mg-mirage-guard-headless"]
+    (deployment,) = [d for d in docs if d["kind"] == "Deployment"]
+    pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
+    assert headless["spec"]["selector"].items() <= pod_labels.items()
+    job_labels = job["spec"]["jobTemplate"]["spec"]["template"]["metadata"]["labels"]
+    assert not headless["spec"]["selector"].items() <= job_labels.items()
 
 
 # --- compose -----------------------------------------------------------------------------

@@ -103,10 +103,10 @@ def test_job_fits_the_writers_profile_and_the_running_sidecar_reloads_it(
 
     claims = _subset_claims(tmp_path / "claims.jsonl")
     args = ["calibrate", "job", "--reload-url", sidecar_url, "--data", str(claims)]
-    args += ["--work-dir", str(tmp_path / "work"), "--concurrency", "2"]
+    args += ["--work-dir", str(tmp_path / "work"), "--concurrency", "2", "--reload-each-address"]
     result = CliRunner().invoke(cli_app, args)
     assert result.exit_code == 0, result.output
-    assert "sidecar reloaded" in result.output
+    assert f"sidecar reloaded ({sidecar_url})" in result.output  # 127.0.0.1: one address
 
     assert settings.profile_dir is not None
     (path,) = settings.profile_dir.glob("*.json")
@@ -128,3 +128,12 @@ def test_job_refuses_a_guard_it_cannot_calibrate(monkeypatch: pytest.MonkeyPatch
     assert result.exit_code == 2
     assert "MIRAGE_WRITER_MODEL" in result.output
     assert "MIRAGE_AUDIT_MODE" in result.output
+
+
+def test_each_address_lists_the_url_once_per_resolved_address() -> None:
+    from mirage_guard.adapters.cli._calibrate_job import each_address
+
+    urls = each_address("http://localhost:8765")
+    assert "http://127.0.0.1:8765" in urls
+    assert all(u in {"http://127.0.0.1:8765", "http://[::1]:8765"} for u in urls)
+    assert each_address("http://127.0.0.1:9/base") == ["http://127.0.0.1:9/base"]
