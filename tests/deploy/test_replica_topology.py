@@ -87,7 +87,7 @@ def test_compose_gives_each_replica_its_own_host_port_and_data_dir() -> None:
     low, _, high = host.partition("-")
     assert int(high or low) - int(low) + 1 >= guard["deploy"]["replicas"]
     assert int(container) == contract.default_port()
-    # a named volume would be one /data for every replica (Mem0's history file is per process)
+    # a named volume would be one /data (Mem0's home, scratch) shared by every replica
     named = set(_compose()["volumes"])
     assert not [v for v in guard.get("volumes", []) if str(v).split(":")[0] in named]
 
