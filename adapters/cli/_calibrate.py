@@ -339,7 +339,7 @@ def from_bench(
                 "not written (give --profile-dir)"
             )
     if report.transfer:
-        wide.print(transfer_rich(report))
+        Console(width=max(console.width, 200)).print(transfer_rich(report))
     if report.offline_models:
         console.print(
             f"[yellow]offline mock models in this run: {', '.join(report.offline_models)} "
