@@ -17,6 +17,7 @@ from mirage_guard.adapters._backend import Item
 from mirage_guard.adapters._compose import BaseGuardedMemory, Components
 from mirage_guard.adapters._loop import EventLoopThread
 from mirage_guard.adapters._mem0_wire import UNSET
+from mirage_guard.adapters._reconcile import ReconcileReport
 from mirage_guard.guard import AuditVerdict, Candidate
 
 
@@ -192,8 +193,13 @@ class GuardedMemory(BaseGuardedMemory):
         )
 
     def reset(self) -> None:
-        """Wipe the store; a tenant-isolated memory deletes only what its tenant wrote."""
+        """Wipe the store; a tenant-isolated memory deletes everything the store holds for its
+        tenant (listed from the store, not from the decision log)."""
         self._runner.run(self._async.reset())
+
+    def reconcile(self, *, older_than_s: float = 0.0) -> ReconcileReport:
+        """Resolve the write intents a crash left pending (complete or remove each one)."""
+        return self._runner.run(self._async.reconcile(older_than_s=older_than_s))
 
     def close(self) -> None:
         """Close what :meth:`from_settings` / :meth:`from_config` built, then the loop thread

@@ -31,6 +31,7 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 LAZY_SUBAPPS: dict[str, str] = {
     "bench": "_bench",
     "calibrate": "_calibrate",
+    "doctor": "_doctor",
     "guard": "_guard",
     "perf": "_perf",
     "report": "_report",

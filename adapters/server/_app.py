@@ -73,6 +73,7 @@ def create_app(
                 linker_thread="pool",  # concurrent requests share forward passes
             )
         )
+        await _reconcile_at_startup(memory, s)
         sidecar = app.state.sidecar = Sidecar(
             settings=s,
             memory=memory,
@@ -112,6 +113,27 @@ def create_app(
     app.include_router(ops_router)
     app.include_router(admin_router)
     return app
+
+
+async def _reconcile_at_startup(memory: AsyncGuardedMemory, s: GuardSettings) -> None:
+    """Resolve the write intents a crash left (see README "Crash consistency"). On SQLite the
+    log belongs to this process alone, so every pending intent is dead; on a database replicas
+    share, only intents older than the idempotency lease are."""
+    log_db = memory.decision_log
+    if log_db is None:
+        return
+    grace = 0.0 if log_db.engine.dialect.name == "sqlite" else s.idempotency_lease_s
+    try:
+        report = await memory.reconcile(older_than_s=grace)
+    except Exception as exc:  # the store or log is down: retried before the first write
+        log.error("start-up reconciliation failed (%s); retried before the first write",
+                  type(exc).__name__)  # fmt: skip
+        return
+    if not report.clean:
+        log.error(
+            "start-up reconciliation left %d write intent(s) pending: run `mirage doctor`",
+            len(report.left),
+        )
 
 
 def _on_sighup(reload: Callable[[], Coroutine[Any, Any, None]]) -> None:

@@ -13,6 +13,7 @@ import pytest
 from mirage_guard.adapters import TENANT_KEY, AsyncGuardedMemory
 from mirage_guard.adapters._backend import WRITE_KEY
 from mirage_guard.adapters._decision_log import DecisionLog, DecisionQuery, _IdempotencyRow
+from mirage_guard.adapters._doctor import examine, repair
 from mirage_guard.adapters._outbox import IdempotentCall, Outbox, idempotent_call, outbox_for
 from mirage_guard.adapters._reconcile import reconcile
 from mirage_guard.adapters._scope import MemoryScope
@@ -62,7 +63,8 @@ async def test_an_intent_is_committed_before_the_first_store_write(
     with pytest.raises(Killed):
         await memory.add(TWO_FACTS, user_id="alice", infer=False)
     [intent] = outbox_for(decision_log).pending()
-    assert intent.tenant == "default" and intent.scope == MemoryScope(user_id="alice")
+    assert intent.tenant == "default"
+    assert intent.scope == MemoryScope(user_id="alice")
     assert [t.id for t in intent.turns] == ["t1", "t2"]
     planned = intent.planned_keys()
     assert len(planned) == 2
@@ -85,7 +87,8 @@ async def test_reconcile_completes_an_intent_whose_facts_are_all_stored(
         with idempotent_call(call), pytest.raises(Killed):
             await memory.add(TWO_FACTS, user_id="alice", infer=False)
     report = await reconcile(store, decision_log)
-    assert len(report.completed) == 1 and report.clean
+    assert len(report.completed) == 1
+    assert report.clean
     assert outbox_for(decision_log).pending() == []
     assert _decision_memory_ids(decision_log, "default") == set(store.items)
     replay = decision_log.replay("default", "key-1", "h")  # the retry gets the reply
@@ -179,3 +182,47 @@ async def test_release_dead_claims_frees_keys_of_requests_that_stored_nothing(
     report = await reconcile(store, decision_log)
     assert report.released_keys == 1
     assert decision_log.claim("default", "key-5", "h", lease_s=120).token is not None
+
+
+async def test_doctor_reports_each_kind_of_problem_and_repair_fixes_them(
+    build_memory: Build,
+    store: InMemoryStore,
+    decision_log: DecisionLog,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    memory = build_memory().for_tenant("tenant-a")
+    kept = await memory.add(TWO_FACTS, user_id="alice", infer=False)
+    # a pending intent (the writer died after its store writes)
+    with monkeypatch.context() as m:
+        m.setattr(GuardedWrite, "undo", lambda self: _nothing())
+        m.setattr(Outbox, "complete", lambda *a, **k: (_ for _ in ()).throw(Killed))
+        with pytest.raises(Killed):
+            await memory.add([{"id": "t9", "role": "user", "content": "I fly kites."}],
+                             user_id="alice", infer=False)  # fmt: skip
+    # an orphan (no decision row, no intent) and a memory deleted behind the guard's back
+    [orphan] = await store.add(
+        [{"role": "user", "content": "unexplained"}],
+        scope=MemoryScope(user_id="alice"),
+        metadata={TENANT_KEY: "tenant-a", "status": "fact"},
+    )
+    lost = kept["results"][0]["id"]
+    del store.items[lost]
+    deleted = kept["results"][1]["id"]
+    await memory.delete(deleted)  # on purpose: not a problem
+    await store.add([{"role": "user", "content": "not ours"}], scope=MemoryScope(user_id="x"))
+
+    found = await examine(store, decision_log)
+    [health] = found.tenants
+    assert health.orphans == [orphan["id"]]
+    assert len(health.pending_intents) == 1
+    assert health.gone == [lost]
+    assert found.foreign == 1
+    assert found.problems == 3
+
+    fixed = await repair(store, decision_log)
+    assert fixed.problems == 0
+    assert fixed.repaired["orphans_deleted"] == 1
+    assert fixed.repaired["intents_completed"] == 1  # its one fact was stored: completed
+    assert fixed.repaired["gone_recorded"] == 1
+    assert orphan["id"] not in store.items
+    assert (await examine(store, decision_log)).problems == 0

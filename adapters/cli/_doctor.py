@@ -1,0 +1,123 @@
+"""``mirage doctor``: report (and with ``--repair`` fix) what a crash can leave behind.
+
+Registered lazily on the root CLI (``_main.LAZY_SUBAPPS``). It opens the store and the decision
+log from settings, like the sidecar: with the embedded stores, stop the sidecar first (embedded
+Qdrant admits one process).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import anyio
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from mirage_guard.adapters._decision_log import DecisionLog
+from mirage_guard.adapters._doctor import DoctorReport, examine, repair
+from mirage_guard.adapters._mem0 import Mem0Backend
+from mirage_guard.adapters._remote import RemoteMem0Backend
+from mirage_guard.guard.errors import MirageError
+from mirage_guard.guard.settings import GuardSettings
+
+app = typer.Typer(help="Check that the store is explained by the decision log.")
+console = Console()
+
+
+@app.callback(invoke_without_command=True)
+def doctor(
+    fix: Annotated[
+        bool,
+        typer.Option(
+            "--repair",
+            help="reconcile pending write intents, delete orphan memories, record lost ones",
+        ),
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON")] = False,
+    older_than: Annotated[
+        float | None,
+        typer.Option(
+            "--older-than",
+            help="seconds: repair only intents at least this old (default: 0 on SQLite, "
+            "MIRAGE_IDEMPOTENCY_LEASE_S on a database live replicas share)",
+        ),
+    ] = None,
+) -> None:
+    """Orphans (stored memories without a decision row), pending write intents and decision
+    rows whose memory is gone, per tenant. Exit code 1 while any problem remains."""
+    settings = GuardSettings()
+    try:
+        report = anyio.run(_run, settings, fix, older_than)
+    except MirageError as exc:
+        console.print(f"[red]mirage doctor: {exc}[/red]")
+        raise typer.Exit(2) from exc
+    if as_json:
+        typer.echo(_json(report))
+    else:
+        _print(report, repaired=fix)
+    raise typer.Exit(1 if report.problems else 0)
+
+
+async def _run(settings: GuardSettings, fix: bool, older_than: float | None) -> DoctorReport:
+    log = DecisionLog.from_settings(settings)
+    backend = (
+        RemoteMem0Backend(settings.upstream_url)
+        if settings.upstream_url
+        else Mem0Backend.from_settings(settings)
+    )
+    try:
+        if not fix:
+            return await examine(backend, log)
+        if older_than is None:
+            shared = log.engine.dialect.name != "sqlite"
+            older_than = settings.idempotency_lease_s if shared else 0.0
+        return await repair(backend, log, older_than_s=older_than)
+    finally:
+        await backend.aclose()
+        log.close()
+
+
+def _json(report: DoctorReport) -> str:
+    data = report.model_dump(mode="json")
+    data["problems"] = report.problems
+    for tenant, health in zip(data["tenants"], report.tenants, strict=True):
+        tenant["problems"] = health.problems
+    return json.dumps(data, indent=2)
+
+
+def _print(report: DoctorReport, *, repaired: bool) -> None:
+    table = Table(title="mirage doctor: store vs decision log")
+    for col in ("tenant", "memories", "logged", "orphans", "pending intents", "gone"):
+        table.add_column(col, justify="left" if col == "tenant" else "right")
+    for h in report.tenants:
+        table.add_row(
+            h.tenant,
+            str(h.memories),
+            str(h.logged),
+            _count(h.orphans),
+            _count(h.pending_intents),
+            _count(h.gone),
+        )
+    console.print(table)
+    if report.foreign:
+        console.print(f"{report.foreign} store item(s) carry no tenant (not the guard's): left")
+    if repaired:
+        done = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in report.repaired.items())
+        console.print(f"repaired: {done}")
+    if report.undo_failed:
+        console.print(f"[red]could not delete: {','.join(report.undo_failed)}[/red]")
+    for h in report.tenants:
+        for label, ids in (("orphan", h.orphans), ("pending intent", h.pending_intents),
+                           ("gone", h.gone)):  # fmt: skip
+            if ids:
+                console.print(f"{h.tenant}: {label} ids: {', '.join(ids[:20])}"
+                              + (" ..." if len(ids) > 20 else ""))  # fmt: skip
+    verdict = "no problems" if not report.problems else f"{report.problems} problem(s) remain"
+    hint = "" if not report.problems or repaired else " (run `mirage doctor --repair`)"
+    console.print(f"{verdict}{hint}")
+
+
+def _count(ids: list[str]) -> str:
+    return f"[red]{len(ids)}[/red]" if ids else "0"
