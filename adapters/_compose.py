@@ -85,7 +85,12 @@ def compose(
         # one MiniLM, one encode per text: the store reuses the guard's candidate vectors
         needs_model = guard is None or (backend is None and not s.upstream_url)
         shared = (
-            CachingEmbedder(embedder or shared_minilm(), max_bytes=s.embedding_cache_bytes)
+            CachingEmbedder(
+                embedder or shared_minilm(),
+                max_bytes=s.embedding_cache_bytes,
+                chunk=s.encode_chunk_texts,
+                budget_s=s.encode_budget_s,
+            )
             if needs_model
             else None
         )

@@ -15,49 +15,60 @@ from typing import Any, Literal
 
 import numpy as np
 
+from mirage_guard.adapters._fair_encoder import FairEncoder
 from mirage_guard.guard.evidence import Embedder, Vectors, current_cache_namespace
 
 _ENTRY_OVERHEAD = 200  # dict slot, key tuple and strings, array header
-
-
-class _Request:
-    def __init__(self, texts: list[str]) -> None:
-        self.texts = texts
-        self.result: dict[str, Vectors] | None = None
-        self.error: BaseException | None = None
 
 
 class CachingEmbedder:
     """An :class:`guard.evidence.Embedder` with an LRU cache of text -> vector (thread-safe),
     bounded by ``max_bytes`` and keyed by cache namespace (the tenant) as well as text.
 
-    Concurrent callers are coalesced: while one forward pass runs, the texts of every caller that
-    arrives queue up and go through the model together in the next pass (one batch instead of
-    one pass per request; no added wait when the model is idle).
+    Cache misses go through a :class:`~._fair_encoder.FairEncoder`: concurrent callers share
+    forward passes (coalescing), each pass takes one chunk of ``chunk`` texts from every waiting
+    request in turn (a large request cannot hold a small one for more than one chunk), and a
+    request not encoded within ``budget_s`` fails with ``EncoderBusyError`` (nothing written).
     """
 
     def _encode_with_tokens(self, texts: Sequence[str]) -> tuple[Vectors, list[Any]]:
-        """The inner embedder's sentence and token vectors (the claim-support signal needs both);
-        the sentence vectors also go into this cache. Offered only when the inner one has it."""
-        vecs, tokens = self.inner.encode_with_tokens(texts)  # type: ignore[attr-defined]
+        """The inner embedder's sentence and token vectors (the claim-support signal needs both),
+        fairly scheduled like every encode; the sentence vectors also go into this cache.
+        Offered only when the inner one has it."""
+        if not texts:
+            return self.inner.encode_with_tokens(texts)  # type: ignore[attr-defined,no-any-return]
+        job = self._fair.run(texts, tokens=True)
+        vecs = np.stack([job.vectors[t] for t in texts]).astype(np.float32)
+        tokens = [job.token_vectors[t] for t in texts]
         namespace = current_cache_namespace()
         with self._lock:
             for t, v in zip(texts, vecs, strict=True):
                 self._remember((namespace, t), v)
         return vecs, list(tokens)
 
-    def __init__(self, inner: Embedder, *, max_bytes: int = 32 * 1024 * 1024) -> None:
+    def __init__(
+        self,
+        inner: Embedder,
+        *,
+        max_bytes: int = 32 * 1024 * 1024,
+        chunk: int = 32,
+        budget_s: float = 30.0,
+    ) -> None:
         self.inner = inner
         self.max_bytes = max_bytes
-        if hasattr(inner, "encode_with_tokens"):
+        with_tokens = getattr(inner, "encode_with_tokens", None)
+        if with_tokens is not None:
             self.encode_with_tokens = self._encode_with_tokens
+        self._fair = FairEncoder(
+            lambda texts: inner.encode(texts),
+            (lambda texts: with_tokens(texts)) if with_tokens is not None else None,
+            chunk=chunk,
+            budget_s=budget_s,
+        )
         # (cache namespace, text) -> vector: a tenant's hits never come from another's texts
         self._cache: OrderedDict[tuple[str, str], Vectors] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
-        self._turn = threading.Condition()
-        self._queue: list[_Request] = []
-        self._busy = False
 
     @property
     def cached_bytes(self) -> int:
@@ -82,37 +93,7 @@ class CachingEmbedder:
             self._bytes -= self._size(evicted, vec)
 
     def _coalesced(self, texts: list[str]) -> dict[str, Vectors]:
-        request = _Request(texts)
-        with self._turn:
-            self._queue.append(request)
-            while request.result is None and request.error is None:
-                if self._busy:
-                    self._turn.wait()
-                    continue
-                self._busy = True
-                batch, self._queue = self._queue, []
-                self._turn.release()
-                try:
-                    self._run(batch)
-                finally:
-                    self._turn.acquire()
-                    self._busy = False
-                    self._turn.notify_all()
-        if request.error is not None:
-            raise request.error
-        assert request.result is not None
-        return request.result
-
-    def _run(self, batch: list[_Request]) -> None:
-        unique = list(dict.fromkeys(t for r in batch for t in r.texts))  # each text once
-        try:
-            vectors = dict(zip(unique, self.inner.encode(unique), strict=True))
-        except BaseException as exc:  # every waiting caller gets the failure
-            for r in batch:
-                r.error = exc
-            raise
-        for r in batch:
-            r.result = {t: vectors[t] for t in r.texts}
+        return self._fair.run(texts).vectors
 
     @property
     def name(self) -> str:

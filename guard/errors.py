@@ -22,8 +22,9 @@ One root, subclasses carry context and say whether a retry can help::
     │   ├── LLMRefusalError          the model refused or a content filter fired
     │   ├── LLMRequestError          the provider rejected the request itself (4xx, validation)
     │   └── LLMOutputError           output is not valid JSON for the schema (malformed, partial)
-    └── BackendError                 the memory backend failed (.retryable)
-        └── BackendUnavailableError  upstream store cannot be reached
+    ├── BackendError                 the memory backend failed (.retryable)
+    │   └── BackendUnavailableError  upstream store cannot be reached
+    └── EncoderBusyError             a request's encoding ran past its budget (retryable)
 """
 
 from __future__ import annotations
@@ -175,3 +176,20 @@ class BackendError(MirageError):
 
 class BackendUnavailableError(BackendError):
     retryable = True
+
+
+class EncoderBusyError(MirageError):
+    """The sentence encoder did not finish a request's texts within its budget (it waited
+    behind other requests' chunks, or is too large to encode in time). Nothing was written;
+    retrying later, or sending less text, can help."""
+
+    retryable = True
+
+    def __init__(self, budget_s: float, encoded: int, total: int) -> None:
+        super().__init__(
+            f"the encoder did not finish this request's texts within {budget_s:g} s "
+            f"({encoded} of {total} encoded); nothing was written, retry later or send less"
+        )
+        self.budget_s = budget_s
+        self.encoded = encoded
+        self.total = total

@@ -95,6 +95,12 @@ class GuardSettings(BaseSettings):
     max_sentences_per_request: int = Field(
         default=2_000, gt=0, description="sentences of turns + candidates the encoder sees"
     )
+    encode_chunk_texts: int = Field(
+        default=32, gt=0, description="texts per encoder chunk (fair scheduling across requests)"
+    )
+    encode_budget_s: float = Field(
+        default=30.0, gt=0, description="a request's encoding must finish within this (else 503)"
+    )
     upstream_url: str | None = Field(
         default=None, description="remote Mem0 REST server; unset = embedded Mem0"
     )

@@ -24,6 +24,7 @@ from mirage_guard.guard.errors import (
     BackendError,
     BackendUnavailableError,
     ConfigError,
+    EncoderBusyError,
     IdempotencyConflictError,
     InputError,
     LimitExceededError,
@@ -89,6 +90,7 @@ _MAPPING: list[tuple[type[MirageError], int, str]] = [
     (LLMRequestError, 502, "model_request_rejected"),
     (LLMError, 502, "model_failed"),
     (BackendUnavailableError, 503, "upstream_unavailable"),
+    (EncoderBusyError, 503, "encoder_busy"),
     (BackendError, 502, "backend_error"),
 ]
 

@@ -60,7 +60,7 @@ def test_callers_arriving_during_a_forward_pass_share_the_next_one() -> None:
     for t in others:
         t.start()
     for _ in range(3000):  # until all five wait for the model (bounded, never a hang)
-        if len(cached._queue) == 5:
+        if len(cached._fair._queue) == 5:
             break
         threading.Event().wait(0.01)
     gated.release.set()
