@@ -68,13 +68,14 @@ async def test_a_tiny_timeout_fails_typed(llm_server: LocalServer) -> None:
 
 
 def _sidecar(llm_server: LocalServer, data_dir: Path, store: InMemoryStore, **over: object):
-    settings = GuardSettings(
-        data_dir=data_dir,
-        audit_mode="separate",
-        writer_model=llm_server.openai_model,
-        writer_api_base=llm_server.api_base,
-        **over,  # type: ignore[arg-type]
-    )
+    fields: dict[str, object] = {
+        "data_dir": data_dir,
+        "audit_mode": "separate",
+        "writer_model": llm_server.openai_model,
+        "writer_api_base": llm_server.api_base,
+        **over,
+    }
+    settings = GuardSettings(**fields)  # type: ignore[arg-type]
     # the real litellm client, answers capped (a base model may not stop on its own)
     writer = RetryingLLM(
         LiteLLMClient(
@@ -268,10 +269,13 @@ def test_bench_run_of_one_persona_through_every_stage(
             "run",
             "--models",
             model,
+            # the same server as the judge, under its other name (a judge may not be a subject)
             "--judge",
-            model,
+            llm_server.openai_model,
             "--api-base",
             llm_server.api_base,
+            "--api-base",
+            f"{llm_server.openai_model}={llm_server.api_base}",
             "--run-dir",
             str(run_dir),
             "--limit",
@@ -281,7 +285,7 @@ def test_bench_run_of_one_persona_through_every_stage(
             "--accum-personas",
             "1",
             "--accum-rounds",
-            "1",
+            "2",
             "--max-tokens",
             "200",
             "--concurrency",
@@ -306,7 +310,8 @@ def test_bench_run_of_one_persona_through_every_stage(
         c for r in records for c in (r.get("calls") or []) if isinstance(c, dict) and c.get("model")
     ]
     assert calls, "no LLM call recorded"
-    assert {c["model"] for c in calls} == {model}
+    assert {c["model"] for c in calls} <= {model, llm_server.openai_model}
+    assert model in {c["model"] for c in calls}
     # real usage fields from the server, not estimates
     assert all(c["prompt_tokens"] > 0 for c in calls)
     assert sum(c["completion_tokens"] for c in calls) > 0
