@@ -45,18 +45,19 @@ def audit_schema(candidates: Sequence[Candidate], turns: Sequence[Turn]) -> type
     :func:`parse_audit`, whatever the server did with the schema."""
     ids = tuple(dict.fromkeys(c.id for c in candidates))
     user_ids = tuple(dict.fromkeys(t.id for t in turns if t.role is Role.USER))
-    turn_type: Any = Literal[user_ids] if user_ids else None  # type: ignore[valid-type]
+    id_type: Any = Literal[ids]
+    turn_type: Any = Literal[user_ids] if user_ids else None
     verdict = create_model(
         "AuditVerdictWire",
         __base__=_WireVerdict,
-        id=(Literal[ids], ...),  # type: ignore[valid-type]
+        id=(id_type, ...),
         source_turn_id=(turn_type | None, None),
     )
     n = len(ids)
     return create_model(
         "AuditResponse",
         __base__=AuditResponse,
-        verdicts=(list[verdict], Field(min_length=n, max_length=n)),  # type: ignore[valid-type]
+        verdicts=(list[verdict], Field(min_length=n, max_length=n)),
     )
 
 
