@@ -70,8 +70,8 @@ def test_a_refused_request_is_typed_generic_logged_and_not_retried(
         "retryable": False,
     }
     _assert_no_upstream_text(body)
-    # json_schema refused -> json_object refused -> text refused: three calls, no retries
-    assert route.call_count == 3
+    # json_schema -> json_object with schema -> json_object -> text, each refused: no retries
+    assert route.call_count == 4
     assert store.items == {}
     # the mode decided for the model is part of the guard's describe output
     decided = client.get("/v1/profiles").json()["guard"]["structured_output"]
