@@ -132,10 +132,22 @@ def response_format(mode: StructuredMode, schema: type[BaseModel]) -> dict[str, 
             },
         }
     if mode is StructuredMode.JSON_OBJECT_SCHEMA:
-        return {"type": "json_object", "schema": schema.model_json_schema()}
+        return {"type": "json_object", "schema": _grammar_safe(schema.model_json_schema())}
     if mode is StructuredMode.JSON_OBJECT:
         return {"type": "json_object"}
     return None
+
+
+def _grammar_safe(node: Any) -> Any:
+    """The schema without string length bounds: llama.cpp unrolls ``maxLength: N`` into N nested
+    optional rules, which is slow to sample from and, for large N, a grammar it cannot parse
+    (the server then dies). Lengths are still checked when the answer is parsed; ``max_tokens``
+    bounds the answer."""
+    if isinstance(node, dict):
+        return {k: _grammar_safe(v) for k, v in node.items() if k not in ("maxLength", "minLength")}
+    if isinstance(node, list):
+        return [_grammar_safe(v) for v in node]
+    return node
 
 
 def structured_output_modes() -> list[ModeDecision]:
