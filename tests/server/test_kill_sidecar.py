@@ -14,22 +14,18 @@ tenant leaves nothing of it (while another tenant's memory stays).
 from __future__ import annotations
 
 import json
-import os
-import signal
-import socket
 import subprocess
-import sys
 import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
 
-CLI = [sys.executable, "-c", "from mirage_guard.adapters.cli import app; app()"]
+from tests.server.serve_process import CLI, ServeProcess
+
 KEYS = "key-a:tenant-a,key-b:tenant-b"
 A = {"Authorization": "Token key-a"}
 B = {"Authorization": "Token key-b"}
@@ -37,71 +33,6 @@ THREADS = 6
 ADDS_PER_THREAD = 20
 MESSAGES_PER_ADD = 3
 KILL_AFTER_REPLIES = 30
-READY_TIMEOUT_S = 180.0
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-@dataclass
-class Sidecar:
-    """One `mirage serve` subprocess on loopback."""
-
-    data_dir: Path
-    database_url: str | None
-    port: int
-    proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("MIRAGE_")}
-        env |= {"MIRAGE_DATA_DIR": str(self.data_dir), "MIRAGE_API_KEYS": KEYS}
-        if self.database_url:
-            env["MIRAGE_DATABASE_URL"] = self.database_url
-        return env
-
-    def start(self) -> None:
-        log = (self.data_dir.parent / "serve.log").open("ab")
-        self.proc = subprocess.Popen(
-            [*CLI, "serve", "--host", "127.0.0.1", "--port", str(self.port), "--log-level",
-             "warning"],
-            env=self.env(), stdout=log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, self.log()
-            try:
-                if httpx.get(f"{self.url}/readyz", timeout=2.0).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            time.sleep(0.2)
-        raise AssertionError(f"the sidecar did not become ready\n{self.log()}")
-
-    def kill(self) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(timeout=30)
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=30)
-
-    def log(self) -> str:
-        path = self.data_dir.parent / "serve.log"
-        return path.read_text(errors="replace")[-4000:] if path.is_file() else ""
 
 
 @pytest.fixture(params=["sqlite"])
@@ -111,8 +42,11 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str | None:
 
 
 @pytest.fixture
-def sidecar(tmp_path: Path, database_url: str | None) -> Iterator[Sidecar]:
-    side = Sidecar(data_dir=tmp_path / "data", database_url=database_url, port=_free_port())
+def sidecar(tmp_path: Path, database_url: str | None) -> Iterator[ServeProcess]:
+    env = {"MIRAGE_API_KEYS": KEYS}
+    if database_url:
+        env["MIRAGE_DATABASE_URL"] = database_url
+    side = ServeProcess(name="serve", data_dir=tmp_path / "data", env=env)
     yield side
     side.stop()
 
@@ -128,7 +62,7 @@ def _body(user: str, n: int) -> dict[str, object]:
     }
 
 
-def _burst(sidecar: Sidecar, replies: list[str]) -> None:
+def _burst(sidecar: ServeProcess, replies: list[str]) -> None:
     """THREADS clients, one user each, sending adds; SIGKILL after KILL_AFTER_REPLIES replies."""
     url = sidecar.url
     stop = threading.Event()
@@ -174,7 +108,7 @@ def _state(http: httpx.Client, user: str) -> tuple[Rows, Rows]:
 
 @pytest.mark.slow
 def test_kill9_mid_burst_leaves_no_orphan_and_retries_do_not_duplicate(
-    sidecar: Sidecar,
+    sidecar: ServeProcess,
 ) -> None:
     sidecar.start()
     with httpx.Client(base_url=sidecar.url, headers=B, timeout=30.0) as http:
@@ -219,7 +153,7 @@ def test_kill9_mid_burst_leaves_no_orphan_and_retries_do_not_duplicate(
 
     sidecar.stop()
     doctor = subprocess.run(
-        [*CLI, "doctor", "--json"], env=sidecar.env(), capture_output=True, text=True,
+        [*CLI, "doctor", "--json"], env=sidecar.process_env(), capture_output=True, text=True,
         timeout=300, check=False,
     )  # fmt: skip
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr

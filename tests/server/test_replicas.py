@@ -10,90 +10,24 @@ another's memory through either replica.
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 import pytest
 
-from mirage_guard.adapters._pgserver import free_port
+from tests.server.serve_process import ServeProcess
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
-CLI = [sys.executable, "-c", "from mirage_guard.adapters.cli import app; app()"]
 KEYS = "key-a:tenant-a,key-b:tenant-b"
 TENANT_A = {"Authorization": "Token key-a"}
 TENANT_B = {"Authorization": "Token key-b"}
-READY_TIMEOUT_S = 240.0
 LEASE_S = 4.0  # an idempotency claim of a killed replica is taken over after this
-
-
-@dataclass
-class Replica:
-    """One `mirage serve` subprocess on loopback, on the shared PostgreSQL."""
-
-    name: str
-    data_dir: Path
-    env: dict[str, str]
-    port: int = field(default_factory=free_port)
-    proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def log_path(self) -> Path:
-        return self.data_dir.parent / f"{self.name}.log"
-
-    def launch(self) -> None:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("MIRAGE_")}
-        env |= {"MIRAGE_DATA_DIR": str(self.data_dir), **self.env}
-        with self.log_path.open("ab") as log:
-            self.proc = subprocess.Popen(
-                [*CLI, "serve", "--host", "127.0.0.1", "--port", str(self.port),
-                 "--log-level", "warning"],
-                env=env, stdout=log, stderr=subprocess.STDOUT,
-            )  # fmt: skip
-
-    def wait_ready(self) -> None:
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while time.monotonic() < deadline:
-            assert self.proc is not None
-            assert self.proc.poll() is None, self.log()
-            try:
-                if httpx.get(f"{self.url}/readyz", timeout=2.0).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            time.sleep(0.2)
-        raise AssertionError(f"replica {self.name} did not become ready\n{self.log()}")
-
-    def kill(self) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(timeout=30)
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=30)
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")[-4000:] if self.log_path.is_file() else ""
 
 
 def shared_env(database_url: str) -> dict[str, str]:
@@ -106,9 +40,11 @@ def shared_env(database_url: str) -> dict[str, str]:
     }
 
 
-def start_replicas(root: Path, database_url: str, n: int = 2) -> list[Replica]:
+def start_replicas(root: Path, database_url: str, n: int = 2) -> list[ServeProcess]:
     replicas = [
-        Replica(name=f"replica-{i}", data_dir=root / f"replica-{i}", env=shared_env(database_url))
+        ServeProcess(
+            name=f"replica-{i}", data_dir=root / f"replica-{i}", env=shared_env(database_url)
+        )
         for i in range(n)
     ]
     for r in replicas:  # launched together: they create the shared schema at the same time
@@ -121,7 +57,7 @@ def start_replicas(root: Path, database_url: str, n: int = 2) -> list[Replica]:
 @pytest.fixture(scope="module")
 def replicas(
     postgres_server: object, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[list[Replica]]:
+) -> Iterator[list[ServeProcess]]:
     from mirage_guard.adapters import LocalPostgres
 
     assert isinstance(postgres_server, LocalPostgres)
@@ -153,7 +89,7 @@ def state(http: httpx.Client, user: str) -> tuple[list[dict[str, object]], list[
 
 
 def test_concurrent_writes_to_both_replicas_are_read_from_either(
-    replicas: list[Replica],
+    replicas: list[ServeProcess],
 ) -> None:
     users, adds = 4, 6
 
@@ -192,7 +128,7 @@ def test_concurrent_writes_to_both_replicas_are_read_from_either(
     assert views[0] == views[1]
 
 
-def test_an_idempotency_key_sent_to_a_then_b_writes_once(replicas: list[Replica]) -> None:
+def test_an_idempotency_key_sent_to_a_then_b_writes_once(replicas: list[ServeProcess]) -> None:
     a, b = replicas
     key = {"Idempotency-Key": "across-1"}
     with httpx.Client(headers={**TENANT_A, **key}, timeout=60.0) as http:
@@ -214,7 +150,7 @@ def test_an_idempotency_key_sent_to_a_then_b_writes_once(replicas: list[Replica]
     assert [e["event"] for e in history.json()] == ["ADD"]
 
 
-def test_one_key_sent_to_both_replicas_at_once_writes_once(replicas: list[Replica]) -> None:
+def test_one_key_sent_to_both_replicas_at_once_writes_once(replicas: list[ServeProcess]) -> None:
     start = threading.Barrier(6)
 
     def send(i: int) -> httpx.Response:
@@ -236,7 +172,7 @@ def test_one_key_sent_to_both_replicas_at_once_writes_once(replicas: list[Replic
 
 
 def test_no_tenant_reads_another_tenants_memory_through_any_replica(
-    replicas: list[Replica],
+    replicas: list[ServeProcess],
 ) -> None:
     a, b = replicas
     with httpx.Client(base_url=a.url, headers=TENANT_A, timeout=60.0) as http:
@@ -266,7 +202,7 @@ MESSAGES_PER_ADD = 3
 KILL_AFTER_REPLIES = 20
 
 
-def _burst(replicas: list[Replica], replies: list[str]) -> None:
+def _burst(replicas: list[ServeProcess], replies: list[str]) -> None:
     """THREADS clients alternate between the replicas, sending adds with Idempotency-Keys;
     replica A is SIGKILLed after KILL_AFTER_REPLIES replies, with requests in flight on it."""
     stop = threading.Event()
@@ -314,7 +250,7 @@ def _assert_consistent(http: httpx.Client) -> None:
 
 
 def test_kill9_of_one_replica_mid_burst_leaves_no_orphan_and_no_duplicate(
-    replicas: list[Replica],
+    replicas: list[ServeProcess],
 ) -> None:
     a, b = replicas
     with httpx.Client(base_url=a.url, headers=TENANT_B, timeout=60.0) as http:
