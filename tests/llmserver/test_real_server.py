@@ -99,12 +99,16 @@ def _stated(store: InMemoryStore) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("infer", [False, True])
-def test_sidecar_separate_audit_fails_closed_on_the_base_model(
-    llm_server: LocalServer, data_dir: Path, infer: bool
+@pytest.mark.parametrize(
+    ("audit_mode", "infer"), [("separate", False), ("separate", True), ("inline", True)]
+)
+def test_sidecar_audit_fails_closed_on_the_base_model(
+    llm_server: LocalServer, data_dir: Path, audit_mode: str, infer: bool
 ) -> None:
+    """``MIRAGE_AUDIT_MODE=separate`` (verbatim and extracted facts) and ``inline`` (extraction
+    and audit in one call) against the real server."""
     store = InMemoryStore()
-    with _sidecar(llm_server, data_dir, store) as client:
+    with _sidecar(llm_server, data_dir, store, audit_mode=audit_mode) as client:
         r = client.post(
             "/memories", json={"messages": CONVERSATION, "user_id": "u1", "infer": infer}
         )
@@ -231,25 +235,6 @@ def test_calibrate_audit_then_fit_a_profile_only_for_that_model(
         guard = Guard.from_settings(settings, embedder=HashingEmbedder())
         assert guard.describe()["audit_profile"] == expected
         guard.close()
-
-
-def test_sidecar_inline_audit_fails_closed_on_the_base_model(
-    llm_server: LocalServer, data_dir: Path
-) -> None:
-    """``MIRAGE_AUDIT_MODE=inline``: extraction and audit in one call to the real server."""
-    store = InMemoryStore()
-    with _sidecar(llm_server, data_dir, store, audit_mode="inline") as client:
-        r = client.post("/memories", json={"messages": CONVERSATION, "user_id": "u1"})
-        body = r.json()
-    text = json.dumps(body)
-    assert "Traceback" not in text
-    assert "site-packages" not in text
-    if r.status_code == 200:
-        assert _stated(store) == []
-    else:
-        assert r.status_code in (502, 503)
-        assert body["error"]["type"].startswith("model_")
-        assert store.items == {}
 
 
 def test_bench_run_of_one_persona_through_every_stage(
