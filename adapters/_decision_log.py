@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy import (
     JSON,
     Boolean,
+    ColumnElement,
     DateTime,
     Float,
     Integer,
@@ -458,12 +459,7 @@ class DecisionLog:
             stale = row.owner
             taken = session.connection().execute(
                 update(_IdempotencyRow)
-                .where(
-                    _IdempotencyRow.tenant == tenant,
-                    _IdempotencyRow.key == key,
-                    _IdempotencyRow.owner == stale,
-                    _IdempotencyRow.response.is_(None),
-                )
+                .where(*_held_claim(tenant, key, stale))
                 .values(owner=token, claimed_at=now)
             )
             if _rowcount(taken) == 1:
@@ -473,14 +469,7 @@ class DecisionLog:
     def release(self, tenant: str, key: str, token: str) -> None:
         """Give up a claim whose request failed (nothing of it was kept): a retry runs again."""
         with self._session() as session:
-            session.execute(
-                delete(_IdempotencyRow).where(
-                    _IdempotencyRow.tenant == tenant,
-                    _IdempotencyRow.key == key,
-                    _IdempotencyRow.owner == token,
-                    _IdempotencyRow.response.is_(None),
-                )
-            )
+            session.execute(delete(_IdempotencyRow).where(*_held_claim(tenant, key, token)))
 
     def save_reply(
         self,
@@ -499,12 +488,7 @@ class DecisionLog:
             with self._session() as session:
                 answered = session.connection().execute(
                     update(_IdempotencyRow)
-                    .where(
-                        _IdempotencyRow.tenant == tenant,
-                        _IdempotencyRow.key == key,
-                        _IdempotencyRow.owner == token,
-                        _IdempotencyRow.response.is_(None),
-                    )
+                    .where(*_held_claim(tenant, key, token))
                     .values(response=body, owner=None)
                 )
                 if _rowcount(answered) == 1:
@@ -590,6 +574,16 @@ def _create_tables(engine: Engine) -> None:
         except OperationalError as exc:
             if "already exists" not in str(exc) or attempt == 4:
                 raise
+
+
+def _held_claim(tenant: str, key: str, owner: str | None) -> tuple[ColumnElement[bool], ...]:
+    """The row of a key still claimed by ``owner`` and not answered yet."""
+    return (
+        _IdempotencyRow.tenant == tenant,
+        _IdempotencyRow.key == key,
+        _IdempotencyRow.owner == owner,
+        _IdempotencyRow.response.is_(None),
+    )
 
 
 def _rowcount(result: CursorResult[Any]) -> int:
