@@ -42,6 +42,22 @@ DEFAULT_COLLECTION = "mirage_memories"
 _UNUSED_LLM = {"provider": "litellm", "config": {"model": "mirage/guard-writes-verbatim"}}
 
 
+def _minilm_rest(data_dir: Path, model_path: str | None) -> dict[str, Any]:
+    """What every Mem0 config here shares: the packaged MiniLM embedder, the never-called LLM,
+    the change-history file under ``data_dir``."""
+    return {
+        "embedder": {
+            "provider": "huggingface",
+            "config": {
+                "model": model_path or str(minilm_model_path()),
+                "embedding_dims": EMBEDDING_DIMS,
+            },
+        },
+        "llm": _UNUSED_LLM,
+        "history_db_path": str(data_dir / "mem0_history.db"),
+    }
+
+
 def embedded_mem0_config(
     data_dir: Path, *, collection: str = DEFAULT_COLLECTION, model_path: str | None = None
 ) -> dict[str, Any]:
@@ -57,15 +73,7 @@ def embedded_mem0_config(
                 "on_disk": True,
             },
         },
-        "embedder": {
-            "provider": "huggingface",
-            "config": {
-                "model": model_path or str(minilm_model_path()),
-                "embedding_dims": EMBEDDING_DIMS,
-            },
-        },
-        "llm": _UNUSED_LLM,
-        "history_db_path": str(data_dir / "mem0_history.db"),
+        **_minilm_rest(data_dir, model_path),
     }
 
 
@@ -102,15 +110,7 @@ def pgvector_mem0_config(
                 "maxconn": max_connections,
             },
         },
-        "embedder": {
-            "provider": "huggingface",
-            "config": {
-                "model": model_path or str(minilm_model_path()),
-                "embedding_dims": EMBEDDING_DIMS,
-            },
-        },
-        "llm": _UNUSED_LLM,
-        "history_db_path": str(data_dir / "mem0_history.db"),
+        **_minilm_rest(data_dir, model_path),
     }
 
 
