@@ -193,7 +193,8 @@ class FromBench:
                 data=ref,
             )
         except InputError as exc:
-            result.error = str(exc)
+            why = nothing_to_align(alignment.counts)
+            result.error = f"{exc}; {why}" if why else str(exc)
             return result
         result.profile_id = profile.profile_id
         result.threshold = profile.oi_threshold
@@ -203,6 +204,28 @@ class FromBench:
 
 
 # -- rendering ---------------------------------------------------------------------------------
+
+# failed units a from-bench user can act on, in words
+FAILURE_HINTS = {
+    "task TruncatedOutputError": "answers cut at --max-tokens: the model did not end its answer",
+}
+
+
+def nothing_to_align(counts: AlignmentCounts) -> str | None:
+    """Why no Task output of the model has both a judgement and a self-audit (None when some
+    has): the counts of each stage and the failed units that stopped it."""
+    if counts.units_with_both:
+        return None
+    failed = ", ".join(
+        f"{n} {key}" + (f" ({FAILURE_HINTS[key]})" if key in FAILURE_HINTS else "")
+        for key, n in counts.failed_units.items()
+    )
+    return (
+        f"no Task output was both self-audited and judged ({counts.task_outputs} Task "
+        f"output(s), {counts.audited_units} self-audited, {counts.judged_units} judged; "
+        f"failed units: {failed or 'none'})"
+    )
+
 
 PATH_NAMES = {"self_audit": "self-audit alone", "evidence": "evidence alone", "combined": "both"}
 

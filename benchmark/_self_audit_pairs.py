@@ -20,7 +20,13 @@ from pydantic import BaseModel, Field
 from scipy.optimize import linear_sum_assignment
 
 from mirage_guard.benchmark._matching import SemanticMatcher
-from mirage_guard.benchmark._records import JudgeRecord, JudgeTarget, SelfAuditRecord
+from mirage_guard.benchmark._records import (
+    JudgeRecord,
+    JudgeTarget,
+    Record,
+    SelfAuditRecord,
+    TaskRecord,
+)
 from mirage_guard.benchmark._rundir import RunDirectory
 from mirage_guard.benchmark._stages import normalise
 from mirage_guard.benchmark.personas import Persona, PersonaGroup, load_personas
@@ -52,6 +58,12 @@ class AlignedClaim(BaseModel):
 class AlignmentCounts(BaseModel):
     """How much of one model's run the alignment covers (every figure a count)."""
 
+    task_outputs: int = Field(default=0, description="the model's Task outputs (units that ran)")
+    failed_units: dict[str, int] = Field(
+        default_factory=dict,
+        description="the model's failed Task, self-audit and Task-judge units, by "
+        "'<stage> <error type>' (a failed Task unit has nothing to self-audit or judge)",
+    )
     judged_units: int = 0
     audited_units: int = 0
     units_with_both: int = 0
@@ -114,13 +126,16 @@ def align_self_audit(
         list(personas) if personas is not None else load_personas(manifest.config.personas_file)
     )
     known = {p.persona_id: p for p in people}
-    judged = {
-        _key(r): r
-        for r in run.records(JudgeRecord)
-        if r.ok and r.model == model and r.target is JudgeTarget.TASK and r.task is not None
-    }
-    audits = {_key(r): r for r in run.records(SelfAuditRecord) if r.ok and r.model == model}
+    judge_records = [
+        r for r in run.records(JudgeRecord) if r.model == model and r.target is JudgeTarget.TASK
+    ]
+    audit_records = [r for r in run.records(SelfAuditRecord) if r.model == model]
+    tasks = [r for r in run.records(TaskRecord) if r.model == model]
+    judged = {_key(r): r for r in judge_records if r.ok and r.task is not None}
+    audits = {_key(r): r for r in audit_records if r.ok}
     counts = AlignmentCounts(
+        task_outputs=sum(r.ok for r in tasks),
+        failed_units=_failures([*tasks, *audit_records, *judge_records]),
         judged_units=len(judged),
         audited_units=len(audits),
         units_with_both=len(judged.keys() & audits.keys()),
@@ -150,6 +165,15 @@ def align_self_audit(
         claims=claims,
         turns=turns,
     )
+
+
+def _failures(records: Sequence[Record]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for r in records:
+        if r.error is not None:
+            key = f"{r.kind} {r.error.type}"
+            counts[key] = counts.get(key, 0) + 1
+    return dict(sorted(counts.items()))
 
 
 def _key(record: JudgeRecord | SelfAuditRecord) -> UnitKey:

@@ -228,7 +228,9 @@ def cross_validate(
         for path in PATHS
     }
     note = None
-    if len(set(scored.personas)) < 2:
+    if n == 0:
+        note = "no aligned claims to score"
+    elif len(set(scored.personas)) < 2:
         note = "held-out figures need claims of at least 2 personas"
     elif not _both(scored.y):
         note = "held-out figures need both OI and non-OI claims"

@@ -38,7 +38,7 @@ from mirage_guard.benchmark.personas import Persona
 from mirage_guard.calibration import Objective, cross_validate, persona_folds, score_claims
 from mirage_guard.guard.errors import ProfileMismatchError, ProfileNotFoundError
 from mirage_guard.guard.evidence import EvidenceLinker
-from mirage_guard.guard.llm import Message
+from mirage_guard.guard.llm import Completion, Message, Usage
 from mirage_guard.guard.scoring import CalibrationProfile, DataRef, ProfileMode, ProfileStore
 from tests.benchmark.small_run import FAST, small_config
 from tests.calibration.factories import make_profile
@@ -61,10 +61,16 @@ def _inverted(label: str) -> str:
     return "FABRICATED" if label in ("GROUNDED", "INFERRED_REASONABLE") else "GROUNDED"
 
 
-def scripted(kind: str) -> Callable[[Sequence[Message], type[BaseModel] | None], str]:
-    """The offline answers, except the self-audit: honest, inverted or unrelated."""
+def scripted(
+    kind: str,
+) -> Callable[[Sequence[Message], type[BaseModel] | None], str | Completion]:
+    """The offline answers, except the self-audit: honest, inverted or unrelated; or
+    ``never_ends``: every Task answer cut at max_tokens (as a base model's are)."""
 
-    def rule(messages: Sequence[Message], schema: type[BaseModel] | None) -> str:
+    def rule(messages: Sequence[Message], schema: type[BaseModel] | None) -> str | Completion:
+        if kind == "never_ends" and schema is None:
+            usage = Usage(prompt_tokens=10, completion_tokens=200)
+            return Completion(text="and so on", model=kind, usage=usage, finish_reason="length")
         if schema is not SelfAuditOutput:
             return offline_answer(messages, schema, salt=kind)
         answer = next(m.content for m in reversed(messages) if m.role == "assistant")
@@ -365,6 +371,28 @@ def test_a_run_without_self_audits_is_all_unaligned(
     assert alignment.counts.audited_units == 0
     assert alignment.counts.aligned == 0
     assert alignment.counts.unaligned_judge_claims == alignment.counts.judge_claims > 0
+
+
+def test_a_run_whose_task_answers_never_end_names_why_nothing_aligned(
+    tmp_path: Path, small_personas: list[Persona]
+) -> None:
+    run_dir = make_bench_run(tmp_path / "run", small_personas, {A: "never_ends", B: "honest"})
+    report = job(small_personas, tmp_path / "profiles").run(run_dir, [A, B], compare=False)
+    cut, honest = report.models
+    units = honest.alignment.task_outputs  # every Task unit of the run, for each model
+    assert units > 0
+    assert cut.alignment.task_outputs == 0
+    assert cut.alignment.failed_units == {"task TruncatedOutputError": units}
+    assert cut.alignment.units_with_both == cut.alignment.aligned == 0
+    assert cut.figures.note == "no aligned claims to score"
+    assert cut.error is not None
+    assert "0 aligned claim(s)" in cut.error
+    assert "0 Task output(s), 0 self-audited, 0 judged" in cut.error
+    assert f"{units} task TruncatedOutputError (answers cut at --max-tokens" in cut.error
+    assert cut.profile_path is None
+    # the other model of the same run is untouched
+    assert honest.alignment.failed_units == {}
+    assert honest.error is None
 
 
 # -------------------------------------------------------------------------------- CLI

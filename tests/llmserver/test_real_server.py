@@ -6,7 +6,10 @@ reached only through litellm: ``openai/gemma3-270m`` and ``hosted_vllm/gemma3-27
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -237,66 +240,179 @@ def test_calibrate_audit_then_fit_a_profile_only_for_that_model(
         guard.close()
 
 
-def test_bench_run_of_one_persona_through_every_stage(
-    llm_server: LocalServer, tmp_path: Path
-) -> None:
-    """``mirage bench run`` against the server as vLLM users reach theirs (``hosted_vllm/``):
-    every stage calls it, accounting comes from the server's usage fields, and what the base
-    model cannot answer is recorded as failed units, never as measurements."""
-    from mirage_guard.adapters.cli import app
+@dataclass(frozen=True)
+class BenchRun:
+    """One `mirage bench run` against the server, made once per session and shared."""
 
-    run_dir = tmp_path / "run"
+    run_dir: Path
+    model: str
+    judge: str
+    exit_code: int
+    output: str
+
+
+@pytest.fixture(scope="session")
+def one_persona_run(llm_server: LocalServer, tmp_path_factory: pytest.TempPathFactory) -> BenchRun:
+    """``mirage bench run`` against the server as vLLM users reach theirs (``hosted_vllm/``),
+    one persona through every stage. Session-scoped (the run takes minutes on a busy CPU), so it
+    sets up the real litellm itself instead of the function-scoped autouse fixture."""
+    import litellm
+
+    from mirage_guard.adapters.cli import app
+    from tests import conftest as root
+
+    run_dir = tmp_path_factory.mktemp("bench") / "run"
     model = llm_server.vllm_model
-    result = CliRunner().invoke(
-        app,
-        [
-            "bench",
-            "run",
-            "--models",
-            model,
-            # the same server as the judge, under its other name (a judge may not be a subject)
-            "--judge",
-            llm_server.openai_model,
-            "--api-base",
-            llm_server.api_base,
-            "--api-base",
-            f"{llm_server.openai_model}={llm_server.api_base}",
-            "--run-dir",
-            str(run_dir),
-            "--limit",
-            "1",
-            "--tasks",
-            "gift",
-            "--accum-personas",
-            "1",
-            "--accum-rounds",
-            "2",
-            "--max-tokens",
-            "200",
-            "--concurrency",
-            "1",
-            "--judge-concurrency",
-            "1",
-            "--no-progress",
-        ],
-    )
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(litellm, "acompletion", root.REAL_ACOMPLETION)
+        mp.setenv("OPENAI_API_KEY", "sk-local-not-a-key")
+        mp.setenv("MEM0_DIR", str(tmp_path_factory.getbasetemp() / "mem0home"))
+        result = CliRunner().invoke(
+            app,
+            [
+                "bench",
+                "run",
+                "--models",
+                model,
+                # the same server as the judge, under its other name (a judge may not be a
+                # subject)
+                "--judge",
+                llm_server.openai_model,
+                "--api-base",
+                llm_server.api_base,
+                "--api-base",
+                f"{llm_server.openai_model}={llm_server.api_base}",
+                "--run-dir",
+                str(run_dir),
+                "--limit",
+                "1",
+                "--tasks",
+                "gift",
+                "--accum-personas",
+                "1",
+                "--accum-rounds",
+                "2",
+                "--max-tokens",
+                "200",
+                "--concurrency",
+                "1",
+                "--judge-concurrency",
+                "1",
+                "--no-progress",
+            ],
+        )
     print(result.output)
-    assert result.exit_code in (0, 1), result.output
-    assert "Traceback" not in result.output
-    kinds = {p.stem for p in (run_dir / "records").glob("*.jsonl")}
-    assert "probe" in kinds, kinds
-    records = [
+    return BenchRun(run_dir, model, llm_server.openai_model, result.exit_code, result.output)
+
+
+def _run_records(run_dir: Path) -> list[dict[str, Any]]:
+    return [
         json.loads(line)
         for path in (run_dir / "records").glob("*.jsonl")
         for line in path.read_text(encoding="utf-8").splitlines()
         if line.strip()
     ]
+
+
+def test_bench_run_of_one_persona_through_every_stage(one_persona_run: BenchRun) -> None:
+    """Every stage calls the server, accounting comes from the server's usage fields, and what
+    the base model cannot answer is recorded as failed units, never as measurements."""
+    run = one_persona_run
+    assert run.exit_code in (0, 1), run.output
+    assert "Traceback" not in run.output
+    kinds = {p.stem for p in (run.run_dir / "records").glob("*.jsonl")}
+    assert "probe" in kinds, kinds
+    records = _run_records(run.run_dir)
     calls = [
         c for r in records for c in (r.get("calls") or []) if isinstance(c, dict) and c.get("model")
     ]
     assert calls, "no LLM call recorded"
-    assert {c["model"] for c in calls} <= {model, llm_server.openai_model}
-    assert model in {c["model"] for c in calls}
+    assert {c["model"] for c in calls} <= {run.model, run.judge}
+    assert run.model in {c["model"] for c in calls}
     # real usage fields from the server, not estimates
     assert all(c["prompt_tokens"] > 0 for c in calls)
     assert sum(c["completion_tokens"] for c in calls) > 0
+
+
+def _latest(run_dir: Path, stage: str, model: str) -> list[dict[str, Any]]:
+    """The model's latest record of each unit of one stage (Task judgements only for the
+    judge), read straight from the run's files."""
+    path = run_dir / "records" / f"{stage}.jsonl"
+    if not path.is_file():
+        return []
+    rows = [json.loads(x) for x in path.read_text("utf-8").splitlines() if x.strip()]
+    latest = {
+        r["unit"]: r for r in rows if r["model"] == model and r.get("target", "task") == "task"
+    }
+    return list(latest.values())
+
+
+def _failures(run_dir: Path, model: str) -> dict[str, int]:
+    """'<stage> <error type>' -> failed units of the Task, self-audit and judge stages."""
+    counts: dict[str, int] = {}
+    for stage in ("task", "self_audit", "judge"):
+        for row in _latest(run_dir, stage, model):
+            if row.get("error"):
+                key = f"{stage} {row['error']['type']}"
+                counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def test_calibrate_from_bench_on_the_real_server_run(
+    one_persona_run: BenchRun, tmp_path: Path
+) -> None:
+    """`mirage calibrate from-bench` on that run prints the alignment counts and the three score
+    paths (self-audit alone, evidence alone, both). A profile is written only when the run has
+    aligned claims of both classes; otherwise it exits 1 naming why (for the 270M base model:
+    its Task answers never end, so nothing was self-audited or judged)."""
+    from mirage_guard.adapters.cli import app
+    from mirage_guard.guard.errors import ProfileNotFoundError
+    from mirage_guard.guard.scoring import ProfileMode, ProfileStore
+
+    run = one_persona_run
+    profiles, out = tmp_path / "profiles", tmp_path / "figures"
+    result = CliRunner().invoke(
+        app,
+        ["calibrate", "from-bench", str(run.run_dir), "--model", run.model,
+         "--profile-dir", str(profiles), "--out-dir", str(out), "--n-boot", "200"],
+    )  # fmt: skip
+    print(result.output)
+    text = " ".join(result.output.split())
+    assert "Traceback" not in result.output
+    assert "self-audit claims aligned with the judge's" in text
+    assert re.search(r"score\s*┃\s*n\s*┃\s*AUROC\s*┃\s*95% CI", result.output), result.output
+    for path in ("self-audit alone", "evidence alone", "both"):
+        assert re.search(rf"│ {path}\s*│\s*\d+\s*│", result.output), path
+    report = json.loads((out / "from_bench.json").read_text(encoding="utf-8"))
+    (fitted,) = report["models"]
+    assert fitted["model"] == run.model
+    counts = fitted["alignment"]
+    # the counts are the run's own: every Task output, every failed unit (read from the files)
+    tasks = _latest(run.run_dir, "task", run.model)
+    assert tasks, "the run recorded no Task unit"
+    assert counts["task_outputs"] == sum(not r.get("error") for r in tasks)
+    assert counts["failed_units"] == _failures(run.run_dir, run.model)
+    assert set(fitted["figures"]["paths"]) == {"self_audit", "evidence", "combined"}
+    store = ProfileStore(profiles)
+    if fitted["profile_path"] is None:
+        assert result.exit_code == 1, result.output
+        assert f"{run.model}: no profile:" in text
+        assert fitted["error"] in text
+        assert not list(profiles.glob("*.json"))
+        if counts["units_with_both"] == 0:
+            assert counts["aligned"] == 0
+            assert "no Task output was both self-audited and judged" in fitted["error"]
+            for key, n in counts["failed_units"].items():
+                assert f"{n} {key}" in fitted["error"]
+            for figs in fitted["figures"]["paths"].values():
+                assert figs["n_scored"] == 0
+                assert figs["auroc"] is None
+        return
+    # aligned claims of both classes: the profile names the model and is refused for another
+    assert result.exit_code == 0, result.output
+    assert re.search(rf"{re.escape(run.model)}: threshold \d\.\d{{3}} \(max-f1\)", text)
+    profile = store.for_writer(run.model, ProfileMode.SELF_AUDIT_SEPARATE, fitted["prompt_version"])
+    assert profile.writer_model == run.model
+    assert profile.oi_threshold == pytest.approx(fitted["threshold"])
+    with pytest.raises(ProfileNotFoundError):
+        store.for_writer(run.judge, ProfileMode.SELF_AUDIT_SEPARATE, fitted["prompt_version"])
