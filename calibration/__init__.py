@@ -17,11 +17,13 @@ from mirage_guard.calibration._data import (
     Example,
     LabelledClaim,
     TextVariant,
+    TrainHalf,
     conversation_key,
     group_by_conversation,
     load_examples,
     packaged,
     strip_hedges,
+    train_half,
 )
 from mirage_guard.calibration._eval import EvalReport, decide_all, evaluate
 from mirage_guard.calibration._evaluate import build_eval_guard, run_eval
@@ -84,6 +86,7 @@ __all__ = [
     "SupportPair",
     "TextVariant",
     "TrainConfig",
+    "TrainHalf",
     "TrainResult",
     "TransferRow",
     "build_eval_guard",
@@ -118,6 +121,7 @@ __all__ = [
     "strip_hedges",
     "suite_table",
     "summarize_scores",
+    "train_half",
     "train_support",
     "transfer_table",
     "write_begin",

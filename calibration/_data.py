@@ -301,3 +301,23 @@ def group_by_conversation(examples: Sequence[Example]) -> dict[str, list[Example
     for ex in examples:
         groups.setdefault(ex.conversation_id, []).append(ex)
     return groups
+
+
+class TrainHalf(StrEnum):
+    """The train split in two halves, by conversation: the claim-support model learns from one,
+    the evidence profile's logistic models from the other, so the profile weighs the support
+    model's outputs as they come out on conversations it never saw (not on its own train data)."""
+
+    SUPPORT = "support"
+    PROFILE = "profile"
+
+
+def train_half(examples: Sequence[Example], half: TrainHalf) -> list[Example]:
+    """The examples of one half of the train split (a stable hash of the conversation id)."""
+    import hashlib
+
+    def side(conv: str) -> TrainHalf:
+        digest = hashlib.blake2b(conv.encode("utf-8"), digest_size=2).digest()
+        return TrainHalf.SUPPORT if digest[0] % 2 == 0 else TrainHalf.PROFILE
+
+    return [e for e in examples if side(e.conversation_id) is half]

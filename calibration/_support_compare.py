@@ -1,10 +1,10 @@
 """`mirage calibrate support-report`: the claim-support signals measured against each other.
 
 Every set is featurised once with the full linker (current features + method A, token alignment,
-+ method B, the cross-encoder); then, for each feature set (current / +A / +B / +A+B), the two
-logistic models of an evidence-only profile are fitted on the TRAIN split only and the guard's
-decision rule is applied on dev, hedge-free dev and every held-out set. Nothing is tuned on the
-sets that are reported.
++ method C, the cross-encoder); then, for each feature set (current / +A / +C / +A+C), the two
+logistic models of an evidence-only profile are fitted on the profile half of the TRAIN split only
+and the guard's decision rule is applied on dev, hedge-free dev and every held-out set. Nothing is
+tuned on the sets that are reported.
 """
 
 from __future__ import annotations
@@ -15,7 +15,13 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.metrics import cohen_kappa_score, f1_score, roc_auc_score
 
-from mirage_guard.calibration._data import Example, load_examples, packaged
+from mirage_guard.calibration._data import (
+    Example,
+    TrainHalf,
+    load_examples,
+    packaged,
+    train_half,
+)
 from mirage_guard.calibration._jobs import FeatureTable, featurize, fit_profile
 from mirage_guard.calibration._suite import EvalSet, default_sets
 from mirage_guard.guard import Label
@@ -28,8 +34,8 @@ CURRENT = tuple(f for f in FEATURE_NAMES if f not in SUPPORT_FEATURES)
 FEATURE_SETS: dict[str, tuple[str, ...]] = {
     "current": CURRENT,
     "current+A": CURRENT + _ALIGN,
-    "current+B": CURRENT + _CROSS,
-    "current+A+B": CURRENT + _ALIGN + _CROSS,
+    "current+C": CURRENT + _CROSS,
+    "current+A+C": CURRENT + _ALIGN + _CROSS,
 }
 
 
@@ -105,7 +111,7 @@ def run_support_report(
     """(set, method, scores) for every set and feature set (A-only sets use bi-encoder turns)."""
     claims = packaged("claims.jsonl")
     sets = list(sets or default_sets())
-    train = featurize(load_examples(claims, split="train"), full)
+    train = featurize(train_half(load_examples(claims, split="train"), TrainHalf.PROFILE), full)
     rows: list[tuple[str, str, Scores]] = []
     profiles = {
         name: fit_profile(
@@ -117,14 +123,14 @@ def run_support_report(
     train_set = EvalSet("train (fitted on)", claims, split="train")
     for s in [train_set, *sets]:
         examples = load_examples(s.path, split=s.split, variant=s.variant)
-        full.switch_turns = True  # B rows: the support model's turn
+        full.switch_turns = True  # C rows: the support model's turn
         table = featurize(examples, full)
         full.switch_turns = False
         bi_turns = featurize(examples, full).linked_turn
         for name, profile in profiles.items():
-            uses_b = name.endswith("B")
-            t = table if uses_b else _with_turns(table, bi_turns)
-            rule = ("align_" if "A" in name else "") + ("sup_" if "B" in name else "")
+            uses_c = name.endswith("C")
+            t = table if uses_c else _with_turns(table, bi_turns)
+            rule = ("align_" if "A" in name else "") + ("sup_" if "C" in name else "")
             for strict in (False, True) if rule else (False,):
                 p_oi, pred = decide_rows(profile, t, require_support=strict, rule=rule)
                 label = name + (" +rule" if strict else "")

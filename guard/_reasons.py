@@ -30,6 +30,8 @@ class ReasonCode(StrEnum):
     LINKED_NOT_RESTATEMENT = "linked_not_restatement"  # turn_id
     UNSUPPORTED_SPECIFICS = "unsupported_specifics"
     SUPERSEDED = "superseded"  # turn_id: a later user turn corrected what this one said
+    CONTRADICTED = "contradicted"  # turn_id: the user's turn says otherwise
+    GROUP_ATTRIBUTE = "group_attribute"  # kind: politics/religion/demographics from other evidence
     UNSUPPORTED_CONTENT = "unsupported_content"  # words: claim words no linked user turn says
     NOT_FULLY_SUPPORTED = "not_fully_supported"  # turn_id: related to the turn, not all said
     SELF_AUDIT_DOWNGRADE = "self_audit_downgrade"  # label
@@ -59,6 +61,10 @@ _TEMPLATES: dict[ReasonCode, str] = {
     ReasonCode.LINKED_NOT_RESTATEMENT: "linked to {turn_id} but not a restatement",
     ReasonCode.UNSUPPORTED_SPECIFICS: "names or numbers the user never said: not a stated fact",
     ReasonCode.SUPERSEDED: "what {turn_id} said was corrected in a later user turn: stale",
+    ReasonCode.CONTRADICTED: "{turn_id} says otherwise: generated",
+    ReasonCode.GROUP_ATTRIBUTE: (
+        "a {kind} attribute that no user turn about {kind} says: a group prior, generated"
+    ),
     ReasonCode.UNSUPPORTED_CONTENT: "words the user never said: {words}",
     ReasonCode.NOT_FULLY_SUPPORTED: "{turn_id} does not say all of it: not a stated fact",
     ReasonCode.SELF_AUDIT_DOWNGRADE: "writer's own audit says {label}: downgraded",
@@ -100,6 +106,8 @@ _DESCRIPTIONS: dict[ReasonCode, str] = {
     ReasonCode.LINKED_NOT_RESTATEMENT: "linked to a user turn but not a restatement",
     ReasonCode.UNSUPPORTED_SPECIFICS: "names or numbers the user never said",
     ReasonCode.SUPERSEDED: "corrected by a later user turn: stale",
+    ReasonCode.CONTRADICTED: "the user's own turn says otherwise",
+    ReasonCode.GROUP_ATTRIBUTE: "politics, religion or demographics inferred from other evidence",
     ReasonCode.UNSUPPORTED_CONTENT: "the claim has words no linked user turn supports",
     ReasonCode.NOT_FULLY_SUPPORTED: "related to a user turn but not fully supported by it",
     ReasonCode.SELF_AUDIT_DOWNGRADE: "the writer's own audit says over-inference: downgraded",

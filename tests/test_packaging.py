@@ -57,6 +57,8 @@ def test_every_package_ships_py_typed_and_its_data(wheel: zipfile.ZipFile) -> No
         assert f"mirage_guard/{package}/__init__.py" in paths
     assert "mirage_guard/guard/scoring/profiles/evidence-only.json" in paths
     assert "mirage_guard/prompts/self_audit.md" in paths
+    for name in ("model.safetensors", "manifest.json"):  # the claim-support cross-encoder
+        assert f"mirage_guard/guard/evidence/support_cross/{name}" in paths
 
 
 def test_the_console_script_is_the_adapters_cli(wheel: zipfile.ZipFile) -> None:

@@ -4,6 +4,16 @@ Part of the core: imports the domain of :mod:`mirage_guard.guard`, numpy, and
 sentence-transformers lazily (the ``embed`` extra) inside :func:`shared_minilm`.
 """
 
+from mirage_guard.guard.evidence._cross import (
+    CROSS_FROZEN_PREFIX,
+    MAX_PAIR_TOKENS,
+    CrossSupportModel,
+    build_cross,
+    cross_model_dir,
+    encode_pairs,
+    shared_cross_model,
+    shipped_state,
+)
 from mirage_guard.guard.evidence._embedder import (
     Embedder,
     MiniLMEmbedder,
@@ -20,46 +30,41 @@ from mirage_guard.guard.evidence._support import (
     Alignment,
     ClaimSupport,
     SupportClass,
-    SupportModel,
     TokenAligner,
-    build_head,
     exact_word,
-    pack_pairs,
-    premise_tokens,
-    save_support_dir,
-    shared_support_model,
-    support_model_dir,
     verify_support_dir,
 )
-from mirage_guard.guard.evidence._text import sentences
+from mirage_guard.guard.evidence._text import has_negation, sentences
 
 __all__ = [
+    "CROSS_FROZEN_PREFIX",
     "FEATURE_NAMES",
     "KINDS",
+    "MAX_PAIR_TOKENS",
     "SUPPORT_FEATURES",
     "WEIGHTS",
     "Alignment",
     "ClaimSupport",
+    "CrossSupportModel",
     "Embedder",
     "EvidenceLinker",
     "MiniLMEmbedder",
     "SupportClass",
-    "SupportModel",
     "TokenAligner",
     "Vectors",
-    "build_head",
+    "build_cross",
     "cache_namespace",
+    "cross_model_dir",
     "current_cache_namespace",
+    "encode_pairs",
     "exact_word",
+    "has_negation",
     "minilm_model_path",
-    "pack_pairs",
-    "premise_tokens",
-    "save_support_dir",
     "sentences",
+    "shared_cross_model",
     "shared_minilm",
-    "shared_support_model",
     "shipped_linker",
+    "shipped_state",
     "shipped_support",
-    "support_model_dir",
     "verify_support_dir",
 ]

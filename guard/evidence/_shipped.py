@@ -1,15 +1,16 @@
-"""The linker the guard ships with: MiniLM + the claim-support model + word alignment."""
+"""The linker the guard ships with: MiniLM + the claim-support cross-encoder + word alignment."""
 
 from __future__ import annotations
 
+from mirage_guard.guard.evidence._cross import shared_cross_model
 from mirage_guard.guard.evidence._embedder import MiniLMEmbedder, shared_minilm
 from mirage_guard.guard.evidence._linker import EvidenceLinker
-from mirage_guard.guard.evidence._support import ClaimSupport, TokenAligner, shared_support_model
+from mirage_guard.guard.evidence._support import ClaimSupport, TokenAligner
 
 
 def shipped_support() -> ClaimSupport:
-    """Method B (cross-encoder) for the support class, method A (alignment) for the words."""
-    return ClaimSupport(shared_support_model(), TokenAligner())
+    """Method C (cross-encoder) for the support class, method A (alignment) for the words."""
+    return ClaimSupport(shared_cross_model(), TokenAligner())
 
 
 def shipped_linker(embedder: MiniLMEmbedder | None = None) -> EvidenceLinker:

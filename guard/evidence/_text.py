@@ -7,7 +7,28 @@ from functools import lru_cache
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*|\d+(?:[.,]\d+)?")
 _NUMBER = re.compile(r"\b\d+(?:[.,]\d+)?\b")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'])")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+# words before a full stop that do not end a sentence ("e.g. the sea", "Dr. Smith")
+_ABBREVIATIONS = frozenset(
+    [
+        "e.g",
+        "i.e",
+        "etc",
+        "approx",
+        "vs",
+        "dr",
+        "mr",
+        "mrs",
+        "ms",
+        "st",
+        "no",
+        "jr",
+        "sr",
+        "mt",
+        "a.m",
+        "p.m",
+    ]
+)
 _NUMBER_WORDS = {
     "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
     "twelve", "twenty", "thirty", "forty", "fifty", "hundred", "dozen", "decade", "decades",
@@ -32,7 +53,9 @@ STOPWORDS = frozenset(
 NEGATIONS = frozenset(
     """
     not no never none nothing neither nor without isn't aren't wasn't weren't doesn't don't
-    didn't won't can't cannot couldn't hasn't haven't hadn't dislikes hates avoids
+    didn't won't can't cannot couldn't hasn't haven't hadn't wouldn't shouldn't dislikes hates
+    avoids dislike hate avoid dont doesnt didnt isnt arent wasnt werent wont cant couldnt
+    hasnt havent hadnt wouldnt shouldnt nope
     """.split()  # noqa: SIM905 - a word list reads best as text
 )
 HEDGES = frozenset(
@@ -50,8 +73,24 @@ GENERALIZERS = (
 
 
 def sentences(text: str) -> list[str]:
-    parts = [p.strip() for p in _SENTENCE.split(text.strip()) if p.strip()]
-    return parts or [text.strip()]
+    """A text's sentences. A sentence ends at . ! ? and a space; in chat people go on in
+    lowercase ("is it safe with coffee? back is killing me", "ok thanks. shifts are tue to thu
+    now"), so a lowercase start still begins a sentence, except after an abbreviation or an
+    initial ("e.g. the sea", "J. smith")."""
+    out: list[str] = []
+    for part in (p.strip() for p in _SENTENCE.split(text.strip())):
+        if not part:
+            continue
+        if out and out[-1].endswith(".") and part[:1].islower() and _abbreviated(out[-1]):
+            out[-1] = f"{out[-1]} {part}"
+        else:
+            out.append(part)
+    return out or [text.strip()]
+
+
+def _abbreviated(sentence: str) -> bool:
+    last = sentence.rsplit(maxsplit=1)[-1].rstrip(".").lower()
+    return len(last) <= 1 or last in _ABBREVIATIONS
 
 
 def stem(word: str) -> str:

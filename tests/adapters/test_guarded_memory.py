@@ -234,10 +234,13 @@ async def test_status_cannot_be_promoted_through_update(build_memory: Build) -> 
     hypothesis = next(r["id"] for r in result["results"] if r["status"] == "hypothesis")
     with pytest.raises(InputError, match="reserved"):
         await memory.update(hypothesis, metadata={"status": "fact"})
-    await memory.update(hypothesis, text="User stays up late")  # re-tagged: nothing says it
+    await memory.update(hypothesis, text="User stays up late")  # re-tagged, not promoted
     item = await memory.get(hypothesis)
     assert item is not None
-    assert (item["memory"], item["status"]) == ("User stays up late", "quarantined")
+    assert item["memory"] == "User stays up late"
+    # what the guard makes of the new text depends on the profile; a fact it never is, since no
+    # user turn says it
+    assert item["status"] in ("hypothesis", "quarantined")
 
 
 async def test_tenants_do_not_see_each_other(build_memory: Build) -> None:

@@ -11,7 +11,13 @@ import pytest
 from pydantic import ValidationError
 from sklearn.linear_model import LogisticRegression
 
-from mirage_guard.calibration._data import file_sha256, packaged
+from mirage_guard.calibration._data import (
+    TrainHalf,
+    file_sha256,
+    load_examples,
+    packaged,
+    train_half,
+)
 from mirage_guard.guard import AuditVerdict, Label
 from mirage_guard.guard.errors import ProfileError, ProfileMismatchError, ProfileNotFoundError
 from mirage_guard.guard.evidence import FEATURE_NAMES
@@ -205,4 +211,7 @@ def test_shipped_profile_cites_the_data_it_was_fitted_on() -> None:
         for line in packaged("claims.jsonl").read_text("utf-8").splitlines()
         if line.strip() and json.loads(line).get("split") == "train"
     ]
-    assert profile.fitted_on.n_examples == len(train)
+    # the profile half of the train split (the claim-support model learned from the other half)
+    half = train_half(load_examples(packaged("claims.jsonl"), split="train"), TrainHalf.PROFILE)
+    assert profile.fitted_on.n_examples == len(half)
+    assert 0.3 * len(train) < len(half) < 0.7 * len(train)

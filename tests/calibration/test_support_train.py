@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from dataclasses import replace
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from mirage_guard.calibration import (
     train_support,
 )
 from mirage_guard.calibration._support_pairs import change_detail, glue_detail, negate
-from mirage_guard.guard.evidence import SupportClass, SupportModel
+from mirage_guard.guard.evidence import CrossSupportModel, SupportClass
 
 
 def test_pairs_come_from_the_train_split_only() -> None:
@@ -69,4 +70,32 @@ def test_training_is_deterministic_on_a_tiny_subset(tmp_path: Path) -> None:
     other = replace(cfg, seed=cfg.seed + 1)
     c = train_support(train, tmp_path / "c", data_path=path, cfg=other, limit=24, log=False)
     assert c.sha256 != a.sha256
-    assert SupportModel(tmp_path / "a").sha256 == a.sha256
+    assert CrossSupportModel(tmp_path / "a").sha256 == a.sha256
+
+
+def test_a_correction_in_the_same_turn_contradicts_the_old_claim() -> None:
+    from mirage_guard.calibration._support_pairs import _corrected
+
+    premise = "I train jiu-jitsu 4 nights a week."
+    pairs = _corrected(
+        premise, "Trains jiu-jitsu 4 nights a week.", "Trains jiu-jitsu 6 nights a week."
+    )
+    by_origin = {p.origin: p for p in pairs}
+    old, new = by_origin["corrected_old"], by_origin["corrected_new"]
+    assert old.premise == new.premise
+    assert old.premise.startswith("I train jiu-jitsu 4 nights a week. ")
+    assert "6 nights" in old.premise.split(". ", 1)[1]
+    assert old.label is SupportClass.CONTRADICTED
+    assert new.label is SupportClass.ENTAILED
+    # more than one changed word: no pair (the swap could not be mirrored in the evidence)
+    assert _corrected(premise, "Trains 4 nights.", "Trains 6 days.") == []
+
+
+def test_the_evidence_said_about_someone_else_supports_nothing() -> None:
+    from mirage_guard.calibration._support_pairs import someone_else
+
+    moved = someone_else("I'm a nurse on a cardiac ward.", random.Random(1))
+    assert moved is not None
+    assert moved.startswith("My ")
+    assert moved.endswith(" is a nurse on a cardiac ward.")
+    assert someone_else("Spent Saturday building a keyboard.", random.Random(1)) is None

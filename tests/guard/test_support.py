@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from mirage_guard.guard import Candidate, EvidenceLink, Policy, Provenance
@@ -13,9 +15,9 @@ from mirage_guard.guard._reasons import ReasonCode
 from mirage_guard.guard.errors import SupportModelError
 from mirage_guard.guard.evidence._support import (
     SUPPORT_FEATURES,
+    ClaimSupport,
     LexicalAligner,
-    build_head,
-    save_support_dir,
+    file_sha256,
     verify_support_dir,
 )
 from tests.calibration.factories import make_profile
@@ -23,8 +25,18 @@ from tests.calibration.factories import make_profile
 
 @pytest.fixture
 def support_dir(tmp_path: Path) -> Path:
+    """A model folder as `train-support` writes it: fp16 safetensors + a manifest with its hash."""
+    import json
+
+    import torch
+    from safetensors.torch import save_file
+
     out = tmp_path / "support"
-    save_support_dir(build_head(n_layers=1), out, {"architecture": {"n_layers": 1}})
+    out.mkdir()
+    save_file({"classifier.weight": torch.zeros(4, 768, dtype=torch.float16)},
+              str(out / "model.safetensors"))  # fmt: skip
+    sha = file_sha256(out / "model.safetensors")
+    (out / "manifest.json").write_text(json.dumps({"sha256": sha}), encoding="utf-8")
     return out
 
 
@@ -151,3 +163,158 @@ def test_a_conclusion_is_not_stated_when_both_support_signals_say_so() -> None:
         update={"features": {**base, "sup_entailed": 0.9, "align_unsupported_share": 0.6}}
     )
     assert fully_supported(entailed)
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("Does not eat pork", "I don't eat pork, never have."),
+        ("Doesn't have a driver's license yet", "i dont have a license yet so ethan drives"),
+        ("Never drinks coffee", "I do not drink coffee at all."),
+    ],
+)
+def test_a_negation_is_said_by_any_negation_of_the_user(claim: str, evidence: str) -> None:
+    """Polarity, not the same word: "does not" is said by "I don't", "dont", "do not"."""
+    al = LexicalAligner().align_text(claim, [evidence])
+    assert not {"not", "doesn't", "never"} & set(al.unsupported_words)
+
+
+def test_a_negation_against_a_positive_statement_stays_unsupported() -> None:
+    al = LexicalAligner().align_text("Does not eat pork", ["I eat pork every sunday."])
+    assert "not" in al.unsupported_words
+
+
+def _decided(
+    words: list[str] | None = None, **features: float
+) -> tuple[Provenance, set[ReasonCode]]:
+    link = _link(words or [], **features)
+    d = decide(
+        Candidate(text="Lives in Boston"), link, p_oi=0.01, p_stated=0.99,
+        profile=make_profile(), policy=Policy(),
+    )  # fmt: skip
+    return d.provenance, {r.code for r in d.reasons}
+
+
+def test_a_later_turn_that_contradicts_the_claim_makes_it_stale() -> None:
+    support = {"sup_entailed": 0.8, "sup_inferable": 0.1, "sup_unsupported": 0.05}
+    prov, codes = _decided(sup_contradicted=0.05, sup_superseded=0.9, **support)
+    assert prov is Provenance.GENERATED
+    assert ReasonCode.SUPERSEDED in codes
+    prov, codes = _decided(sup_contradicted=0.05, sup_superseded=0.2, **support)
+    assert prov is Provenance.STATED  # a later turn that does not contradict it changes nothing
+
+
+def test_a_claim_the_linked_turn_contradicts_is_generated() -> None:
+    """ "Budget is 200 euros" against "around 120 euros a night": the model reads a contradiction
+    and a number is not said."""
+    read = {"sup_entailed": 0.1, "sup_inferable": 0.05, "sup_unsupported": 0.15}
+    prov, codes = _decided(["200"], sup_contradicted=0.7, **read)
+    assert prov is Provenance.GENERATED
+    assert ReasonCode.CONTRADICTED in codes
+    # the model alone (every verbatim word said, e.g. a negation the user's words have): no
+    prov, codes = _decided(["budget"], sup_contradicted=0.7, **read)
+    assert ReasonCode.CONTRADICTED not in codes
+    # more support than contradiction: not decided by the contradiction rule
+    prov, codes = _decided(
+        ["200"], sup_entailed=0.45, sup_inferable=0.05, sup_unsupported=0.0, sup_contradicted=0.5
+    )
+    assert ReasonCode.CONTRADICTED not in codes
+
+
+def test_without_the_support_model_no_contradiction_is_read() -> None:
+    link = _link(["200"], sup_contradicted=0.9)
+    link = link.model_copy(update={"features": {**link.features, "support_model": 0.0}})
+    from mirage_guard.guard._decision import contradicted
+
+    assert not contradicted(link)
+
+
+class _ReadsByTurn:
+    """A pair model that reads each turn as told: premise text -> class probabilities."""
+
+    sha256 = "test"
+
+    def __init__(self, by_premise: dict[str, list[float]]) -> None:
+        self.by_premise = by_premise
+
+    def predict_text(self, premises: Sequence[str], claims: Sequence[str]) -> np.ndarray:
+        return np.asarray([self.by_premise[p] for p in premises], np.float32)
+
+
+@pytest.mark.parametrize(
+    ("later", "stale"),
+    [("We moved to Denver last month.", True), ("Denver is lovely in spring.", False)],
+)
+def test_a_later_correcting_turn_that_contradicts_makes_the_claim_stale(
+    later: str, stale: bool
+) -> None:
+    said, contra = [0.9, 0.05, 0.05, 0.0], [0.0, 0.05, 0.15, 0.8]
+    support = ClaimSupport(_ReadsByTurn({"We live in Boston.": said, later: contra}), top_k=2)
+    scores = np.asarray([[0.9, 0.5]], np.float32)
+    (v,) = support.assess(["Lives in Boston"], ["We live in Boston.", later], scores)
+    assert v.turn_index == 0
+    assert (v.features["sup_superseded"] >= 0.5) is stale
+    # said the other way round (the contradiction first, then the claim): current, not stale
+    flipped = ClaimSupport(_ReadsByTurn({"We live in Boston.": said, later: contra}), top_k=2)
+    (w,) = flipped.assess(["Lives in Boston"], [later, "We live in Boston."], scores[:, ::-1])
+    assert w.features["sup_superseded"] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("claim", "parts"),
+    [
+        ("Lives in Lisbon and is a vegan", ["Lives in Lisbon", "is a vegan"]),
+        ("User lives in Lisbon, is divorced.", ["User lives in Lisbon", "is divorced."]),
+        (
+            "Probably votes progressive since they live in Seattle",
+            ["Probably votes progressive", "they live in Seattle"],
+        ),
+        ("Likes salt and pepper", ["Likes salt and pepper"]),
+        ("Has lived in Berlin since 2015", ["Has lived in Berlin since 2015"]),
+        ("Went to Paris and Rome", ["Went to Paris and Rome"]),
+    ],
+)
+def test_a_compound_claim_is_split_into_the_parts_it_asserts(claim: str, parts: list[str]) -> None:
+    from mirage_guard.guard.evidence._support import claim_parts
+
+    assert claim_parts(claim) == parts
+
+
+def test_a_compound_claim_is_as_strong_as_its_least_supported_part() -> None:
+    said, unsaid = [0.9, 0.05, 0.05, 0.0], [0.02, 0.03, 0.9, 0.05]
+
+    class _ByClaim(_ReadsByTurn):
+        def predict_text(self, premises: Sequence[str], claims: Sequence[str]) -> np.ndarray:
+            return np.asarray([self.by_premise[c] for c in claims], np.float32)
+
+    model = _ByClaim({"Lives in Lisbon": said, "is a vegan": unsaid})
+    support = ClaimSupport(model, top_k=1)
+    (v,) = support.assess(
+        ["Lives in Lisbon and is a vegan"], ["I live in Lisbon."], np.ones((1, 1), np.float32)
+    )
+    assert v.features["sup_unsupported"] == pytest.approx(0.9)
+    (w,) = support.assess(["Lives in Lisbon"], ["I live in Lisbon."], np.ones((1, 1), np.float32))
+    assert w.features["sup_entailed"] == pytest.approx(0.9)
+
+
+def test_a_group_attribute_from_evidence_about_something_else_is_generated() -> None:
+    """ "Probably votes progressive" from "I'm a software engineer in Seattle": a group prior."""
+    from mirage_guard.guard.evidence import KINDS
+
+    kinds = {f"kind_{k}": 0.1 for k in KINDS}
+    read = {"sup_entailed": 0.1, "sup_inferable": 0.4, "sup_unsupported": 0.4}
+    prov, codes = _decided(
+        sup_contradicted=0.1, kind_agreement=0.05, **{**kinds, "kind_politics": 0.8}, **read
+    )
+    assert prov is Provenance.GENERATED
+    assert ReasonCode.GROUP_ATTRIBUTE in codes
+    # evidence about the same kind ("I volunteer for the Greens"): not this rule
+    prov, codes = _decided(
+        sup_contradicted=0.1, kind_agreement=0.8, **{**kinds, "kind_politics": 0.8}, **read
+    )
+    assert ReasonCode.GROUP_ATTRIBUTE not in codes
+    # another kind of attribute (a hobby) from other evidence: an inference, not this rule
+    prov, codes = _decided(
+        sup_contradicted=0.1, kind_agreement=0.05, **{**kinds, "kind_hobby": 0.8}, **read
+    )
+    assert ReasonCode.GROUP_ATTRIBUTE not in codes

@@ -7,10 +7,12 @@ import pytest
 from mirage_guard.guard import Candidate, EvidenceLink, Role, Turn
 from mirage_guard.guard._decision import fully_supported
 from mirage_guard.guard.evidence import (
+    CrossSupportModel,
     EvidenceLinker,
-    SupportModel,
+    SupportClass,
+    cross_model_dir,
+    shared_cross_model,
     shipped_linker,
-    support_model_dir,
     verify_support_dir,
 )
 
@@ -34,9 +36,31 @@ def _one(linker: EvidenceLinker, text: str) -> EvidenceLink:
 
 
 def test_shipped_weights_match_their_manifest() -> None:
-    manifest = verify_support_dir(support_model_dir())
-    assert SupportModel().sha256 == manifest["sha256"]
-    assert (support_model_dir() / "model.safetensors").stat().st_size < 50_000_000
+    manifest = verify_support_dir(cross_model_dir())
+    assert CrossSupportModel().sha256 == manifest["sha256"]
+    assert (cross_model_dir() / "model.safetensors").stat().st_size < 50_000_000
+
+
+def test_the_cross_encoder_reads_pairs_it_was_not_trained_on() -> None:
+    model = shared_cross_model()
+    probs = model.predict_text(
+        ["I train jiu-jitsu four nights a week.", "I live in Lisbon."],
+        ["Trains jiu-jitsu four nights a week", "Lives in Lisbon and works at a bank in Porto"],
+    )
+    assert probs.sum(axis=1) == pytest.approx([1.0, 1.0], abs=1e-4)
+    assert int(probs[0].argmax()) == SupportClass.ENTAILED  # a restatement
+    assert probs[1, SupportClass.ENTAILED] < 0.5  # a glued detail is not a restatement
+
+
+def test_a_negated_restatement_is_not_generated(linker: EvidenceLinker) -> None:
+    """ "Does not eat pork" from "I don't eat pork": the model alone still reads many negated
+    claims as contradictions (measured); the decision needs an unsaid word for that."""
+    from mirage_guard.guard._decision import contradicted
+
+    turns = (Turn(id="p1", role=Role.USER, content="I don't eat pork, never have."),)
+    link = linker.link(turns, [Candidate(text="Does not eat pork")])[0]
+    assert "not" not in link.unsupported_words
+    assert not contradicted(link)
 
 
 def test_a_restatement_is_fully_supported(linker: EvidenceLinker) -> None:

@@ -1,0 +1,32 @@
+"""Sentence splitting as chat is written."""
+
+from __future__ import annotations
+
+import pytest
+
+from mirage_guard.guard.evidence import sentences
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "is it safe to take ibuprofen with coffee? back is killing me",
+            ["is it safe to take ibuprofen with coffee?", "back is killing me"],
+        ),
+        (
+            "ok thanks. night shifts are only tue to thu now",
+            ["ok thanks.", "night shifts are only tue to thu now"],
+        ),
+        ("wow! so cool", ["wow!", "so cool"]),
+        ("I live in Lisbon. We moved in May.", ["I live in Lisbon.", "We moved in May."]),
+        ("I like e.g. the sea.", ["I like e.g. the sea."]),
+        ("Meet me at 3 p.m. today", ["Meet me at 3 p.m. today"]),
+        ("It costs 3.5 euros.", ["It costs 3.5 euros."]),
+        ("", [""]),
+    ],
+)
+def test_sentences_end_at_a_stop_even_when_chat_goes_on_in_lowercase(
+    text: str, expected: list[str]
+) -> None:
+    assert sentences(text) == expected
