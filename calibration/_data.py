@@ -314,7 +314,6 @@ class TrainHalf(StrEnum):
 
 def train_half(examples: Sequence[Example], half: TrainHalf) -> list[Example]:
     """The examples of one half of the train split (a stable hash of the conversation id)."""
-    import hashlib
 
     def side(conv: str) -> TrainHalf:
         digest = hashlib.blake2b(conv.encode("utf-8"), digest_size=2).digest()

@@ -94,10 +94,7 @@ def group_attribute(link: EvidenceLink) -> str | None:
     from "I'm a software engineer in Seattle"), or None. The support model must not read the
     turn as saying it either."""
     f = link.features
-    kinds = {k: f.get(f"kind_{k}", 0.0) for k in KINDS}
-    if not kinds:
-        return None
-    top = max(kinds, key=lambda k: kinds[k])
+    top = max(KINDS, key=lambda k: f.get(f"kind_{k}", 0.0))
     if top not in GROUP_KINDS or f.get("kind_agreement", 1.0) >= SAME_KIND_MIN:
         return None
     if f.get("support_model", 0.0) and f.get("sup_entailed", 0.0) >= CONTRADICTED_MIN:

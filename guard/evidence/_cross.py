@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from mirage_guard.guard.errors import MissingExtraError, SupportModelError
-from mirage_guard.guard.evidence._embedder import minilm_model_path
+from mirage_guard.guard.evidence._embedder import ProcessWide, minilm_model_path
 from mirage_guard.guard.evidence._support import (
     WEIGHTS,
     FloatArray,
@@ -88,8 +88,6 @@ def encode_pairs(tokenizer: Any, premises: Sequence[str], claims: Sequence[str])
 class CrossSupportModel:
     """Method C at run time: P(class | turn text, claim text), one row per pair."""
 
-    text_pairs = True  # reads texts, not the linker's token vectors
-
     def __init__(self, path: Path | None = None) -> None:
         try:
             import torch
@@ -131,14 +129,9 @@ class CrossSupportModel:
         return np.concatenate(out)
 
 
-_shared_cross: CrossSupportModel | None = None
-_cross_lock = threading.Lock()
+_CROSS: ProcessWide[CrossSupportModel] = ProcessWide(CrossSupportModel)
 
 
 def shared_cross_model() -> CrossSupportModel:
     """One process-wide cross-encoder (verified once)."""
-    global _shared_cross
-    with _cross_lock:
-        if _shared_cross is None:
-            _shared_cross = CrossSupportModel()
-        return _shared_cross
+    return _CROSS.get()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -103,14 +103,28 @@ class MiniLMEmbedder:
         return sent.astype(np.float32), tokens
 
 
-_shared: MiniLMEmbedder | None = None
-_shared_lock = threading.Lock()
+_T = TypeVar("_T")
+
+
+class ProcessWide(Generic[_T]):
+    """One instance per process, made on first use under a lock (a model load costs seconds and
+    its weights' memory; two threads asking at once must not load it twice)."""
+
+    def __init__(self, make: Callable[[], _T]) -> None:
+        self._make = make
+        self._value: _T | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> _T:
+        with self._lock:
+            if self._value is None:
+                self._value = self._make()
+            return self._value
+
+
+_MINILM: ProcessWide[MiniLMEmbedder] = ProcessWide(MiniLMEmbedder)
 
 
 def shared_minilm() -> MiniLMEmbedder:
     """One process-wide MiniLM (loading it costs ~1 s and ~100 MB)."""
-    global _shared
-    with _shared_lock:
-        if _shared is None:
-            _shared = MiniLMEmbedder()
-        return _shared
+    return _MINILM.get()
