@@ -61,6 +61,14 @@ from mirage_guard.calibration._suite import (
     run_suite,
     suite_table,
 )
+from mirage_guard.calibration._support_authored import (
+    AuthoredPair,
+    PairReport,
+    PairSide,
+    authored_side,
+    load_authored,
+    pair_report,
+)
 from mirage_guard.calibration._support_compare import (
     quick_sets,
     render_support_report,
@@ -70,6 +78,7 @@ from mirage_guard.calibration._support_pairs import SupportPair, build_pairs
 from mirage_guard.calibration._support_train import TrainConfig, TrainResult, train_support
 
 __all__ = [
+    "AuthoredPair",
     "CrossValidated",
     "CueBaseline",
     "EvalReport",
@@ -80,6 +89,8 @@ __all__ = [
     "LabelledClaim",
     "ModelFigures",
     "Objective",
+    "PairReport",
+    "PairSide",
     "PathFigures",
     "ScoredClaims",
     "SuiteRow",
@@ -89,6 +100,7 @@ __all__ = [
     "TrainHalf",
     "TrainResult",
     "TransferRow",
+    "authored_side",
     "build_eval_guard",
     "build_pairs",
     "choose_threshold",
@@ -104,10 +116,12 @@ __all__ = [
     "fit_judged_profile",
     "fit_profile",
     "group_by_conversation",
+    "load_authored",
     "load_examples",
     "load_verdicts",
     "oi_scores",
     "packaged",
+    "pair_report",
     "persona_folds",
     "precision_recall_at",
     "quick_sets",

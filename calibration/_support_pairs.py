@@ -19,6 +19,8 @@ written) so that phrasing cannot carry the class, plus perturbations derived fro
 - the evidence negated ("I eat pork" -> "I don't eat pork"): the negated claim entailed, the claim
   as it was contradicted (so a negation word alone says nothing about the class).
 
+The hand-written pairs of :mod:`._support_authored` (their train side) come after those.
+
 Everything is deterministic: fixed lists, a seeded ``random.Random`` and a fixed order.
 """
 
@@ -31,6 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mirage_guard.calibration._data import Example, packaged, strip_hedges
+from mirage_guard.calibration._support_authored import AuthoredPair
 from mirage_guard.guard import Label, Role
 from mirage_guard.guard.evidence import SupportClass, has_negation
 
@@ -214,13 +217,20 @@ def _turn_texts(ex: Example) -> dict[str, str]:
     return {t.id: t.content for t in ex.turns if t.role is Role.USER and t.content.strip()}
 
 
+AUTHORED = "authored:"  # origin prefix of the hand-written pairs (and the rules applied to them)
+
+
 def build_pairs(
     examples: Sequence[Example],
     *,
     seed: int = 13,
     twins: dict[str, tuple[str, str]] | None = None,
+    authored: Sequence[AuthoredPair] = (),
 ) -> list[SupportPair]:
-    """Every training pair, in a fixed order (examples in file order, rules in a fixed order)."""
+    """Every training pair, in a fixed order (examples in file order, rules in a fixed order),
+    then the hand-written ``authored`` pairs (their train side) and what two rules make of their
+    restatements: the message turned into a question or remark to the other party, and said of
+    someone else (both unsupported)."""
     twins = authored_twins() if twins is None else twins
     if any(e.claim.split not in (None, "train") for e in examples):
         raise ValueError("support pairs are built from the train split only")
@@ -250,6 +260,16 @@ def build_pairs(
             for f in forms[:2]:
                 premise = rng.choice(list(turns.values()))
                 pairs.append(SupportPair(premise, f, SupportClass.UNSUPPORTED, label.value))
+    for a in authored:
+        pairs.append(SupportPair(a.premise, a.claim, a.support, AUTHORED + a.case))
+        if a.support is SupportClass.ENTAILED:
+            q = question_or_remark(a.premise, rng)
+            pairs.append(SupportPair(q, a.claim, SupportClass.UNSUPPORTED, AUTHORED + "question"))
+            other = someone_else(a.premise, rng)
+            if other is not None:
+                pairs.append(
+                    SupportPair(other, a.claim, SupportClass.UNSUPPORTED, AUTHORED + "someone_else")
+                )
     return pairs
 
 

@@ -13,6 +13,7 @@ config, the command).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -26,11 +27,19 @@ from typing import Any
 import numpy as np
 
 from mirage_guard.calibration._data import Example, file_sha256
-from mirage_guard.calibration._support_pairs import SupportPair, build_pairs
+from mirage_guard.calibration._support_authored import (
+    AuthoredPair,
+    PairReport,
+    PairSide,
+    authored_side,
+    pair_report,
+)
+from mirage_guard.calibration._support_pairs import AUTHORED, SupportPair, build_pairs
 from mirage_guard.guard.evidence import (
     CROSS_FROZEN_PREFIX,
     MAX_PAIR_TOKENS,
     WEIGHTS,
+    CrossSupportModel,
     SupportClass,
     build_cross,
     encode_pairs,
@@ -48,6 +57,7 @@ class TrainResult:
     seconds: float
     sha256: str
     size_bytes: int
+    authored_test: PairReport | None = None
 
 
 def seed_everything(seed: int, threads: int) -> None:
@@ -72,6 +82,7 @@ class TrainConfig:
     threads: int = 2
     warmup_share: float = 0.1
     max_unsupported: int = 2400  # cap on the (most common) unsupported class, drawn by seed
+    authored_repeat: int = 1  # each hand-written pair (and its rule-made pairs) seen this often
 
 
 def train_support(
@@ -82,14 +93,18 @@ def train_support(
     cfg: TrainConfig | None = None,
     limit: int | None = None,
     log: bool = True,
+    authored: Sequence[AuthoredPair] = (),
 ) -> TrainResult:
-    """Train on ``examples`` (train split) and write the model folder ``out``."""
+    """Train on ``examples`` (train split) and the train side of ``authored``; write the model
+    folder ``out``; measure it on the test side of ``authored`` (never trained on)."""
     import torch
 
     cfg = cfg or TrainConfig()
     threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
     try:
-        return _train(examples, out, data_path=data_path, cfg=cfg, limit=limit, log=log)
+        return _train(
+            examples, out, data_path=data_path, cfg=cfg, limit=limit, log=log, authored=authored
+        )
     finally:  # training sets process-wide torch state; give the caller its own back
         torch.set_num_threads(threads)
         torch.use_deterministic_algorithms(deterministic)
@@ -103,13 +118,17 @@ def _train(
     cfg: TrainConfig,
     limit: int | None,
     log: bool,
+    authored: Sequence[AuthoredPair],
 ) -> TrainResult:
     import torch
     from safetensors.torch import save_file
 
     start = time.perf_counter()
     seed_everything(cfg.seed, cfg.threads)
-    pairs = balanced(build_pairs(examples, seed=cfg.seed), cfg.max_unsupported, cfg.seed)[:limit]
+    train_side = authored_side(authored, PairSide.TRAIN)
+    made = build_pairs(examples, seed=cfg.seed, authored=train_side)
+    made += [p for p in made if p.origin.startswith(AUTHORED)] * (cfg.authored_repeat - 1)
+    pairs = balanced(made, cfg.max_unsupported, cfg.seed)[:limit]
     module, tokenizer = build_cross()
     for name, p in module.named_parameters():
         p.requires_grad = not name.startswith(CROSS_FROZEN_PREFIX)
@@ -170,6 +189,11 @@ def _train(
             "path": data_path.name,
             "sha256": file_sha256(data_path),
             "split": "train (support half)",
+            "authored_pairs": {
+                "train": len(train_side),
+                "test": len(authored) - len(train_side),
+                "sha256": _pairs_sha256(authored),
+            },
         },
         "n_pairs": len(pairs),
         "pairs_per_class": {c.name.lower(): counts[c] for c in SupportClass},
@@ -182,6 +206,12 @@ def _train(
     seconds = time.perf_counter() - start
     if log:
         print(f"trained {step} steps in {seconds:.0f} s", flush=True)
+    report = None
+    test_side = authored_side(authored, PairSide.TEST)
+    if test_side:
+        report = pair_report(CrossSupportModel(out), test_side)
+        manifest["authored_test"] = report.model_dump()
+        (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return TrainResult(
         out=out,
         n_pairs=len(pairs),
@@ -189,7 +219,16 @@ def _train(
         seconds=seconds,
         sha256=sha,
         size_bytes=(out / WEIGHTS).stat().st_size,
+        authored_test=report,
     )
+
+
+def _pairs_sha256(pairs: Sequence[AuthoredPair]) -> str:
+    """The hand-written pairs' content hash (ids, texts and classes, in order)."""
+    h = hashlib.sha256()
+    for p in pairs:
+        h.update(p.model_dump_json().encode("utf-8") + b"\n")
+    return h.hexdigest()
 
 
 def _n_tokens(tokenizer: Any, pair: SupportPair) -> int:
@@ -199,9 +238,13 @@ def _n_tokens(tokenizer: Any, pair: SupportPair) -> int:
 
 
 def balanced(pairs: list[SupportPair], max_unsupported: int, seed: int) -> list[SupportPair]:
-    """All pairs of the rarer classes, at most ``max_unsupported`` unsupported ones; fixed order."""
+    """All pairs of the rarer classes and every hand-written pair, at most ``max_unsupported``
+    rule-made unsupported ones; a seeded order."""
     rng = np.random.default_rng(seed)
-    unsupported = [i for i, p in enumerate(pairs) if p.label is SupportClass.UNSUPPORTED]
+    unsupported = [
+        i for i, p in enumerate(pairs)
+        if p.label is SupportClass.UNSUPPORTED and not p.origin.startswith(AUTHORED)
+    ]  # fmt: skip
     drop: set[int] = set()
     if len(unsupported) > max_unsupported:
         keep = rng.choice(len(unsupported), size=max_unsupported, replace=False)

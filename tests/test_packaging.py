@@ -59,6 +59,9 @@ def test_every_package_ships_py_typed_and_its_data(wheel: zipfile.ZipFile) -> No
     assert "mirage_guard/prompts/self_audit.md" in paths
     for name in ("model.safetensors", "manifest.json"):  # the claim-support cross-encoder
         assert f"mirage_guard/guard/evidence/support_cross/{name}" in paths
+    # the hand-written support pairs the cross-encoder is trained and measured on
+    pairs = [p for p in paths if p.startswith("mirage_guard/benchmark/data/support_pairs/")]
+    assert {p.rsplit("/", 1)[1] for p in pairs} >= {"README.md", "part_a.jsonl", "part_d.jsonl"}
 
 
 def test_the_console_script_is_the_adapters_cli(wheel: zipfile.ZipFile) -> None:
