@@ -17,7 +17,11 @@ written) so that phrasing cannot carry the class, plus perturbations derived fro
   words count);
 - the evidence said about someone else ("I'm a nurse" -> "my sister is a nurse") -> unsupported;
 - the evidence negated ("I eat pork" -> "I don't eat pork"): the negated claim entailed, the claim
-  as it was contradicted (so a negation word alone says nothing about the class).
+  as it was contradicted (so a negation word alone says nothing about the class);
+- a first-person sentence of the evidence echoed as a memory entry ("I went climbing last
+  weekend." -> "Went climbing last weekend", "User went climbing last weekend") -> entailed: hand
+  -written restatements mostly paraphrase while glued, changed and negated claims reuse the
+  user's words, so without echoes a model learns that copying the user's words means "not said".
 
 The hand-written pairs of :mod:`._support_authored` (their train side) come after those.
 
@@ -35,7 +39,7 @@ from dataclasses import dataclass
 from mirage_guard.calibration._data import Example, packaged, strip_hedges
 from mirage_guard.calibration._support_authored import AuthoredPair
 from mirage_guard.guard import Label, Role
-from mirage_guard.guard.evidence import SupportClass, has_negation
+from mirage_guard.guard.evidence import SupportClass, has_negation, sentences
 
 _PLACES = (
     "in Lisbon", "in Denver", "in Osaka", "near Lake Como", "in a small town outside Leeds",
@@ -263,6 +267,11 @@ def build_pairs(
     for a in authored:
         pairs.append(SupportPair(a.premise, a.claim, a.support, AUTHORED + a.case))
         if a.support is SupportClass.ENTAILED:
+            echoed = echo(a.premise, rng)
+            if echoed is not None:
+                pairs.append(
+                    SupportPair(a.premise, echoed, SupportClass.ENTAILED, AUTHORED + "echo")
+                )
             q = question_or_remark(a.premise, rng)
             pairs.append(SupportPair(q, a.claim, SupportClass.UNSUPPORTED, AUTHORED + "question"))
             other = someone_else(a.premise, rng)
@@ -304,6 +313,9 @@ def _perturbations(
         out.append(SupportPair(other, claim, SupportClass.UNSUPPORTED, "someone_else"))
     if label is Label.GROUNDED:
         out.append(SupportPair(premise, as_trait(claim, rng), SupportClass.INFERABLE, "trait"))
+        echoed = echo(premise, rng)
+        if echoed is not None:
+            out.append(SupportPair(premise, echoed, SupportClass.ENTAILED, "echo"))
     invented = [
         strip_hedges(e.claim.text_flat or e.claim.text)
         for e in by_conv[ex.conversation_id]
@@ -316,6 +328,73 @@ def _perturbations(
                         "compound")
         )  # fmt: skip
     return out
+
+
+_ECHO_SUBJECT = re.compile(
+    r"^(?:so |and |but |well |honestly |also |yeah |oh )*(I|i)\b(?:'m| am)?\s*"
+)
+_ECHO_VERB = {
+    "am": "Is", "have": "Has", "do": "Does", "go": "Goes", "was": "Was", "had": "Had",
+    "can": "Can", "will": "Will", "don't": "Doesn't", "didn't": "Didn't", "can't": "Can't",
+    "never": "Has never", "haven't": "Hasn't", "used": "Used", "love": "Loves", "hate": "Hates",
+}  # fmt: skip
+_ECHO_PREFIX = ("", "User ", "The user ")
+
+
+def echo(premise: str, rng: random.Random) -> str | None:
+    """The premise's first clause that starts with "I", as a memory entry would store it ("I
+    went climbing last weekend." -> "Went climbing last weekend"; "I'm a nurse" -> "Is a nurse";
+    "I work nights" -> "Works nights"), or None when no clause fits the rule. A premise with a
+    negation or a correction word gets none (its first clause may be what the rest takes back)."""
+    if has_negation(premise) or _ECHO_SKIP_PREMISE.search(premise):
+        return None
+    for sent in sentences(premise):
+        m = _ECHO_SUBJECT.match(sent.strip())
+        if m is None:
+            continue
+        rest = _CLAUSE_END.split(sent.strip()[m.end() :], maxsplit=1)[0].rstrip(" .!")
+        words = [_THIRD.get(w.lower(), w) for w in rest.split()]
+        if len(words) < 2 or "?" in rest:
+            continue
+        first = words[0].lower()
+        if m.group(0).rstrip().lower().endswith(("'m", " am")):
+            verb = "Is"
+        elif first in _ECHO_VERB:
+            verb, words = _ECHO_VERB[first], words[1:]
+        elif first.endswith("ed") or first in _PAST:
+            verb, words = first.capitalize(), words[1:]
+        elif first.isalpha() and first not in _ECHO_SKIP_VERB and not first.endswith(("s", "ly")):
+            ending = "es" if first.endswith(("sh", "ch", "x", "o")) else "s"
+            verb, words = first.capitalize() + ending, words[1:]
+        else:
+            continue
+        prefix = rng.choice(_ECHO_PREFIX)
+        text = " ".join([verb, *words])
+        return (prefix + _lower_first(text)) if prefix else text
+    return None
+
+
+_ECHO_SKIP_PREMISE = re.compile(r"\b(wait|actually|sorry|i mean|correction|or rather)\b", re.I)
+_ECHO_SKIP_VERB = frozenset(
+    [
+        "only", "just", "really", "also", "still", "even", "already", "think", "guess", "mean",
+        "hope", "wish", "wonder", "know", "feel", "might", "may", "would", "could", "should",
+        "must",
+    ]
+)  # fmt: skip
+_CLAUSE_END = re.compile(r",| - | – |;| but | so | and | because ")
+_THIRD = {"my": "their", "me": "them", "myself": "themselves", "mine": "theirs"}
+
+
+_PAST = frozenset(
+    [
+        "went", "got", "had", "made", "took", "met", "left", "saw", "ran", "bought", "began",
+        "drove", "ate", "found", "gave", "grew", "kept", "knew", "lost", "paid", "put", "quit",
+        "read", "said", "sold", "spent", "taught", "thought", "told", "won", "wrote", "broke",
+        "came", "did", "fell", "felt", "flew", "forgot", "heard", "hurt", "led", "let", "rode",
+        "sat", "slept", "spoke", "stood", "swam", "threw", "woke", "wore",
+    ]
+)  # fmt: skip
 
 
 _CORRECTIONS = ("Actually no, {p}", "Sorry, I got that wrong: {p}", "Correction: {p}")

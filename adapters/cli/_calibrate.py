@@ -139,12 +139,12 @@ def train_support_cmd(
     ),
     data: DataOpt = None,
     personas: PersonasOpt = None,
-    epochs: int = 3,
+    epochs: Annotated[int, typer.Option(help="passes over the pairs")] = TrainConfig().epochs,
     limit: Annotated[int | None, typer.Option(help="first N pairs only (tests)")] = None,
     pairs: PairsOpt = None,
 ) -> None:
     """Fine-tune the claim-support cross-encoder on the support half of the train split and the
-    train side of the hand-written pairs (deterministic, ~8 min on 2 idle cores); measure it on
+    train side of the hand-written pairs (deterministic, ~12 min on 2 idle cores); measure it on
     the pairs' test side. This made the shipped one."""
     path = data or packaged("claims.jsonl")
     examples = train_half(load_examples(path, personas=personas, split="train"), TrainHalf.SUPPORT)

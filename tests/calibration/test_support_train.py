@@ -99,3 +99,44 @@ def test_the_evidence_said_about_someone_else_supports_nothing() -> None:
     assert moved.startswith("My ")
     assert moved.endswith(" is a nurse on a cardiac ward.")
     assert someone_else("Spent Saturday building a keyboard.", random.Random(1)) is None
+
+
+@pytest.mark.parametrize(
+    ("premise", "echoed"),
+    [
+        ("I went climbing last weekend.", "Went climbing last weekend"),
+        ("so I work nights at the ER, it's rough", "Works nights at the ER"),
+        ("I'm a nurse on nights.", "Is a nurse on nights"),
+        ("I have two cats and a dog.", "Has two cats"),
+        ("my wife and I moved. I live in Denver now", "Lives in Denver now"),
+        ("I'm so behind on my dissertation.", "Is so behind on their dissertation"),
+    ],
+)
+def test_an_echo_restates_the_first_first_person_clause(premise: str, echoed: str) -> None:
+    from mirage_guard.calibration._support_pairs import echo
+
+    out = echo(premise, random.Random(0))
+    assert out is not None
+    assert out.removeprefix("User ").removeprefix("The user ").lower() == echoed.lower()
+
+
+@pytest.mark.parametrize(
+    "premise",
+    [
+        "I don't drive.",  # a negation: the rule would have to carry it
+        "I'm doing a masters at UCL - wait, KCL",  # a correction takes the first clause back
+        "I only started reading music last year",  # an adverb, not a verb
+        "are you married?",  # no first-person clause
+    ],
+)
+def test_no_echo_where_the_rule_cannot_be_sure(premise: str) -> None:
+    from mirage_guard.calibration._support_pairs import echo
+
+    assert echo(premise, random.Random(0)) is None
+
+
+def test_echoes_enter_training_as_restatements() -> None:
+    train = load_examples(packaged("claims.jsonl"), split="train")[:200]
+    echoes = [p for p in build_pairs(train) if p.origin == "echo"]
+    assert echoes
+    assert {p.label for p in echoes} == {SupportClass.ENTAILED}
