@@ -294,8 +294,17 @@ _CLAUSE_STARTS = frozenset(
 )  # fmt: skip
 
 
+# a piece that starts with one of these is a noun phrase, the object of the verb before it ("owns
+# climbing shoes and a chalk bag"), however many content words it has
+_PHRASE_STARTS = frozenset(
+    ("a", "an", "the", "some", "two", "three", "several", "many", "his", "her", "their", "its")
+)
+
+
 def _clause(piece: str) -> bool:
     words = tx.words(piece)
+    if words and words[0] in _PHRASE_STARTS:
+        return False
     return len(tx.content_stems(piece)) >= 2 or bool(words and words[0] in _CLAUSE_STARTS)
 
 

@@ -272,6 +272,15 @@ def test_a_later_correcting_turn_that_contradicts_makes_the_claim_stale(
         ("Likes salt and pepper", ["Likes salt and pepper"]),
         ("Has lived in Berlin since 2015", ["Has lived in Berlin since 2015"]),
         ("Went to Paris and Rome", ["Went to Paris and Rome"]),
+        # a noun phrase is the verb's object, not a clause: "a chalk bag" asserts nothing alone
+        (
+            "Probably owns climbing shoes and a chalk bag",
+            ["Probably owns climbing shoes and a chalk bag"],
+        ),
+        (
+            "Works as a nurse and volunteers at the shelter",
+            ["Works as a nurse", "volunteers at the shelter"],
+        ),
     ],
 )
 def test_a_compound_claim_is_split_into_the_parts_it_asserts(claim: str, parts: list[str]) -> None:
