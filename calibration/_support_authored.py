@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections import Counter
 from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
@@ -155,8 +154,3 @@ def pair_report(model: PairPredictor, pairs: Sequence[AuthoredPair]) -> PairRepo
         confusion={n: {m: int(cm[i, j]) for j, m in enumerate(names)} for i, n in enumerate(names)},
         by_case={k: (len(v), sum(v) / len(v)) for k, v in sorted(hits.items())},
     )
-
-
-def class_counts(pairs: Sequence[AuthoredPair]) -> dict[str, int]:
-    counts = Counter(p.label for p in pairs)
-    return {c.name: counts[c.name] for c in SupportClass}

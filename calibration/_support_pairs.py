@@ -232,9 +232,10 @@ def build_pairs(
     authored: Sequence[AuthoredPair] = (),
 ) -> list[SupportPair]:
     """Every training pair, in a fixed order (examples in file order, rules in a fixed order),
-    then the hand-written ``authored`` pairs (their train side) and what two rules make of their
-    restatements: the message turned into a question or remark to the other party, and said of
-    someone else (both unsupported)."""
+    then the hand-written ``authored`` pairs (their train side) and what three rules make of their
+    restatements: the message's first first-person clause echoed (entailed; once per restatement,
+    so a message with several restatements gives several echoes), the message turned into a
+    question or remark to the other party, and said of someone else (both unsupported)."""
     twins = authored_twins() if twins is None else twins
     if any(e.claim.split not in (None, "train") for e in examples):
         raise ValueError("support pairs are built from the train split only")
