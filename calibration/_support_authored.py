@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
 
 from mirage_guard.calibration._data import packaged
+from mirage_guard.calibration._eval import ClassScore
 from mirage_guard.guard.errors import InputError
 from mirage_guard.guard.evidence import SupportClass
 
@@ -108,20 +109,13 @@ class PairPredictor(Protocol):
     def predict_text(self, premises: Sequence[str], claims: Sequence[str]) -> np.ndarray: ...
 
 
-class ClassFigures(BaseModel):
-    precision: float
-    recall: float
-    f1: float
-    support: int
-
-
 class PairReport(BaseModel):
     """How a support model reads pairs it was never trained on."""
 
     n: int
     accuracy: float
     macro_f1: float
-    per_class: dict[str, ClassFigures]
+    per_class: dict[str, ClassScore]
     # gold class -> predicted class -> count
     confusion: dict[str, dict[str, int]]
     # per authored case: n and accuracy
@@ -146,7 +140,7 @@ def pair_report(model: PairPredictor, pairs: Sequence[AuthoredPair]) -> PairRepo
         accuracy=float((pred == gold).mean()),
         macro_f1=float(np.mean(f1)),
         per_class={
-            n: ClassFigures(
+            n: ClassScore(
                 precision=float(pr[i]), recall=float(rc[i]), f1=float(f1[i]), support=int(sup[i])
             )
             for i, n in enumerate(names)
