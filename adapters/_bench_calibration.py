@@ -207,7 +207,13 @@ class FromBench:
 
 # failed units a from-bench user can act on, in words
 FAILURE_HINTS = {
-    "task TruncatedOutputError": "answers cut at --max-tokens: the model did not end its answer",
+    "task TruncatedOutputError": "answers cut at --max-tokens: the model did not end its answer"
+    " (a base model may need --stop)",
+    "task EmptyOutputError": "the model ended its answer before saying anything",
+    "self_audit UnparsableOutputError": "the self-audit answer did not parse or copied the "
+    "prompt's placeholder",
+    "judge UnparsableOutputError": "the judge's answer did not parse or copied the prompt's "
+    "placeholder",
 }
 
 

@@ -85,7 +85,7 @@ def call_description(
     described: dict[str, Any] = {
         "model": model,
         "messages": [m.model_dump() for m in messages],
-        "params": (params or SamplingParams()).model_dump(),
+        "params": (params or SamplingParams()).key_fields(),
         "schema": None if schema is None else _schema_description(schema),
         "prompts": list(_PROMPT_REFS.get()),
         **(context or {}),

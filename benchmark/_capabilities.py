@@ -21,12 +21,13 @@ from pydantic import BaseModel, Field
 
 from mirage_guard.guard.llm import Completion, LLMClient, Message, SamplingParams
 
-SAMPLING_FIELDS: tuple[str, ...] = ("temperature", "max_tokens", "seed")
+SAMPLING_FIELDS: tuple[str, ...] = ("temperature", "max_tokens", "seed", "stop")
 # names a provider uses for the OpenAI param (litellm maps max_tokens per provider)
 _PROVIDER_NAMES: dict[str, tuple[str, ...]] = {
     "temperature": ("temperature",),
     "max_tokens": ("max_tokens", "max_completion_tokens", "max_output_tokens"),
     "seed": ("seed",),
+    "stop": ("stop", "stop_sequences"),
 }
 
 
@@ -35,7 +36,9 @@ class ParamsSent(BaseModel):
 
     model: str
     provider: str
-    requested: dict[str, float | int] = Field(description="non-null SamplingParams asked for")
+    requested: dict[str, float | int | list[str]] = Field(
+        description="non-null SamplingParams asked for"
+    )
     sent: dict[str, Any] = Field(description="litellm's provider-side params (provider names)")
     dropped: dict[str, str] = Field(
         default_factory=dict, description="param -> why (litellm's capability lookup)"
@@ -45,8 +48,11 @@ class ParamsSent(BaseModel):
         return params.model_copy(update=dict.fromkeys(self.dropped))
 
 
-def _requested(params: SamplingParams) -> dict[str, float | int]:
-    return {k: v for k in SAMPLING_FIELDS if (v := getattr(params, k)) is not None}
+def _requested(params: SamplingParams) -> dict[str, float | int | list[str]]:
+    requested = {k: v for k in SAMPLING_FIELDS if (v := getattr(params, k)) is not None}
+    if "stop" in requested:
+        requested["stop"] = list(requested["stop"])
+    return requested
 
 
 def _litellm() -> Any:

@@ -49,6 +49,10 @@ class RunConfig(BaseModel):
     judge_temperature: float = 0.0
     self_audit_temperature: float = 0.0
     max_tokens: int | None = 2048
+    task_stop: list[str] = Field(
+        default_factory=list,
+        description="stop sequences for the Task answers (--stop), e.g. for a base model",
+    )
     samples: int = Field(default=1, ge=1, description="Task outputs per unit (--samples)")
     accum_rounds: int = Field(default=8, ge=2)
     accum_personas: int = Field(default=2, ge=0, description="personas in the Accum stage")
@@ -60,6 +64,12 @@ class RunConfig(BaseModel):
     )
 
     @model_validator(mode="after")
+    def _stops_are_text(self) -> RunConfig:
+        if any(not s for s in self.task_stop):
+            raise ValueError("a stop sequence must not be empty")
+        return self
+
+    @model_validator(mode="after")
     def _judge_is_independent(self) -> RunConfig:
         if self.judge in self.models:
             raise ValueError(f"the judge {self.judge!r} must not also be a subject model")
@@ -69,6 +79,8 @@ class RunConfig(BaseModel):
         data = self.model_dump(mode="json")
         if data["samples"] == 1:
             del data["samples"]  # runs made before --samples keep their hash
+        if not data["task_stop"]:
+            del data["task_stop"]  # and runs made before --stop
         blob = json.dumps(data, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 

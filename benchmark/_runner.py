@@ -224,6 +224,9 @@ class BenchmarkRun:
             }
             for model in self.config.models
         }
+        if self.config.task_stop:
+            for by_role in roles.values():
+                by_role["task"] = self.task_params()
         roles[self.config.judge] = {"judge": self.judge_params()}
         return {
             model: {
@@ -238,6 +241,12 @@ class BenchmarkRun:
             temperature=self.config.task_temperature,
             max_tokens=self.config.max_tokens,
             seed=self.config.seed,
+        )
+
+    def task_params(self) -> SamplingParams:
+        """Task answers: free text, so the run's stop sequences apply (never to JSON stages)."""
+        return self.generation_params().model_copy(
+            update={"stop": tuple(self.config.task_stop) or None}
         )
 
     def self_audit_params(self) -> SamplingParams:
@@ -379,7 +388,7 @@ class BenchmarkRun:
         async def work() -> TaskRecord:
             with sample_scope(sample):
                 text, info = await run_task(
-                    self.client(model, role="subject"), persona, task, self.generation_params()
+                    self.client(model, role="subject"), persona, task, self.task_params()
                 )
             return TaskRecord(**base, output=text, calls=[info])
 

@@ -56,6 +56,8 @@ def facts_for_judge(evidence: Sequence[Evidence]) -> str:
 
 
 _REASONING = re.compile(r"<think>.*?</think>\s*", flags=re.DOTALL)
+# a quoted placeholder of a prompt's JSON example: "<the claim>", "<one attribute of the user>"
+_PLACEHOLDER = re.compile(r'"(<[^"<>\n]{1,60}>)"')
 
 
 def strip_reasoning(text: str) -> str:
@@ -76,9 +78,36 @@ async def call_json(
     if completion.finish_reason == TRUNCATED:
         raise TruncatedOutputError(completion)
     try:
-        return completion.parse(schema), CallInfo.of(completion)
+        parsed = completion.parse(schema)
+        _refuse_copied_placeholders(parsed, messages, completion)
+        return parsed, CallInfo.of(completion)
     except LLMOutputError as exc:
         raise UnparsableOutputError(exc, CallInfo.of(completion)) from exc
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, BaseModel):
+        return _strings(list(dict(value).values()))
+    if isinstance(value, list | tuple):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def _refuse_copied_placeholders(
+    parsed: BaseModel, messages: Sequence[Message], completion: Completion
+) -> None:
+    """An answer that fills a field with the prompt's own placeholder ("<the claim>") copied the
+    example instead of answering (weak models do): it has no claims to count, so it fails."""
+    placeholders = {p for m in messages for p in _PLACEHOLDER.findall(m.content)}
+    copied = sorted({s.strip() for s in _strings(parsed)} & placeholders)
+    if copied:
+        raise LLMOutputError(
+            f"the answer copies the prompt's placeholder {', '.join(copied)} instead of answering",
+            model=completion.model,
+            output=completion.text,
+        )
 
 
 class UnparsableOutputError(LLMOutputError):
@@ -112,6 +141,20 @@ class TruncatedOutputError(LLMOutputError):
         self.calls = [CallInfo.of(completion)]
 
 
+class EmptyOutputError(LLMOutputError):
+    """The model ended its Task answer before saying anything (a stop sequence at the start, or
+    an end-of-turn token first): there is nothing to audit or judge, so the unit fails visibly."""
+
+    def __init__(self, completion: Completion) -> None:
+        super().__init__(
+            f"empty answer (finish_reason={completion.finish_reason}, "
+            f"{completion.usage.completion_tokens} tokens)",
+            model=completion.model,
+            output=completion.text,
+        )
+        self.calls = [CallInfo.of(completion)]
+
+
 async def run_probe(
     llm: LLMClient, persona: Persona, params: SamplingParams
 ) -> tuple[ProbeOutput, CallInfo]:
@@ -133,7 +176,10 @@ async def run_task(
         completion = await llm.complete(task_messages(persona, task), params=params)
     if completion.finish_reason == TRUNCATED:
         raise TruncatedOutputError(completion)
-    return strip_reasoning(completion.text), CallInfo.of(completion)
+    text = strip_reasoning(completion.text)
+    if not text.strip():
+        raise EmptyOutputError(completion)
+    return text, CallInfo.of(completion)
 
 
 async def run_self_audit(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
@@ -58,6 +59,15 @@ def _families(values: list[str] | None) -> dict[str, str]:
             raise InputError(f"--family takes MODEL=FAMILY, got {item!r}")
         out[model] = family
     return out
+
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\"}
+
+
+def parse_stops(values: list[str] | None) -> list[str]:
+    r"""``--stop`` values with ``\n``, ``\t``, ``\r`` and ``\\`` read as the characters they name
+    (a shell passes "\n\n" as four characters)."""
+    return [re.sub(r"\\([ntr\\])", lambda m: _ESCAPES[m[1]], v) for v in values or []]
 
 
 def parse_api_bases(values: list[str] | None) -> tuple[str | None, dict[str, str]]:
@@ -163,6 +173,14 @@ def run(
             "(GPT-5-family models count reasoning tokens against it)"
         ),
     ] = 2048,
+    stop: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="a stop sequence for the Task answers, repeatable; \\n reads as a newline "
+            '(e.g. --stop "\\n\\n" for a base model that never ends its answer). '
+            "Part of the run's config hash; never sent to the JSON stages"
+        ),
+    ] = None,
     samples: Annotated[
         int, typer.Option(help="Task outputs per unit; the report gives mean and CI across them")
     ] = 1,
@@ -214,6 +232,7 @@ def run(
             accum_personas=accum_personas,
             accum_rounds=accum_rounds,
             max_tokens=max_tokens,
+            task_stop=parse_stops(stop),
             samples=samples,
             accum_policies=list(RetentionPolicy),
             families=_families(family),

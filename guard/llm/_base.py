@@ -38,6 +38,18 @@ class SamplingParams(BaseModel):
     temperature: float | None = None
     max_tokens: int | None = None
     seed: int | None = None
+    # the answer ends where one of these would begin (a base model on a chat endpoint may never
+    # end its answer on its own); None sends no ``stop`` and keeps cache keys made before it
+    stop: tuple[str, ...] | None = None
+
+    def key_fields(self) -> dict[str, Any]:
+        """The fields a cache key holds: ``stop`` only when set (older keys stay valid)."""
+        data = self.model_dump()
+        if data["stop"] is None:
+            del data["stop"]
+        else:
+            data["stop"] = list(data["stop"])
+        return data
 
 
 class Completion(BaseModel):

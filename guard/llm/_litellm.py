@@ -162,6 +162,8 @@ class LiteLLMClient(LLMClient):
             kwargs["max_tokens"] = p.max_tokens
         if p.seed is not None:
             kwargs["seed"] = p.seed
+        if p.stop:
+            kwargs["stop"] = list(p.stop)
         if self.api_base:
             kwargs["api_base"] = self.api_base
         if self.api_key:

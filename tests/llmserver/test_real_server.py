@@ -254,8 +254,10 @@ class BenchRun:
 @pytest.fixture(scope="session")
 def one_persona_run(llm_server: LocalServer, tmp_path_factory: pytest.TempPathFactory) -> BenchRun:
     """``mirage bench run`` against the server as vLLM users reach theirs (``hosted_vllm/``),
-    one persona through every stage. Session-scoped (the run takes minutes on a busy CPU), so it
-    sets up the real litellm itself instead of the function-scoped autouse fixture."""
+    one persona through every stage, with ``--stop "\\n\\n"`` so the base model's Task answer
+    ends (without it the answer runs to ``--max-tokens`` and is a failed unit). Session-scoped
+    (the run takes minutes on a busy CPU), so it sets up the real litellm itself instead of the
+    function-scoped autouse fixture."""
     import litellm
 
     from mirage_guard.adapters.cli import app
@@ -294,6 +296,8 @@ def one_persona_run(llm_server: LocalServer, tmp_path_factory: pytest.TempPathFa
                 "2",
                 "--max-tokens",
                 "200",
+                "--stop",
+                "\\n\\n",
                 "--concurrency",
                 "1",
                 "--judge-concurrency",
@@ -332,6 +336,11 @@ def test_bench_run_of_one_persona_through_every_stage(one_persona_run: BenchRun)
     # real usage fields from the server, not estimates
     assert all(c["prompt_tokens"] > 0 for c in calls)
     assert sum(c["completion_tokens"] for c in calls) > 0
+    # --stop reached the server: an answer that ended holds no blank line, one cut at
+    # --max-tokens is a failed unit
+    for task in _latest(run.run_dir, "task", run.model):
+        if not task.get("error"):
+            assert "\n\n" not in task["output"], task["output"]
 
 
 def _latest(run_dir: Path, stage: str, model: str) -> list[dict[str, Any]]:
@@ -364,7 +373,8 @@ def test_calibrate_from_bench_on_the_real_server_run(
     """`mirage calibrate from-bench` on that run prints the alignment counts and the three score
     paths (self-audit alone, evidence alone, both). A profile is written only when the run has
     aligned claims of both classes; otherwise it exits 1 naming why (for the 270M base model:
-    its Task answers never end, so nothing was self-audited or judged)."""
+    its self-audit and the judge copy the prompt's placeholder "<claim>" instead of claims, or
+    its Task answer is empty, so nothing is aligned)."""
     from mirage_guard.adapters.cli import app
     from mirage_guard.guard.errors import ProfileNotFoundError
     from mirage_guard.guard.scoring import ProfileMode, ProfileStore
