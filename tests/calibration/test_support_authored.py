@@ -48,6 +48,21 @@ def test_the_packaged_pairs_load_with_every_class_and_no_repeated_id() -> None:
     assert len({p.pair_id for p in pairs}) == len(pairs)
 
 
+def test_the_next_parts_load_apart_from_the_training_parts() -> None:
+    """``next/`` (parts e-h, not yet trained on) loads on its own, with every class and several
+    classes per message, and never by default."""
+    trained = load_authored()
+    later = load_authored(packaged("support_pairs") / "next")
+    assert len(later) >= 2000
+    assert {p.pair_id[:5] for p in later} == {"sp-e-", "sp-f-", "sp-g-", "sp-h-"}
+    assert not {p.pair_id for p in later} & {p.pair_id for p in trained}
+    assert {p.support for p in later} == set(SupportClass)
+    classes: dict[str, set[SupportClass]] = {}
+    for p in later:
+        classes.setdefault(p.premise, set()).add(p.support)
+    assert sum(len(c) >= 2 for c in classes.values()) >= 0.8 * len(classes)
+
+
 def test_the_packaged_pairs_have_several_claims_per_message() -> None:
     """The class must come from comparing claim and message: a message carries several classes."""
     by_premise: dict[str, set[SupportClass]] = {}
