@@ -35,6 +35,7 @@ from mirage_guard.calibration._support_authored import (
     pair_report,
 )
 from mirage_guard.calibration._support_pairs import AUTHORED, SupportPair, build_pairs
+from mirage_guard.guard.errors import InputError
 from mirage_guard.guard.evidence import (
     CROSS_FROZEN_PREFIX,
     MAX_PAIR_TOKENS,
@@ -86,6 +87,11 @@ class TrainConfig:
     # each hand-written pair (and the pairs rules make of it) is seen this often per epoch: they
     # are fewer than the rule-made pairs and the only ones in the styles real memories take
     authored_repeat: int = 3
+    # "bf16": the forward pass under CPU bf16 autocast (weights, optimizer and loss stay fp32),
+    # 1.7x faster where the CPU has bf16 units (AMX / AVX512-BF16), slower where it has none;
+    # "auto" picks it only there. The shipped weights are fp32's; bf16 changes them (recorded in
+    # the manifest)
+    precision: str = "fp32"
 
 
 def train_support(
@@ -155,6 +161,8 @@ def _train(
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min((s + 1) / warm, max(0.0, (steps - s) / max(steps - warm, 1)))
     )
+    precision = resolve_precision(cfg.precision)
+    autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16")
     module.train()
     step = 0
     for epoch in range(cfg.epochs):
@@ -162,7 +170,9 @@ def _train(
             enc = encode_pairs(tokenizer, [pairs[j].premise for j in idx],
                                [pairs[j].claim for j in idx])  # fmt: skip
             labels = torch.tensor([int(pairs[j].label) for j in idx], dtype=torch.long)
-            loss = loss_fn(module(**enc), labels)
+            with autocast:
+                logits = module(**enc)
+            loss = loss_fn(logits.float(), labels)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(body + head, 1.0)
             opt.step()
@@ -201,7 +211,7 @@ def _train(
         "n_pairs": len(pairs),
         "pairs_per_class": {c.name.lower(): counts[c] for c in SupportClass},
         "pairs_per_origin": dict(sorted(Counter(p.origin for p in pairs).items())),
-        "config": cfg.__dict__,
+        "config": {**cfg.__dict__, "precision": precision},
         "steps": step,
         "command": COMMAND,
     }
@@ -224,6 +234,22 @@ def _train(
         size_bytes=(out / WEIGHTS).stat().st_size,
         authored_test=report,
     )
+
+
+PRECISIONS = ("auto", "bf16", "fp32")
+
+
+def resolve_precision(precision: str) -> str:
+    """``bf16`` or ``fp32``: ``auto`` is bf16 only on a CPU with bf16 units (AMX or
+    AVX512-BF16), where it trains 1.7x faster; emulated bf16 would be slower than fp32."""
+    import torch
+
+    if precision not in PRECISIONS:
+        raise InputError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+    if precision != "auto":
+        return precision
+    native = torch.cpu._is_amx_tile_supported() or torch.cpu._is_avx512_bf16_supported()
+    return "bf16" if native else "fp32"
 
 
 def _pairs_sha256(pairs: Sequence[AuthoredPair]) -> str:

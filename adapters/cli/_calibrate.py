@@ -142,13 +142,20 @@ def train_support_cmd(
     epochs: Annotated[int, typer.Option(help="passes over the pairs")] = TrainConfig().epochs,
     limit: Annotated[int | None, typer.Option(help="first N pairs only (tests)")] = None,
     pairs: PairsOpt = None,
+    precision: Annotated[
+        str,
+        typer.Option(
+            help="fp32 (how the shipped weights were made), bf16, or auto (bf16 where the CPU "
+            "has bf16 units: AMX or AVX512-BF16)"
+        ),
+    ] = TrainConfig().precision,
 ) -> None:
     """Fine-tune the claim-support cross-encoder on the support half of the train split and the
     train side of the hand-written pairs (deterministic, ~12 min on 2 idle cores); measure it on
     the pairs' test side. This made the shipped one."""
     path = data or packaged("claims.jsonl")
     examples = train_half(load_examples(path, personas=personas, split="train"), TrainHalf.SUPPORT)
-    cfg = TrainConfig(epochs=epochs)
+    cfg = TrainConfig(epochs=epochs, precision=precision)
     authored = load_authored(pairs)
     result = train_support(examples, out, data_path=path, cfg=cfg, limit=limit, authored=authored)
     console.print(

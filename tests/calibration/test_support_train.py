@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import replace
 from pathlib import Path
@@ -16,6 +17,7 @@ from mirage_guard.calibration import (
     train_support,
 )
 from mirage_guard.calibration._support_pairs import change_detail, glue_detail, negate
+from mirage_guard.guard.errors import InputError
 from mirage_guard.guard.evidence import CrossSupportModel, SupportClass
 
 
@@ -60,10 +62,11 @@ def test_a_changed_number_and_a_glued_detail_are_not_in_the_evidence() -> None:
 
 
 @pytest.mark.slow
-def test_training_is_deterministic_on_a_tiny_subset(tmp_path: Path) -> None:
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_training_is_deterministic_on_a_tiny_subset(tmp_path: Path, precision: str) -> None:
     path = packaged("claims.jsonl")
     train = load_examples(path, split="train")[:40]
-    cfg = TrainConfig(epochs=1, batch_size=8)
+    cfg = TrainConfig(epochs=1, batch_size=8, precision=precision)
     a = train_support(train, tmp_path / "a", data_path=path, cfg=cfg, limit=24, log=False)
     b = train_support(train, tmp_path / "b", data_path=path, cfg=cfg, limit=24, log=False)
     assert a.sha256 == b.sha256
@@ -71,6 +74,27 @@ def test_training_is_deterministic_on_a_tiny_subset(tmp_path: Path) -> None:
     c = train_support(train, tmp_path / "c", data_path=path, cfg=other, limit=24, log=False)
     assert c.sha256 != a.sha256
     assert CrossSupportModel(tmp_path / "a").sha256 == a.sha256
+    manifest = json.loads((tmp_path / "a" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["config"]["precision"] == precision
+
+
+def test_precision_auto_uses_bf16_only_on_a_cpu_with_bf16_units(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import torch
+
+    from mirage_guard.calibration._support_train import resolve_precision
+
+    assert resolve_precision("fp32") == "fp32"
+    assert resolve_precision("bf16") == "bf16"
+    for amx, avx512_bf16, expected in [
+        (True, False, "bf16"), (False, True, "bf16"), (False, False, "fp32")
+    ]:  # fmt: skip
+        monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda v=amx: v)
+        monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda v=avx512_bf16: v)
+        assert resolve_precision("auto") == expected
+    with pytest.raises(InputError, match="precision must be one of auto, bf16, fp32"):
+        resolve_precision("fp16")
 
 
 def test_a_correction_in_the_same_turn_contradicts_the_old_claim() -> None:
