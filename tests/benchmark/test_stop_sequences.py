@@ -24,12 +24,13 @@ from mirage_guard.benchmark._rundir import RunDirectory
 from mirage_guard.benchmark._runner import BenchmarkRun
 from mirage_guard.benchmark._schemas import JudgeOutput, SelfAuditOutput
 from mirage_guard.benchmark.personas import Persona
-from mirage_guard.guard.llm import Completion, LiteLLMClient, LLMClient, Message, SamplingParams
+from mirage_guard.guard.llm import LiteLLMClient, Message, SamplingParams
 from tests.benchmark.small_run import FAST, PERSONAS_FILE, small_config
 from tests.fakes.bench import (
     JUDGE,
     SUBJECTS,
     CallLog,
+    RecordingLLM,
     Rule,
     offline_rule,
     recording_provider,
@@ -88,39 +89,29 @@ def test_cli_reads_escapes_in_stop_sequences() -> None:
     assert parse_stops(None) == []
 
 
-class _ParamsSpy(LLMClient):
-    """Passes every call on and notes which params each kind of call carried."""
-
-    def __init__(self, inner: LLMClient, seen: list[tuple[str, tuple[str, ...] | None]]) -> None:
-        self.inner, self.model, self.seen = inner, inner.model, seen
-
-    async def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        schema: type[BaseModel] | None = None,
-        params: SamplingParams | None = None,
-    ) -> Completion:
-        kind = "task" if schema is None else schema.__name__
-        self.seen.append((kind, (params or SamplingParams()).stop))
-        return await self.inner.complete(messages, schema=schema, params=params)
-
-
 async def test_stop_goes_to_task_answers_only(
     tmp_path: Path, small_personas: list[Persona]
 ) -> None:
-    seen: list[tuple[str, tuple[str, ...] | None]] = []
+    clients: list[RecordingLLM] = []
     inner = recording_provider(CallLog())
+
+    def provider(model: str) -> RecordingLLM:
+        client = inner(model)
+        assert isinstance(client, RecordingLLM)
+        clients.append(client)
+        return client
+
     run = BenchmarkRun(
         _config(task_stop=["\n\n"]),
         tmp_path / "run",
-        provider=lambda model: _ParamsSpy(inner(model), seen),
+        provider=provider,
         options=FAST,
         personas=small_personas,
     )
     await run.run()
-    stops = {kind: {stop for k, stop in seen if k == kind} for kind, _ in seen}
-    assert stops == {"task": {("\n\n",)}, "SelfAuditOutput": {None}, "JudgeOutput": {None}}
+    seen = [(c.schema, c.params.stop) for client in clients for c in client._inner.calls]
+    stops = {schema: {stop for s, stop in seen if s is schema} for schema, _ in seen}
+    assert stops == {None: {("\n\n",)}, SelfAuditOutput: {None}, JudgeOutput: {None}}
     manifest = RunDirectory(tmp_path / "run").read_manifest()
     assert manifest.config.task_stop == ["\n\n"]
 
