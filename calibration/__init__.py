@@ -75,7 +75,12 @@ from mirage_guard.calibration._support_compare import (
     run_support_report,
 )
 from mirage_guard.calibration._support_pairs import SupportPair, build_pairs
-from mirage_guard.calibration._support_train import TrainConfig, TrainResult, train_support
+from mirage_guard.calibration._support_train import (
+    TrainConfig,
+    TrainResult,
+    resolve_precision,
+    train_support,
+)
 
 __all__ = [
     "AuthoredPair",
@@ -127,6 +132,7 @@ __all__ = [
     "quick_sets",
     "render_markdown",
     "render_support_report",
+    "resolve_precision",
     "run_eval",
     "run_suite",
     "run_support_report",

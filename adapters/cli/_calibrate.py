@@ -38,6 +38,7 @@ from mirage_guard.calibration import (
     precision_recall_at,
     quick_sets,
     render_support_report,
+    resolve_precision,
     run_support_report,
     save_verdicts,
     summarize_scores,
@@ -153,6 +154,10 @@ def train_support_cmd(
     """Fine-tune the claim-support cross-encoder on the support half of the train split and the
     train side of the hand-written pairs (deterministic, ~12 min on 2 idle cores); measure it on
     the pairs' test side. This made the shipped one."""
+    try:
+        resolve_precision(precision)
+    except InputError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--precision") from exc
     path = data or packaged("claims.jsonl")
     examples = train_half(load_examples(path, personas=personas, split="train"), TrainHalf.SUPPORT)
     cfg = TrainConfig(epochs=epochs, precision=precision)

@@ -164,3 +164,17 @@ def test_echoes_enter_training_as_restatements() -> None:
     echoes = [p for p in build_pairs(train) if p.origin == "echo"]
     assert echoes
     assert {p.label for p in echoes} == {SupportClass.ENTAILED}
+
+
+def test_train_support_refuses_an_unknown_precision_before_any_work(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from mirage_guard.adapters.cli import app
+
+    out = tmp_path / "model"
+    result = CliRunner().invoke(
+        app, ["calibrate", "train-support", "--precision", "fp16", "--out", str(out)]
+    )
+    assert result.exit_code == 2
+    assert "precision must be one of auto, bf16, fp32" in " ".join(result.output.split())
+    assert not out.exists()
