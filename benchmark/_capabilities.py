@@ -49,10 +49,8 @@ class ParamsSent(BaseModel):
 
 
 def _requested(params: SamplingParams) -> dict[str, float | int | list[str]]:
-    requested = {k: v for k in SAMPLING_FIELDS if (v := getattr(params, k)) is not None}
-    if "stop" in requested:
-        requested["stop"] = list(requested["stop"])
-    return requested
+    dumped = params.model_dump()  # stop as a list
+    return {k: dumped[k] for k in SAMPLING_FIELDS if dumped[k] is not None}
 
 
 def _litellm() -> Any:

@@ -7,7 +7,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serializer
 
 from mirage_guard.guard.errors import LLMOutputError
 
@@ -42,13 +42,15 @@ class SamplingParams(BaseModel):
     # end its answer on its own); None sends no ``stop`` and keeps cache keys made before it
     stop: tuple[str, ...] | None = None
 
+    @field_serializer("stop")
+    def _stop_as_list(self, stop: tuple[str, ...] | None) -> list[str] | None:
+        return None if stop is None else list(stop)
+
     def key_fields(self) -> dict[str, Any]:
         """The fields a cache key holds: ``stop`` only when set (older keys stay valid)."""
         data = self.model_dump()
         if data["stop"] is None:
             del data["stop"]
-        else:
-            data["stop"] = list(data["stop"])
         return data
 
 
