@@ -62,7 +62,7 @@ from mirage_guard.benchmark._runner import (
     RunSummary,
     litellm_provider,
 )
-from mirage_guard.benchmark._schemas import Accuracy
+from mirage_guard.benchmark._schemas import Accuracy, ClaimUnits
 from mirage_guard.benchmark._self_audit_pairs import (
     AlignedClaim,
     AlignmentCounts,
@@ -92,6 +92,7 @@ __all__ = [
     "CachedRerunFigures",
     "CapabilityAwareLLM",
     "ClaimTagger",
+    "ClaimUnits",
     "ConcurrencyFigures",
     "ConcurrencyLimits",
     "DiskCache",

@@ -9,6 +9,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mirage_guard.benchmark._records import RetentionPolicy
+from mirage_guard.benchmark._schemas import ClaimUnits
 from mirage_guard.benchmark._tasks import Task
 
 
@@ -53,6 +54,11 @@ class RunConfig(BaseModel):
         default_factory=list,
         description="stop sequences for the Task answers (--stop), e.g. for a base model",
     )
+    claim_units: ClaimUnits = Field(
+        default=ClaimUnits.FREE,
+        description="what the self-audit and the judge label: their own claims (the paper's) "
+        "or the Task answer's sentences (--claim-units)",
+    )
     samples: int = Field(default=1, ge=1, description="Task outputs per unit (--samples)")
     accum_rounds: int = Field(default=8, ge=2)
     accum_personas: int = Field(default=2, ge=0, description="personas in the Accum stage")
@@ -81,6 +87,8 @@ class RunConfig(BaseModel):
             del data["samples"]  # runs made before --samples keep their hash
         if not data["task_stop"]:
             del data["task_stop"]  # and runs made before --stop
+        if data["claim_units"] == ClaimUnits.FREE.value:
+            del data["claim_units"]  # and before --claim-units
         blob = json.dumps(data, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 

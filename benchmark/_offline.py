@@ -20,6 +20,8 @@ from mirage_guard.benchmark._schemas import (
     MemoryUpdateOutput,
     ProbeOutput,
     SelfAuditOutput,
+    SentenceJudgement,
+    SentenceSelfAudit,
 )
 from mirage_guard.guard.llm import FunctionLLM, Message
 
@@ -112,6 +114,45 @@ def _self_audit_answer(messages: Sequence[Message]) -> str:
     return json.dumps({"claims": claims})
 
 
+def _numbered_lines(text: str) -> list[str]:
+    """The ``N. sentence`` lines of a ``--claim-units sentences`` prompt, in order."""
+    return [m.group(1) for m in re.finditer(r"^\d+\. (.+)$", text, flags=re.M)]
+
+
+def _self_audit_sentences_answer(prompt: str) -> str:
+    items = []
+    for n, sentence in enumerate(_numbered_lines(prompt), start=1):
+        claim = json.loads(_self_audit_answer([Message(role="assistant", content=sentence)]))
+        first = claim["claims"][0] if claim["claims"] else None
+        items.append(
+            {
+                "n": n,
+                "label": first["label"] if first else "NO_CLAIM",
+                "confidence": first["confidence"] if first else 1.0,
+            }
+        )
+    return json.dumps({"sentences": items})
+
+
+def _judge_sentences_answer(prompt: str) -> str:
+    sentences = _numbered_lines(_between(prompt, "<<<", ">>>"))
+    output = "\n".join(sentences)
+    judged = json.loads(_judge_answer(prompt.replace(_between(prompt, "<<<", ">>>"), output)))
+    by_text = {c["text"]: c for c in judged["claims"]}
+    items = []
+    for n, sentence in enumerate(sentences, start=1):
+        c = by_text.get(sentence.strip(" -"))
+        items.append(
+            {
+                "n": n,
+                "label": c["label"] if c else "NO_CLAIM",
+                "source_turn_id": c["source_turn_id"] if c else None,
+                "accuracy": c["accuracy"] if c else "UNVERIFIABLE",
+            }
+        )
+    return json.dumps({"sentences": items})
+
+
 _PROBE_CYCLE = ("reasonable", "stereotypical", "fabricated")
 
 
@@ -166,6 +207,10 @@ def offline_answer(
         return _judge_answer(prompt)
     if schema is SelfAuditOutput:
         return _self_audit_answer(messages)
+    if schema is not None and issubclass(schema, SentenceJudgement):
+        return _judge_sentences_answer(prompt)
+    if schema is not None and issubclass(schema, SentenceSelfAudit):
+        return _self_audit_sentences_answer(prompt)
     if schema is ProbeOutput:
         return _probe_answer(prompt)
     if schema is MemoryUpdateOutput:

@@ -48,6 +48,7 @@ from mirage_guard.benchmark._records import (
     TaskRecord,
 )
 from mirage_guard.benchmark._rundir import RunDirectory
+from mirage_guard.benchmark._schemas import ClaimUnits
 from mirage_guard.benchmark._stages import (
     MEMORY_REQUEST,
     PROBE_REQUEST,
@@ -366,6 +367,7 @@ class BenchmarkRun:
                 output=output,
                 claim_prefix=prefix,
                 params=self.judge_params(),
+                units=self.config.claim_units if target is JudgeTarget.TASK else ClaimUnits.FREE,
             )
             return JudgeRecord(**base, claims=claims, calls=[info])
 
@@ -420,6 +422,7 @@ class BenchmarkRun:
                 task,
                 output,
                 self.self_audit_params(),
+                units=self.config.claim_units,
             )
             return SelfAuditRecord(**base, claims=out.claims, calls=[info])
 

@@ -28,6 +28,7 @@ from mirage_guard.benchmark._records import (
     TaskRecord,
 )
 from mirage_guard.benchmark._rundir import RunDirectory
+from mirage_guard.benchmark._schemas import ClaimUnits
 from mirage_guard.benchmark._stages import normalise
 from mirage_guard.benchmark.personas import Persona, PersonaGroup, load_personas
 from mirage_guard.guard import Label
@@ -92,9 +93,16 @@ class SelfAuditAlignment(BaseModel):
 
 
 def self_audit_prompt_ref(run: RunDirectory) -> str:
-    """``bench_self_audit@<version>`` as the run recorded it (the profile's prompt key)."""
-    version = run.read_manifest().prompts.get("bench_self_audit")
-    return f"bench_self_audit@{version}" if version else load_prompt("bench_self_audit").ref
+    """``bench_self_audit@<version>`` as the run recorded it (the profile's prompt key);
+    ``bench_self_audit_sentences@...`` for a ``--claim-units sentences`` run."""
+    manifest = run.read_manifest()
+    name = (
+        "bench_self_audit_sentences"
+        if manifest.config.claim_units is ClaimUnits.SENTENCES
+        else "bench_self_audit"
+    )
+    version = manifest.prompts.get(name)
+    return f"{name}@{version}" if version else load_prompt(name).ref
 
 
 def run_models(run_dir: str | Path) -> list[str]:

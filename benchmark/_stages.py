@@ -21,10 +21,14 @@ from mirage_guard.benchmark._records import (
     StoredMemoryItem,
 )
 from mirage_guard.benchmark._schemas import (
+    ClaimUnits,
     JudgeOutput,
     MemoryUpdateOutput,
     ProbeOutput,
+    SelfAuditClaim,
     SelfAuditOutput,
+    sentence_judge_schema,
+    sentence_self_audit_schema,
 )
 from mirage_guard.benchmark._tasks import Task
 from mirage_guard.benchmark.personas import Persona
@@ -155,6 +159,49 @@ class EmptyOutputError(LLMOutputError):
         self.calls = [CallInfo.of(completion)]
 
 
+MAX_SENTENCES = 40
+"""The longest Task answer, in sentences, that ``--claim-units sentences`` labels; a longer one
+fails its unit (:class:`TooManySentencesError`) rather than being labelled in part."""
+
+# a sentence ends at . ! ? (then a space) or at a line break; list markers are dropped
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
+_LIST_MARKER = re.compile(r"^(?:[-*\u2022]+|\d{1,2}[.)])\s+")
+
+
+def answer_sentences(text: str) -> list[str]:
+    """The Task answer's sentences, in order: split at sentence ends and line breaks, list
+    markers dropped, parts without a letter (rules, numbering alone) skipped."""
+    out = []
+    for part in _SENTENCE_BREAK.split(text):
+        part = _LIST_MARKER.sub("", part.strip()).strip()
+        if any(c.isalpha() for c in part):
+            out.append(part)
+    return out
+
+
+def numbered(sentences: Sequence[str]) -> str:
+    return "\n".join(f"{i}. {s}" for i, s in enumerate(sentences, start=1))
+
+
+class SentenceUnitsError(LLMOutputError):
+    """A Task answer ``--claim-units sentences`` cannot label whole: longer than
+    :data:`MAX_SENTENCES` (labelling part of it would drop claims silently) or without a single
+    sentence. The unit fails visibly instead."""
+
+
+def _sentences_of(output: str) -> list[str]:
+    sentences = answer_sentences(output)
+    if len(sentences) > MAX_SENTENCES:
+        raise SentenceUnitsError(
+            f"the Task answer has {len(sentences)} sentences; --claim-units sentences labels at "
+            f"most {MAX_SENTENCES} (use --claim-units free for long answers)",
+            output=output,
+        )
+    if not sentences:
+        raise SentenceUnitsError("the Task answer has no sentence to label", output=output)
+    return sentences
+
+
 async def run_probe(
     llm: LLMClient, persona: Persona, params: SamplingParams
 ) -> tuple[ProbeOutput, CallInfo]:
@@ -183,9 +230,17 @@ async def run_task(
 
 
 async def run_self_audit(
-    llm: LLMClient, persona: Persona, task: Task, output: str, params: SamplingParams
+    llm: LLMClient,
+    persona: Persona,
+    task: Task,
+    output: str,
+    params: SamplingParams,
+    units: ClaimUnits = ClaimUnits.FREE,
 ) -> tuple[SelfAuditOutput, CallInfo]:
-    """Same model, new turn of the same conversation."""
+    """Same model, new turn of the same conversation. ``units``: claims in the model's own
+    words (the paper's), or a label for each sentence of ``output`` (its text the claim's)."""
+    if units is ClaimUnits.SENTENCES:
+        return await _self_audit_sentences(llm, persona, task, output, params)
     prompt = load_prompt("bench_self_audit")
     messages = [
         *task_messages(persona, task),
@@ -193,6 +248,26 @@ async def run_self_audit(
         Message(role="user", content=prompt.render()),
     ]
     return await call_json(llm, messages, SelfAuditOutput, params, [task.prompt, prompt])
+
+
+async def _self_audit_sentences(
+    llm: LLMClient, persona: Persona, task: Task, output: str, params: SamplingParams
+) -> tuple[SelfAuditOutput, CallInfo]:
+    sentences = _sentences_of(output)
+    prompt = load_prompt("bench_self_audit_sentences")
+    messages = [
+        *task_messages(persona, task),
+        Message(role="assistant", content=output),
+        Message(role="user", content=prompt.render(sentences=numbered(sentences))),
+    ]
+    schema = sentence_self_audit_schema(len(sentences))
+    parsed, info = await call_json(llm, messages, schema, params, [task.prompt, prompt])
+    claims = [
+        SelfAuditClaim(text=sentences[item.n - 1], label=label, confidence=item.confidence)
+        for item in parsed.sentences  # type: ignore[attr-defined]
+        if (label := item.label.label) is not None
+    ]
+    return SelfAuditOutput(claims=claims), info
 
 
 async def run_judge(
@@ -204,8 +279,20 @@ async def run_judge(
     output: str,
     claim_prefix: str,
     params: SamplingParams,
+    units: ClaimUnits = ClaimUnits.FREE,
 ) -> tuple[list[JudgeClaimRecord], CallInfo]:
-    """Independent judge: evidence = the revealed facts only; P only for the accuracy label."""
+    """Independent judge: evidence = the revealed facts only; P only for the accuracy label.
+    ``units``: as for :func:`run_self_audit` (claim ids number the claims either way)."""
+    if units is ClaimUnits.SENTENCES:
+        return await _judge_sentences(
+            llm,
+            persona,
+            evidence=evidence,
+            request=request,
+            output=output,
+            claim_prefix=claim_prefix,
+            params=params,
+        )
     prompt = load_prompt("bench_judge")
     content = prompt.render(
         facts=facts_for_judge(evidence),
@@ -228,6 +315,45 @@ async def run_judge(
         )
         for i, c in enumerate(parsed.claims, start=1)
     ]
+    return claims, info
+
+
+async def _judge_sentences(
+    llm: LLMClient,
+    persona: Persona,
+    *,
+    evidence: Sequence[Evidence],
+    request: str,
+    output: str,
+    claim_prefix: str,
+    params: SamplingParams,
+) -> tuple[list[JudgeClaimRecord], CallInfo]:
+    sentences = _sentences_of(output)
+    prompt = load_prompt("bench_judge_sentences")
+    content = prompt.render(
+        facts=facts_for_judge(evidence),
+        request=request,
+        sentences=numbered(sentences),
+        profile=persona.profile.as_lines(),
+    )
+    schema = sentence_judge_schema(len(sentences), [e.turn_id for e in evidence])
+    parsed, info = await call_json(
+        llm, [Message(role="user", content=content)], schema, params, [prompt]
+    )
+    claims: list[JudgeClaimRecord] = []
+    for item in parsed.sentences:  # type: ignore[attr-defined]
+        label = item.label.label
+        if label is None:
+            continue
+        claims.append(
+            JudgeClaimRecord(
+                claim_id=f"{claim_prefix}/c{len(claims) + 1:02d}",
+                text=sentences[item.n - 1],
+                label=label,
+                source_turn_id=item.source_turn_id or None,
+                accuracy=item.accuracy,
+            )
+        )
     return claims, info
 
 

@@ -15,6 +15,7 @@ from rich.table import Table
 from mirage_guard.adapters.cli._collapse import app as collapse_app
 from mirage_guard.benchmark import (
     BenchmarkRun,
+    ClaimUnits,
     GuardArm,
     ProviderFactory,
     RetentionPolicy,
@@ -181,6 +182,14 @@ def run(
             "Part of the run's config hash; never sent to the JSON stages"
         ),
     ] = None,
+    claim_units: Annotated[
+        ClaimUnits,
+        typer.Option(
+            help="free: the self-audit and the judge each extract claims in their own words (the "
+            "paper's); sentences: both label the Task answer's own numbered sentences, fixed by "
+            "the schema (for small or base models that cannot write claims; coarser units)"
+        ),
+    ] = ClaimUnits.FREE,
     samples: Annotated[
         int, typer.Option(help="Task outputs per unit; the report gives mean and CI across them")
     ] = 1,
@@ -233,6 +242,7 @@ def run(
             accum_rounds=accum_rounds,
             max_tokens=max_tokens,
             task_stop=parse_stops(stop),
+            claim_units=claim_units,
             samples=samples,
             accum_policies=list(RetentionPolicy),
             families=_families(family),

@@ -32,7 +32,8 @@ SUBJECT = SUBJECTS[0]
 def test_single_sample_configs_keep_their_hash() -> None:
     one = small_config()
     before = one.model_dump(mode="json")
-    del before["samples"], before["task_stop"]  # what a config was before --samples (and --stop)
+    # what a config was before --samples (and --stop, --claim-units)
+    del before["samples"], before["task_stop"], before["claim_units"]
     blob = json.dumps(before, sort_keys=True).encode()
     assert one.config_hash() == hashlib.sha256(blob).hexdigest()[:16]
     assert one.config_hash() != small_config(samples=2).config_hash()

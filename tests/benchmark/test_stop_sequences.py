@@ -50,7 +50,8 @@ def _config(**kw: object) -> RunConfig:
 def test_runs_without_stop_keep_their_hash_and_a_stop_changes_it() -> None:
     plain = small_config()
     before = plain.model_dump(mode="json")
-    del before["samples"], before["task_stop"]  # what a config was before --stop existed
+    # what a config was before --stop (and --claim-units) existed
+    del before["samples"], before["task_stop"], before["claim_units"]
     blob = json.dumps(before, sort_keys=True).encode()
     assert plain.config_hash() == hashlib.sha256(blob).hexdigest()[:16]
     assert plain.config_hash() != small_config(task_stop=["\n\n"]).config_hash()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -251,62 +252,54 @@ class BenchRun:
     output: str
 
 
-@pytest.fixture(scope="session")
-def one_persona_run(llm_server: LocalServer, tmp_path_factory: pytest.TempPathFactory) -> BenchRun:
+def _bench_run(llm_server: LocalServer, run_dir: Path, *, limit: int, extra: list[str]) -> BenchRun:
     """``mirage bench run`` against the server as vLLM users reach theirs (``hosted_vllm/``),
-    one persona through every stage, with ``--stop "\\n\\n"`` so the base model's Task answer
-    ends (without it the answer runs to ``--max-tokens`` and is a failed unit). Session-scoped
-    (the run takes minutes on a busy CPU), so it sets up the real litellm itself instead of the
-    function-scoped autouse fixture."""
+    the judge the same server under its other name (a judge may not be a subject), with
+    ``--stop "\\n\\n"`` so the base model's Task answer ends (without it the answer runs to
+    ``--max-tokens`` and is a failed unit). Used by session fixtures (a run takes minutes on a
+    busy CPU), so it sets up the real litellm itself instead of the function-scoped autouse
+    fixture."""
     import litellm
 
     from mirage_guard.adapters.cli import app
     from tests import conftest as root
 
-    run_dir = tmp_path_factory.mktemp("bench") / "run"
     model = llm_server.vllm_model
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(litellm, "acompletion", root.REAL_ACOMPLETION)
         mp.setenv("OPENAI_API_KEY", "sk-local-not-a-key")
-        mp.setenv("MEM0_DIR", str(tmp_path_factory.getbasetemp() / "mem0home"))
+        mp.setenv("MEM0_DIR", str(run_dir.parent / "mem0home"))
         result = CliRunner().invoke(
             app,
             [
-                "bench",
-                "run",
-                "--models",
-                model,
-                # the same server as the judge, under its other name (a judge may not be a
-                # subject)
-                "--judge",
-                llm_server.openai_model,
-                "--api-base",
-                llm_server.api_base,
-                "--api-base",
-                f"{llm_server.openai_model}={llm_server.api_base}",
-                "--run-dir",
-                str(run_dir),
-                "--limit",
-                "1",
-                "--tasks",
-                "gift",
-                "--accum-personas",
-                "1",
-                "--accum-rounds",
-                "2",
-                "--max-tokens",
-                "200",
-                "--stop",
-                "\\n\\n",
-                "--concurrency",
-                "1",
-                "--judge-concurrency",
-                "1",
-                "--no-progress",
+                "bench", "run", "--models", model, "--judge", llm_server.openai_model,
+                "--api-base", llm_server.api_base,
+                "--api-base", f"{llm_server.openai_model}={llm_server.api_base}",
+                "--run-dir", str(run_dir), "--limit", str(limit), "--tasks", "gift",
+                "--stop", "\\n\\n", "--concurrency", "1", "--judge-concurrency", "1",
+                "--no-progress", *extra,
             ],
-        )
+        )  # fmt: skip
     print(result.output)
     return BenchRun(run_dir, model, llm_server.openai_model, result.exit_code, result.output)
+
+
+@pytest.fixture(scope="session")
+def one_persona_run(llm_server: LocalServer, tmp_path_factory: pytest.TempPathFactory) -> BenchRun:
+    """One persona through every stage, claims in the models' own words (the paper's)."""
+    run_dir = tmp_path_factory.mktemp("bench") / "run"
+    extra = ["--accum-personas", "1", "--accum-rounds", "2", "--max-tokens", "200"]
+    return _bench_run(llm_server, run_dir, limit=1, extra=extra)
+
+
+@pytest.fixture(scope="session")
+def sentence_run(llm_server: LocalServer, tmp_path_factory: pytest.TempPathFactory) -> BenchRun:
+    """Five personas, Task + self-audit + judge, ``--claim-units sentences``: both stages
+    label the Task answer's own sentences, the numbering fixed by the grammar."""
+    run_dir = tmp_path_factory.mktemp("bench-sentences") / "run"
+    extra = ["--stages", "task,self_audit,judge", "--max-tokens", "400",
+             "--claim-units", "sentences"]  # fmt: skip
+    return _bench_run(llm_server, run_dir, limit=5, extra=extra)
 
 
 def _run_records(run_dir: Path) -> list[dict[str, Any]]:
@@ -426,3 +419,55 @@ def test_calibrate_from_bench_on_the_real_server_run(
     assert profile.oi_threshold == pytest.approx(fitted["threshold"])
     with pytest.raises(ProfileNotFoundError):
         store.for_writer(run.judge, ProfileMode.SELF_AUDIT_SEPARATE, fitted["prompt_version"])
+
+
+def test_sentence_units_give_the_base_model_claims_that_align(
+    sentence_run: BenchRun, tmp_path: Path
+) -> None:
+    """With ``--claim-units sentences`` the base model's self-audit and judgements parse (the
+    grammar fixes the sentence numbers and the label enum), every claim is a sentence of the
+    answer it labels, and from-bench aligns them by their identical text and scores them."""
+    from mirage_guard.adapters.cli import app
+    from mirage_guard.benchmark._stages import answer_sentences
+
+    run = sentence_run
+    assert run.exit_code in (0, 1), run.output
+    answers = {
+        (t["persona_id"], t["task"]): t["output"]
+        for t in _latest(run.run_dir, "task", run.model)
+        if not t.get("error")
+    }
+    assert answers, "no Task answer ended: nothing to label"
+    for stage in ("self_audit", "judge"):
+        rows = _latest(run.run_dir, stage, run.model)
+        assert {(r["persona_id"], r["task"]) for r in rows} == set(answers)
+        assert all(not r.get("error") for r in rows), [r["error"] for r in rows]
+        for r in rows:
+            sentences = answer_sentences(answers[(r["persona_id"], r["task"])])
+            assert all(c["text"] in sentences for c in r["claims"]), (r["claims"], sentences)
+
+    def texts(stage: str) -> Counter[tuple[str, str]]:
+        rows = _latest(run.run_dir, stage, run.model)
+        return Counter((r["persona_id"], c["text"]) for r in rows for c in r["claims"])
+
+    both = sum((texts("judge") & texts("self_audit")).values())
+    out = tmp_path / "figures"
+    result = CliRunner().invoke(
+        app,
+        ["calibrate", "from-bench", str(run.run_dir), "--model", run.model,
+         "--profile-dir", str(tmp_path / "profiles"), "--out-dir", str(out), "--n-boot", "100"],
+    )  # fmt: skip
+    print(result.output)
+    assert "Traceback" not in result.output
+    (fitted,) = json.loads((out / "from_bench.json").read_text(encoding="utf-8"))["models"]
+    assert fitted["prompt_version"].startswith("bench_self_audit_sentences@")
+    assert fitted["alignment"]["aligned"] == both
+    # held out by persona: a claim is scored only in a fold whose training personas hold both
+    # classes (none with fewer than two personas); the printed n is the scored count
+    rows = {"self_audit": "self-audit alone", "evidence": "evidence alone", "combined": "both"}
+    for key, figs in fitted["figures"]["paths"].items():
+        assert figs["n_scored"] <= both
+        if fitted["figures"]["n_folds"] < 2:
+            assert figs["n_scored"] == 0
+        n = figs["n_scored"]
+        assert re.search(rf"│ {rows[key]}\s*│\s*{n}\s*│", result.output), rows[key]
