@@ -36,6 +36,7 @@ from mirage_guard.calibration import (
     TransferRow,
     cross_validate,
     fit_judged_profile,
+    is_never_stated,
     persona_folds,
     score_claims,
     transfer_table,
@@ -112,6 +113,11 @@ class ModelResult(BaseModel):
     profile_id: str | None = None
     profile_path: str | None = None
     threshold: float | None = None
+    never_stated: bool = Field(
+        default=False,
+        description="the judge labelled none of the model's non-OI claims GROUNDED, so the "
+        "profile never tags a claim stated (what it passes is stored as a hypothesis)",
+    )
     error: str | None = None
 
 
@@ -198,6 +204,7 @@ class FromBench:
             return result
         result.profile_id = profile.profile_id
         result.threshold = profile.oi_threshold
+        result.never_stated = is_never_stated(profile)
         if self.profile_dir is not None:
             result.profile_path = str(ProfileStore(self.profile_dir).save(profile))
         return result
@@ -359,6 +366,13 @@ def render_markdown(report: FromBenchReport, command: str) -> str:
                 f"{_num(p.auroc)} {_ci(p.auroc_ci)} | {_num(p.f1)} | {_num(p.accuracy)} | "
                 f"{_num(r.threshold) if path == 'combined' else '-'} |"
             )
+    never = [r.model for r in report.models if r.never_stated]
+    if never:
+        lines += [
+            "",
+            f"Never tags a claim stated (the judge labelled none of its non-OI claims GROUNDED; "
+            f"what it passes is stored as a hypothesis): {', '.join(never)}.",
+        ]
     if report.transfer:
         lines += [
             "",

@@ -37,6 +37,7 @@ from mirage_guard.calibration._jobs import (
     FeatureTable,
     featurize,
     fit_profile,
+    is_never_stated,
     oi_scores,
     summarize_scores,
 )
@@ -121,6 +122,7 @@ __all__ = [
     "fit_judged_profile",
     "fit_profile",
     "group_by_conversation",
+    "is_never_stated",
     "load_authored",
     "load_examples",
     "load_verdicts",

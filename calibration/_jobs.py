@@ -27,6 +27,7 @@ from mirage_guard.guard.scoring import (
     QUOTE_FEATURES,
     CalibrationProfile,
     DataRef,
+    LogisticModel,
     ProfileMode,
     QuoteTrust,
     audit_features,
@@ -114,7 +115,15 @@ def fit_profile(
     stated_objective: str = "precision>=0.85",
     c: float = 0.3,
     feature_names: Sequence[str] | None = None,
+    never_stated_without_grounded: bool = False,
 ) -> CalibrationProfile:
+    """Fit the OI model and, among non-OI claims, the stated-vs-inferred model.
+
+    ``never_stated_without_grounded``: when the non-OI claims hold no GROUNDED one, fit the OI
+    part anyway and give the profile a stated part that never says stated (every claim it
+    passes is at most a hypothesis: fail closed) instead of refusing the fit. For judged claims
+    (``from-bench``), where it is the judge, not the user, that decided no claim was stated.
+    """
     base = list(feature_names) if feature_names is not None else list(FEATURE_NAMES)
     features = base + (list(AUDIT_FEATURES) if mode.uses_audit else [])
     quoted = mode.uses_audit and table.quoted
@@ -131,10 +140,15 @@ def fit_profile(
     y_stated = np.asarray(
         [int(table.examples[i].claim.label is Label.GROUNDED) for i in keep], dtype=np.int64
     )
-    stated_model = fit_logistic(rows_ok, y_stated.tolist(), features, c=c)
-    p_stated = stated_model.predict_proba(stated_model.matrix(rows_ok))
     st_obj = Objective.parse(stated_objective)
-    stated_threshold = choose_threshold(p_stated, y_stated, st_obj)
+    stated_part = str(st_obj)
+    if never_stated_without_grounded and rows_ok and not y_stated.any():
+        stated_model, stated_threshold = never_stated(features), 1.0
+        stated_part = "never (no GROUNDED claim to fit on)"
+    else:
+        stated_model = fit_logistic(rows_ok, y_stated.tolist(), features, c=c)
+        p_stated = stated_model.predict_proba(stated_model.matrix(rows_ok))
+        stated_threshold = choose_threshold(p_stated, y_stated, st_obj)
     precision, recall = precision_recall_at(p_oi, y, oi_threshold)
     trust = fit_quote_trust([v for v in table.verdicts if v], y.tolist()) if quoted else None
     return CalibrationProfile(
@@ -148,7 +162,7 @@ def fit_profile(
         oi_threshold=round(oi_threshold, 6),
         stated_model=stated_model,
         stated_threshold=round(stated_threshold, 6),
-        objective=f"oi:{oi_obj}; stated:{st_obj}",
+        objective=f"oi:{oi_obj}; stated:{stated_part}",
         metrics={
             "train_auroc": float(roc_auc_score(y, p_oi)),
             "train_precision": precision,
@@ -163,6 +177,20 @@ def fit_profile(
         # how far this writer's quotes can be trusted (None: verdicts without quotes)
         quote_trust=trust,
     )
+
+
+def never_stated(features: Sequence[str]) -> LogisticModel:
+    """A stated-vs-inferred model whose P(stated) is ~1e-22 for every claim: with a threshold of
+    1.0 it never tags a claim stated."""
+    n = len(features)
+    return LogisticModel(
+        features=list(features), mean=[0.0] * n, scale=[1.0] * n, coef=[0.0] * n, intercept=-50.0
+    )
+
+
+def is_never_stated(profile: CalibrationProfile) -> bool:
+    """The profile's stated part is :func:`never_stated` (fitted without a GROUNDED claim)."""
+    return profile.stated_model == never_stated(profile.stated_model.features)
 
 
 def _trust_figures(trust: QuoteTrust | None) -> dict[str, float]:

@@ -287,7 +287,9 @@ def fit_judged_profile(
     """The model's profile, fitted on every claim; held-out figures recorded in its metrics.
 
     Raises :class:`InputError` (naming the model and the counts) when the claims cannot carry a
-    fit: no claims, or only one class among them (OI vs not; stated vs inferred among non-OI).
+    fit: no claims, only one class among them (OI vs not), or no INFERRED_REASONABLE claim among
+    the non-OI ones. Non-OI claims without a GROUNDED one give a profile that never tags a claim
+    stated (:func:`~._jobs.is_never_stated`): the judge said nothing was stated, so nothing is.
     """
     scored = cv.scored
     model = scored.claims.writer_model
@@ -311,13 +313,15 @@ def fit_judged_profile(
             stated_objective=stated_objective,
             c=c,
             feature_names=scored.features[: -len(AUDIT_FEATURES)],
+            never_stated_without_grounded=True,
         )
     except InputError as exc:
         non_oi = [e.claim.label.value for e in scored.claims.examples if not e.is_oi]
         raise InputError(
-            f"cannot fit a profile for {model}: {exc} (its stated-vs-inferred model needs both "
-            f"GROUNDED and INFERRED_REASONABLE among the {len(non_oi)} non-OI claims; "
-            f"GROUNDED: {non_oi.count('GROUNDED')})"
+            f"cannot fit a profile for {model}: {exc} (its stated-vs-inferred model needs "
+            f"INFERRED_REASONABLE among the {len(non_oi)} non-OI claims; GROUNDED: "
+            f"{non_oi.count('GROUNDED')}, INFERRED_REASONABLE: "
+            f"{non_oi.count('INFERRED_REASONABLE')})"
         ) from exc
     held_out: dict[str, float | list[float]] = {}
     for path, figs in cv.figures.paths.items():

@@ -404,6 +404,12 @@ def from_bench(
                 f"{result.model}: threshold {result.threshold:.3f} ({report.objective}); "
                 "not written (give --profile-dir)"
             )
+        if result.never_stated:
+            console.print(
+                f"[yellow]{result.model}: the judge labelled none of its non-OI claims "
+                "GROUNDED, so its profile never tags a claim stated (what it passes is stored "
+                "as a hypothesis)[/]"
+            )
     if report.transfer:
         Console(width=max(console.width, 200)).print(transfer_rich(report))
     if report.offline_models:

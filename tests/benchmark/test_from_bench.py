@@ -19,7 +19,7 @@ import pytest
 from pydantic import BaseModel
 from typer.testing import CliRunner
 
-from mirage_guard.adapters._bench_calibration import FromBench, judged_claims
+from mirage_guard.adapters._bench_calibration import FromBench, judged_claims, render_markdown
 from mirage_guard.adapters.cli import _calibrate
 from mirage_guard.adapters.cli._main import app
 from mirage_guard.benchmark import (
@@ -35,14 +35,20 @@ from mirage_guard.benchmark._offline import _LABEL_CYCLE, _h, _sentences, offlin
 from mirage_guard.benchmark._runner import BenchmarkRun
 from mirage_guard.benchmark._schemas import SelfAuditOutput
 from mirage_guard.benchmark.personas import Persona
-from mirage_guard.calibration import Objective, cross_validate, persona_folds, score_claims
+from mirage_guard.calibration import (
+    Objective,
+    cross_validate,
+    is_never_stated,
+    persona_folds,
+    score_claims,
+)
 from mirage_guard.guard.errors import ProfileMismatchError, ProfileNotFoundError
 from mirage_guard.guard.evidence import EvidenceLinker
 from mirage_guard.guard.llm import Completion, Message, Usage
 from mirage_guard.guard.scoring import CalibrationProfile, DataRef, ProfileMode, ProfileStore
 from tests.benchmark.small_run import FAST, small_config
 from tests.calibration.factories import make_profile
-from tests.fakes.bench import SUBJECTS, CallLog, recording_provider
+from tests.fakes.bench import JUDGE, SUBJECTS, CallLog, recording_provider
 from tests.fakes.embedder import HashingEmbedder
 
 A, B = SUBJECTS
@@ -466,3 +472,55 @@ def test_cli_from_bench_needs_a_model_and_reports_a_failed_fit(
     )
     assert bad.exit_code == 1
     assert "objective must look like" in bad.output
+
+
+def _judge_never_grounded(messages: Sequence[Message], schema: type[BaseModel] | None) -> str:
+    """The offline judge, except that it calls every grounded claim INFERRED_REASONABLE (as the
+    local base model's judge did: it never labelled a claim GROUNDED)."""
+    return offline_answer(messages, schema, salt=JUDGE).replace(
+        '"GROUNDED"', '"INFERRED_REASONABLE"'
+    )
+
+
+def test_a_judge_that_never_says_grounded_gives_a_profile_that_never_says_stated(
+    tmp_path: Path, small_personas: list[Persona]
+) -> None:
+    """The OI part is fitted; the stated part, with no GROUNDED claim to learn from, never tags
+    a claim stated (fail closed), and the report says so instead of refusing the whole fit."""
+    rules = {A: scripted("honest"), JUDGE: _judge_never_grounded}
+    run = BenchmarkRun(
+        small_config(limit=6, stages=STAGES),
+        tmp_path / "run",
+        provider=recording_provider(CallLog(), rules=rules),
+        options=FAST,
+        personas=small_personas,
+    )
+    anyio.run(run.run)
+    report = job(small_personas, tmp_path / "profiles").run(tmp_path / "run", [A], compare=False)
+    (result,) = report.models
+    assert result.error is None
+    assert result.never_stated
+    assert result.threshold is not None
+    profile = ProfileStore(tmp_path / "profiles").for_writer(
+        A, ProfileMode.SELF_AUDIT_SEPARATE, result.prompt_version
+    )
+    assert is_never_stated(profile)
+    assert profile.stated_threshold == 1.0
+    assert "stated:never" in profile.objective
+    rows = [
+        {f: float(i % 7) - 3.0 for f in profile.stated_model.features} for i in range(50)
+    ]  # any features at all
+    assert (profile.stated_model.predict_proba(profile.stated_model.matrix(rows)) < 1e-9).all()
+    assert "Never tags a claim stated" in render_markdown(report, "mirage calibrate from-bench")
+
+
+def test_the_honest_scripted_run_fits_a_stated_part(
+    scripted_run: Path, small_personas: list[Persona], tmp_path: Path
+) -> None:
+    (result,) = job(small_personas, tmp_path).run(scripted_run, [A], compare=False).models
+    assert not result.never_stated
+    profile = ProfileStore(tmp_path).for_writer(
+        A, ProfileMode.SELF_AUDIT_SEPARATE, result.prompt_version
+    )
+    assert not is_never_stated(profile)
+    assert profile.stated_threshold < 1.0
