@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from mirage_guard.benchmark._analysis import RunAnalysis
+from mirage_guard.benchmark._schemas import ClaimUnits
 
 PAPER_FILE = "paper_numbers.json"
 
@@ -64,6 +65,8 @@ def shape_problems(a: RunAnalysis) -> list[str]:
         problems.append(f"{len(cfg.tasks)} of {abstract['tasks']} tasks")
     if len(cfg.models) != abstract["models"]:
         problems.append(f"{len(cfg.models)} models (paper: {abstract['models']})")
+    if cfg.claim_units is ClaimUnits.SENTENCES:
+        problems.append("claims are the answers' sentences (--claim-units sentences), not atomic")
     if a.failed_units:
         problems.append(f"{a.failed_units} failed unit(s)")
     return problems

@@ -239,3 +239,20 @@ def test_the_offline_models_answer_both_sentence_schemas() -> None:
     )
     judged = judge.model_validate_json(rule([Message(role="user", content=prompt)], judge))
     assert [item.n for item in judged.sentences] == [1]  # type: ignore[attr-defined]
+
+
+async def test_the_report_says_a_sentence_run_is_not_the_papers_shape(
+    tmp_path: Path, make_run: object
+) -> None:
+    from mirage_guard.benchmark._analysis import analyse
+    from mirage_guard.benchmark._paper import shape_problems
+
+    for units in ("free", "sentences"):
+        config = small_config(
+            stages=["task", "self_audit", "judge"], models=[SUBJECT], guard="off",
+            claim_units=units,
+        )  # fmt: skip
+        run, _ = make_run(tmp_path / units, config)  # type: ignore[operator]
+        await run.run()
+        problems = shape_problems(analyse(tmp_path / units))
+        assert any("--claim-units sentences" in p for p in problems) == (units == "sentences")
