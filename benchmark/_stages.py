@@ -283,26 +283,26 @@ async def run_judge(
 ) -> tuple[list[JudgeClaimRecord], CallInfo]:
     """Independent judge: evidence = the revealed facts only; P only for the accuracy label.
     ``units``: as for :func:`run_self_audit` (claim ids number the claims either way)."""
+    schema: type[BaseModel]
     if units is ClaimUnits.SENTENCES:
-        return await _judge_sentences(
-            llm,
-            persona,
-            evidence=evidence,
-            request=request,
-            output=output,
-            claim_prefix=claim_prefix,
-            params=params,
-        )
-    prompt = load_prompt("bench_judge")
+        sentences = _sentences_of(output)
+        prompt = load_prompt("bench_judge_sentences")
+        shown = {"sentences": numbered(sentences)}
+        schema = sentence_judge_schema(len(sentences), [e.turn_id for e in evidence])
+    else:
+        prompt, shown, schema = load_prompt("bench_judge"), {"output": output}, JudgeOutput
     content = prompt.render(
         facts=facts_for_judge(evidence),
         request=request,
-        output=output,
         profile=persona.profile.as_lines(),
+        **shown,
     )
     parsed, info = await call_json(
-        llm, [Message(role="user", content=content)], JudgeOutput, params, [prompt]
+        llm, [Message(role="user", content=content)], schema, params, [prompt]
     )
+    if units is ClaimUnits.SENTENCES:
+        return _sentence_claims(parsed, sentences, claim_prefix), info
+    assert isinstance(parsed, JudgeOutput)
     known = {e.turn_id for e in evidence}
     claims = [
         JudgeClaimRecord(
@@ -318,28 +318,10 @@ async def run_judge(
     return claims, info
 
 
-async def _judge_sentences(
-    llm: LLMClient,
-    persona: Persona,
-    *,
-    evidence: Sequence[Evidence],
-    request: str,
-    output: str,
-    claim_prefix: str,
-    params: SamplingParams,
-) -> tuple[list[JudgeClaimRecord], CallInfo]:
-    sentences = _sentences_of(output)
-    prompt = load_prompt("bench_judge_sentences")
-    content = prompt.render(
-        facts=facts_for_judge(evidence),
-        request=request,
-        sentences=numbered(sentences),
-        profile=persona.profile.as_lines(),
-    )
-    schema = sentence_judge_schema(len(sentences), [e.turn_id for e in evidence])
-    parsed, info = await call_json(
-        llm, [Message(role="user", content=content)], schema, params, [prompt]
-    )
+def _sentence_claims(
+    parsed: BaseModel, sentences: Sequence[str], claim_prefix: str
+) -> list[JudgeClaimRecord]:
+    """The judged sentences that make a claim, numbered in order (NO_CLAIM ones left out)."""
     claims: list[JudgeClaimRecord] = []
     for item in parsed.sentences:  # type: ignore[attr-defined]
         label = item.label.label
@@ -354,7 +336,7 @@ async def _judge_sentences(
                 accuracy=item.accuracy,
             )
         )
-    return claims, info
+    return claims
 
 
 # -- Accum -----------------------------------------------------------------------------------
