@@ -10,7 +10,7 @@ import anyio
 
 from mirage_guard.calibration import Example, group_by_conversation, load_examples
 from mirage_guard.guard import Guard
-from mirage_guard.guard.evidence import shared_minilm
+from mirage_guard.guard.evidence import resolve_precision, shared_minilm
 from mirage_guard.guard.settings import GuardSettings
 
 
@@ -20,6 +20,7 @@ class EvidencePerf:
     guard_per_s: float
     cold_guard_per_s: float
     threads: int
+    support_precision: str = "fp32"
 
     @property
     def ratio(self) -> float:
@@ -48,7 +49,8 @@ def measure_evidence(*, n: int, runs: int, batch: int) -> EvidencePerf:
 
     embedder = shared_minilm()
     writes = _writes(n, batch)
-    guard = Guard.from_settings(GuardSettings(), embedder=embedder)
+    settings = GuardSettings()
+    guard = Guard.from_settings(settings, embedder=embedder)
 
     async def guarded() -> None:
         for w in writes:
@@ -71,4 +73,5 @@ def measure_evidence(*, n: int, runs: int, batch: int) -> EvidencePerf:
         guard_per_s=statistics.median(guard_rates),
         cold_guard_per_s=guard_rates[0],
         threads=torch.get_num_threads(),
+        support_precision=resolve_precision(settings.support_precision),
     )

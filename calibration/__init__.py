@@ -76,12 +76,8 @@ from mirage_guard.calibration._support_compare import (
     run_support_report,
 )
 from mirage_guard.calibration._support_pairs import SupportPair, build_pairs
-from mirage_guard.calibration._support_train import (
-    TrainConfig,
-    TrainResult,
-    resolve_precision,
-    train_support,
-)
+from mirage_guard.calibration._support_train import TrainConfig, TrainResult, train_support
+from mirage_guard.guard.evidence import resolve_precision
 
 __all__ = [
     "AuthoredPair",

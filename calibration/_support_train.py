@@ -35,7 +35,6 @@ from mirage_guard.calibration._support_authored import (
     pair_report,
 )
 from mirage_guard.calibration._support_pairs import AUTHORED, SupportPair, build_pairs
-from mirage_guard.guard.errors import InputError
 from mirage_guard.guard.evidence import (
     CROSS_FROZEN_PREFIX,
     MAX_PAIR_TOKENS,
@@ -44,6 +43,7 @@ from mirage_guard.guard.evidence import (
     SupportClass,
     build_cross,
     encode_pairs,
+    resolve_precision,
     shipped_state,
 )
 
@@ -234,22 +234,6 @@ def _train(
         size_bytes=(out / WEIGHTS).stat().st_size,
         authored_test=report,
     )
-
-
-PRECISIONS = ("auto", "bf16", "fp32")
-
-
-def resolve_precision(precision: str) -> str:
-    """``bf16`` or ``fp32``: ``auto`` is bf16 only on a CPU with bf16 units (AMX or
-    AVX512-BF16), where it trains 1.7x faster; emulated bf16 would be slower than fp32."""
-    import torch
-
-    if precision not in PRECISIONS:
-        raise InputError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
-    if precision != "auto":
-        return precision
-    native = torch.cpu._is_amx_tile_supported() or torch.cpu._is_avx512_bf16_supported()
-    return "bf16" if native else "fp32"
 
 
 def _pairs_sha256(pairs: Sequence[AuthoredPair]) -> str:

@@ -210,7 +210,7 @@ class Guard:
         prompt_version = auditor.prompt_version if auditor else _inline_prompt_version()
         audit_profile = _audit_profile_in(store, s.audit_mode, writer_model, prompt_version)
         return cls(
-            linker=_default_linker(embedder, s.linker_cache_bytes),
+            linker=_default_linker(embedder, s.linker_cache_bytes, s.support_precision),
             evidence_profile=store.evidence_only(profile_embedders(embedder or shared_minilm())),
             policy=Policy(inferred_action=s.inferred_action, generated_action=s.generated_action),
             auditor=auditor,
@@ -466,9 +466,11 @@ def _inline_prompt_version() -> str:
         return "extract_candidates@missing"
 
 
-def _default_linker(embedder: Embedder | None, cache_bytes: int) -> EvidenceLinker:
+def _default_linker(
+    embedder: Embedder | None, cache_bytes: int, precision: str = "fp32"
+) -> EvidenceLinker:
     """MiniLM (or the given embedder) with the shipped claim-support model when the embedder
     gives token vectors (MiniLM does); without them the support signal is lexical only."""
     emb = embedder or shared_minilm()
-    support = shipped_support() if hasattr(emb, "encode_with_tokens") else None
+    support = shipped_support(precision) if hasattr(emb, "encode_with_tokens") else None
     return EvidenceLinker(emb, cache_bytes=cache_bytes, support=support)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -103,6 +104,12 @@ class GuardSettings(BaseSettings):
     )
     upstream_url: str | None = Field(
         default=None, description="remote Mem0 REST server; unset = embedded Mem0"
+    )
+    support_precision: Literal["fp32", "bf16", "auto"] = Field(
+        default="fp32",
+        description="the claim-support cross-encoder at inference: fp32 (as measured), bf16 "
+        "(CPU bf16 autocast: faster where the CPU has AMX / AVX512-BF16, changes the top class "
+        "of ~0.5 % of pairs) or auto (bf16 only on such a CPU)",
     )
 
     @field_validator("inferred_action", "generated_action")

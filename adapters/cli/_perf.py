@@ -43,6 +43,7 @@ def perf_evidence(
     table.add_row("guard facts/s (link + score + policy)", f"{result.guard_per_s:,.1f}")
     table.add_row("ratio guard / encoder", f"{result.ratio:.3f}")
     table.add_row("torch threads", str(result.threads))
+    table.add_row("claim-support precision (MIRAGE_SUPPORT_PRECISION)", result.support_precision)
     console.print(table)
 
 

@@ -7,10 +7,12 @@ sentence-transformers lazily (the ``embed`` extra) inside :func:`shared_minilm`.
 from mirage_guard.guard.evidence._cross import (
     CROSS_FROZEN_PREFIX,
     MAX_PAIR_TOKENS,
+    PRECISIONS,
     CrossSupportModel,
     build_cross,
     cross_model_dir,
     encode_pairs,
+    resolve_precision,
     shared_cross_model,
     shipped_state,
 )
@@ -41,6 +43,7 @@ __all__ = [
     "FEATURE_NAMES",
     "KINDS",
     "MAX_PAIR_TOKENS",
+    "PRECISIONS",
     "SUPPORT_FEATURES",
     "WEIGHTS",
     "Alignment",
@@ -60,6 +63,7 @@ __all__ = [
     "exact_word",
     "has_negation",
     "minilm_model_path",
+    "resolve_precision",
     "sentences",
     "shared_cross_model",
     "shared_minilm",

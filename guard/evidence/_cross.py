@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from functools import partial
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from mirage_guard.guard.errors import MissingExtraError, SupportModelError
+from mirage_guard.guard.errors import InputError, MissingExtraError, SupportModelError
 from mirage_guard.guard.evidence._embedder import ProcessWide, minilm_model_path
 from mirage_guard.guard.evidence._support import (
     WEIGHTS,
@@ -35,6 +36,22 @@ CROSS_DIR = "support_cross"
 # the frozen part that is not shipped: it is loaded from the installed MiniLM package
 CROSS_FROZEN_PREFIX = "encoder.embeddings.word_embeddings."
 MAX_PAIR_TOKENS = 128  # [CLS] turn [SEP] claim [SEP]; the turn is cut first
+
+
+PRECISIONS = ("auto", "bf16", "fp32")
+
+
+def resolve_precision(precision: str) -> str:
+    """``bf16`` or ``fp32``: ``auto`` is bf16 only on a CPU with bf16 units (AMX or
+    AVX512-BF16), where it runs 1.5-1.7x faster; emulated bf16 would be slower than fp32."""
+    import torch
+
+    if precision not in PRECISIONS:
+        raise InputError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+    if precision != "auto":
+        return precision
+    native = torch.cpu._is_amx_tile_supported() or torch.cpu._is_avx512_bf16_supported()
+    return "bf16" if native else "fp32"
 
 
 def cross_model_dir() -> Path:
@@ -86,14 +103,20 @@ def encode_pairs(tokenizer: Any, premises: Sequence[str], claims: Sequence[str])
 
 
 class CrossSupportModel:
-    """Method C at run time: P(class | turn text, claim text), one row per pair."""
+    """Method C at run time: P(class | turn text, claim text), one row per pair.
 
-    def __init__(self, path: Path | None = None) -> None:
+    ``precision``: ``fp32`` (as trained and measured), ``bf16`` (the forward pass under CPU bf16
+    autocast: faster where the CPU has bf16 units, and the top class of about 0.5 % of pairs
+    changes) or ``auto`` (bf16 only on such a CPU).
+    """
+
+    def __init__(self, path: Path | None = None, *, precision: str = "fp32") -> None:
         try:
             import torch
             from safetensors.torch import load_file
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise MissingExtraError("torch", "embed") from exc
+        self.precision = resolve_precision(precision)
         self.path = path or cross_model_dir()
         self.manifest = verify_support_dir(self.path)
         module, self._tokenizer = build_cross()
@@ -119,19 +142,23 @@ class CrossSupportModel:
         if not premises:
             return np.zeros((0, len(SupportClass)), np.float32)
         out: list[FloatArray] = []
-        with self._lock, self._torch.inference_mode():
+        torch = self._torch
+        bf16 = torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.precision == "bf16")
+        with self._lock, torch.inference_mode(), bf16:
             for i in range(0, len(premises), batch_size):
                 enc = encode_pairs(
                     self._tokenizer, premises[i : i + batch_size], claims[i : i + batch_size]
                 )
-                logits = self._module(**enc)
-                out.append(self._torch.softmax(logits, dim=-1).numpy().astype(np.float32))
+                logits = self._module(**enc).float()
+                out.append(torch.softmax(logits, dim=-1).numpy().astype(np.float32))
         return np.concatenate(out)
 
 
-_CROSS: ProcessWide[CrossSupportModel] = ProcessWide(CrossSupportModel)
+_CROSS: dict[str, ProcessWide[CrossSupportModel]] = {
+    p: ProcessWide(partial(CrossSupportModel, precision=p)) for p in ("bf16", "fp32")
+}
 
 
-def shared_cross_model() -> CrossSupportModel:
-    """One process-wide cross-encoder (verified once)."""
-    return _CROSS.get()
+def shared_cross_model(precision: str = "fp32") -> CrossSupportModel:
+    """One process-wide cross-encoder per precision (verified once)."""
+    return _CROSS[resolve_precision(precision)].get()

@@ -8,9 +8,10 @@ from mirage_guard.guard.evidence._linker import EvidenceLinker
 from mirage_guard.guard.evidence._support import ClaimSupport, TokenAligner
 
 
-def shipped_support() -> ClaimSupport:
-    """Method C (cross-encoder) for the support class, method A (alignment) for the words."""
-    return ClaimSupport(shared_cross_model(), TokenAligner())
+def shipped_support(precision: str = "fp32") -> ClaimSupport:
+    """Method C (cross-encoder) for the support class, method A (alignment) for the words;
+    ``precision`` of the cross-encoder as :class:`~._cross.CrossSupportModel`."""
+    return ClaimSupport(shared_cross_model(precision), TokenAligner())
 
 
 def shipped_linker(embedder: MiniLMEmbedder | None = None) -> EvidenceLinker:

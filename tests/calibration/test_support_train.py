@@ -83,7 +83,7 @@ def test_precision_auto_uses_bf16_only_on_a_cpu_with_bf16_units(
 ) -> None:
     import torch
 
-    from mirage_guard.calibration._support_train import resolve_precision
+    from mirage_guard.guard.evidence import resolve_precision
 
     assert resolve_precision("fp32") == "fp32"
     assert resolve_precision("bf16") == "bf16"
