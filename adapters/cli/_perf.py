@@ -28,6 +28,14 @@ app = typer.Typer(help="Speed benchmarks that print figures.", no_args_is_help=T
 console = Console()
 
 
+def _support_precision() -> str:
+    """What MIRAGE_SUPPORT_PRECISION resolves to here (the sidecars read the same setting)."""
+    from mirage_guard.guard import GuardSettings
+    from mirage_guard.guard.evidence import resolve_precision
+
+    return resolve_precision(GuardSettings().support_precision)
+
+
 @app.command("evidence")
 def perf_evidence(
     n: Annotated[int, typer.Option(help="facts per run")] = 2000,
@@ -137,7 +145,8 @@ def perf_sidecar(
     console.print(
         f"[dim]{r.samples} samples; offline writer (rewords each user turn); embedded Mem0 "
         "(Qdrant + SQLite in WAL mode) on both paths; torch threads "
-        f"{torch_threads}; rerun: mirage perf sidecar --samples {samples} --facts {facts} "
+        f"{torch_threads}; claim-support precision {_support_precision()}; "
+        f"rerun: mirage perf sidecar --samples {samples} --facts {facts} "
         f"--duration {duration:g} --concurrency {concurrency} --torch-threads {torch_threads}[/dim]"
     )
 
@@ -177,6 +186,7 @@ def _perf_replicas(
     console.print(
         f"[dim]{r.database}; offline writer (rewords each user turn); decision log, idempotency "
         f"keys, turns and Mem0 on pgvector shared; torch threads {torch_threads} per replica; "
+        f"claim-support precision {_support_precision()}; "
         f"rerun: mirage perf sidecar --replicas {replicas} --duration {duration:g} "
         f"--concurrency {concurrency} --torch-threads {torch_threads}[/dim]"
     )
