@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from mirage_guard.calibration._data import Example, packaged, strip_hedges
 from mirage_guard.calibration._support_authored import AuthoredPair
 from mirage_guard.guard import Label, Role
-from mirage_guard.guard.evidence import SupportClass, has_negation, sentences
+from mirage_guard.guard.evidence import SupportClass, content_stems, has_negation, sentences
 
 _PLACES = (
     "in Lisbon", "in Denver", "in Osaka", "near Lake Como", "in a small town outside Leeds",
@@ -230,6 +230,7 @@ def build_pairs(
     seed: int = 13,
     twins: dict[str, tuple[str, str]] | None = None,
     authored: Sequence[AuthoredPair] = (),
+    other_messages: int = 0,
 ) -> list[SupportPair]:
     """Every training pair, in a fixed order (examples in file order, rules in a fixed order),
     then the hand-written ``authored`` pairs (their train side) and what three rules make of their
@@ -280,7 +281,28 @@ def build_pairs(
                 pairs.append(
                     SupportPair(other, a.claim, SupportClass.UNSUPPORTED, AUTHORED + "someone_else")
                 )
+    if other_messages:
+        pairs += _other_messages(authored, other_messages, rng)
     return pairs
+
+
+def _other_messages(
+    authored: Sequence[AuthoredPair], n: int, rng: random.Random
+) -> list[SupportPair]:
+    """Each message with ``n`` claims said or implied by *other* messages that share none of its
+    content words: unrelated facts about the user, which the message does not support."""
+    said = [a for a in authored if a.support in (SupportClass.ENTAILED, SupportClass.INFERABLE)]
+    out: list[SupportPair] = []
+    for premise in dict.fromkeys(a.premise for a in authored):
+        stems = content_stems(premise)
+        others = [a.claim for a in said if a.premise != premise]
+        rng.shuffle(others)
+        picked = [c for c in others if not stems & content_stems(c)][:n]
+        out += [
+            SupportPair(premise, c, SupportClass.UNSUPPORTED, AUTHORED + "other_message")
+            for c in picked
+        ]
+    return out
 
 
 def _perturbations(

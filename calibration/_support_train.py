@@ -87,6 +87,9 @@ class TrainConfig:
     # each hand-written pair (and the pairs rules make of it) is seen this often per epoch: they
     # are fewer than the rule-made pairs and the only ones in the styles real memories take
     authored_repeat: int = 3
+    # per hand-written message, this many claims of other messages that share none of its content
+    # words, as unsupported (0: none, as the shipped weights were made)
+    other_messages: int = 0
     # "bf16": the forward pass under CPU bf16 autocast (weights, optimizer and loss stay fp32),
     # 1.7x faster where the CPU has bf16 units (AMX / AVX512-BF16), slower where it has none;
     # "auto" picks it only there. The shipped weights are fp32's; bf16 changes them (recorded in
@@ -135,7 +138,9 @@ def _train(
     start = time.perf_counter()
     seed_everything(cfg.seed, cfg.threads)
     train_side = authored_side(authored, PairSide.TRAIN)
-    made = build_pairs(examples, seed=cfg.seed, authored=train_side)
+    made = build_pairs(
+        examples, seed=cfg.seed, authored=train_side, other_messages=cfg.other_messages
+    )
     made += [p for p in made if p.origin.startswith(AUTHORED)] * (cfg.authored_repeat - 1)
     pairs = balanced(made, cfg.max_unsupported, cfg.seed)[:limit]
     module, tokenizer = build_cross()

@@ -143,6 +143,21 @@ def train_support_cmd(
     epochs: Annotated[int, typer.Option(help="passes over the pairs")] = TrainConfig().epochs,
     limit: Annotated[int | None, typer.Option(help="first N pairs only (tests)")] = None,
     pairs: PairsOpt = None,
+    extra_pairs: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="another folder of hand-written pairs to train on too (repeatable; e.g. "
+            "benchmark/data/support_pairs/next; the shipped weights used none)"
+        ),
+    ] = None,
+    other_messages: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="per hand-written message, this many claims of other messages (sharing none of "
+            "its content words) as unsupported pairs (the shipped weights: 0)",
+        ),
+    ] = TrainConfig().other_messages,
     precision: Annotated[
         str,
         typer.Option(
@@ -160,8 +175,8 @@ def train_support_cmd(
         raise typer.BadParameter(str(exc), param_hint="--precision") from exc
     path = data or packaged("claims.jsonl")
     examples = train_half(load_examples(path, personas=personas, split="train"), TrainHalf.SUPPORT)
-    cfg = TrainConfig(epochs=epochs, precision=precision)
-    authored = load_authored(pairs)
+    cfg = TrainConfig(epochs=epochs, precision=precision, other_messages=other_messages)
+    authored = load_authored(pairs) + [p for f in extra_pairs or [] for p in load_authored(f)]
     result = train_support(examples, out, data_path=path, cfg=cfg, limit=limit, authored=authored)
     console.print(
         f"{result.n_pairs} pairs {result.per_class} in {result.seconds:.0f} s -> {result.out} "

@@ -36,7 +36,7 @@ from mirage_guard.guard.evidence._support import (
     exact_word,
     verify_support_dir,
 )
-from mirage_guard.guard.evidence._text import has_negation, sentences
+from mirage_guard.guard.evidence._text import content_stems, has_negation, sentences
 
 __all__ = [
     "CROSS_FROZEN_PREFIX",
@@ -57,6 +57,7 @@ __all__ = [
     "Vectors",
     "build_cross",
     "cache_namespace",
+    "content_stems",
     "cross_model_dir",
     "current_cache_namespace",
     "encode_pairs",

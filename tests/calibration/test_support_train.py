@@ -10,15 +10,17 @@ from pathlib import Path
 import pytest
 
 from mirage_guard.calibration import (
+    AuthoredPair,
     TrainConfig,
     build_pairs,
+    load_authored,
     load_examples,
     packaged,
     train_support,
 )
 from mirage_guard.calibration._support_pairs import change_detail, glue_detail, negate
 from mirage_guard.guard.errors import InputError
-from mirage_guard.guard.evidence import CrossSupportModel, SupportClass
+from mirage_guard.guard.evidence import CrossSupportModel, SupportClass, content_stems
 
 
 def test_pairs_come_from_the_train_split_only() -> None:
@@ -178,3 +180,70 @@ def test_train_support_refuses_an_unknown_precision_before_any_work(tmp_path: Pa
     assert result.exit_code == 2
     assert "precision must be one of auto, bf16, fp32" in " ".join(result.output.split())
     assert not out.exists()
+
+
+def _authored() -> list[AuthoredPair]:
+    rows = [
+        ("I adopted a rescue greyhound called Biscuit.", "Has a dog", "ENTAILED"),
+        ("I adopted a rescue greyhound called Biscuit.", "Owns a cat", "UNSUPPORTED"),
+        ("We moved to Porto in March for my new job.", "Lives in Porto", "ENTAILED"),
+        ("We moved to Porto in March for my new job.", "Started a job recently", "INFERABLE"),
+        ("My sister and I run a bakery stall on Saturdays.", "Has a sister", "ENTAILED"),
+        ("Mum and I took over her bakery stall in the market.", "Runs a bakery stall", "ENTAILED"),
+    ]
+    return [
+        AuthoredPair(pair_id=f"t-{i}", premise=p, claim=c, label=lab, case="plain")
+        for i, (p, c, lab) in enumerate(rows)
+    ]
+
+
+def test_other_messages_pair_each_message_with_unrelated_claims_of_others() -> None:
+    authored = _authored()
+    said = {a.claim: a.premise for a in authored if a.label in ("ENTAILED", "INFERABLE")}
+    plain = build_pairs([], authored=authored)
+    made = build_pairs([], authored=authored, other_messages=2)
+    assert made[: len(plain)] == plain  # off by default: the shipped recipe is unchanged
+    extra = made[len(plain) :]
+    assert extra
+    assert {p.origin for p in extra} == {"authored:other_message"}
+    assert {p.label for p in extra} == {SupportClass.UNSUPPORTED}
+    for premise in {a.premise for a in authored}:
+        mine = [p for p in extra if p.premise == premise]
+        assert 1 <= len(mine) <= 2
+        for p in mine:
+            assert said[p.claim] != premise  # a claim of another message
+            assert not content_stems(p.claim) & content_stems(premise)  # sharing no content word
+    assert build_pairs([], authored=authored, other_messages=2) == made  # seeded
+    # with room for every other claim: all of them, except those that share a content word
+    every = build_pairs([], authored=authored, other_messages=10)[len(plain) :]
+    sister = "My sister and I run a bakery stall on Saturdays."
+    assert {p.claim for p in every if p.premise == sister} == {
+        "Has a dog", "Lives in Porto", "Started a job recently"
+    }  # fmt: skip
+    assert {p.claim for p in every if p.premise.startswith("I adopted")} == {
+        "Has a sister", "Lives in Porto", "Started a job recently", "Runs a bakery stall"
+    }  # fmt: skip
+
+
+def test_train_support_takes_extra_pair_folders_and_other_messages(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from mirage_guard.adapters.cli import app
+
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "part_z.jsonl").write_text(
+        "".join(p.model_dump_json() + "\n" for p in _authored()), encoding="utf-8"
+    )
+    out = tmp_path / "model"
+    result = CliRunner().invoke(
+        app,
+        ["calibrate", "train-support", "--out", str(out), "--epochs", "1", "--limit", "24",
+         "--extra-pairs", str(extra), "--other-messages", "1"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["config"]["other_messages"] == 1
+    packaged_pairs = load_authored()
+    n = manifest["data"]["authored_pairs"]
+    assert n["train"] + n["test"] == len(packaged_pairs) + len(_authored())
