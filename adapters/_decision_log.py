@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import functools
 import json
+import sqlite3
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -602,9 +604,23 @@ def _response(body: str) -> dict[str, Any]:
     return data
 
 
+# how long a new connection keeps trying to switch a file another connection holds to WAL
+_WAL_SWITCH_S = 10.0
+
+
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
+    # replicas opening one new file together: switching it to WAL needs the file to itself, and
+    # SQLite answers "database is locked" at once instead of waiting (seen in CI), so retry
+    deadline = time.monotonic() + _WAL_SWITCH_S
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            break
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
 
