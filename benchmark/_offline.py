@@ -80,38 +80,40 @@ def _task_answer(prompt: str, salt: str) -> str:
     return " ".join(sentences)
 
 
+def _judged(sentence: str, facts: Sequence[tuple[str | None, str]]) -> dict[str, str | None]:
+    """The offline judge's reading of one sentence: grounded when it quotes a fact."""
+    source = next((tid for tid, text in facts if text.rstrip(".")[:40] in sentence), None)
+    if source is not None:
+        label, accuracy = "GROUNDED", "CORRECT"
+    else:
+        label = _LABEL_CYCLE[_h(sentence) % 3]
+        accuracy = _ACCURACY_CYCLE[_h(sentence + "a") % 4]
+    return {"text": sentence, "label": label, "source_turn_id": source, "accuracy": accuracy}
+
+
+def _judge_facts(prompt: str) -> list[tuple[str | None, str]]:
+    return _fact_lines(_between(prompt, "each with its turn id:", "THE ASSISTANT WAS ASKED"))
+
+
 def _judge_answer(prompt: str) -> str:
-    facts = _fact_lines(_between(prompt, "each with its turn id:", "THE ASSISTANT WAS ASKED"))
+    facts = _judge_facts(prompt)
     output = _between(prompt, "<<<", ">>>")
-    claims = []
-    for sentence in _sentences(output):
-        source = next((tid for tid, text in facts if text.rstrip(".")[:40] in sentence), None)
-        if source is not None:
-            label, accuracy = "GROUNDED", "CORRECT"
-        else:
-            label = _LABEL_CYCLE[_h(sentence) % 3]
-            accuracy = _ACCURACY_CYCLE[_h(sentence + "a") % 4]
-        claims.append(
-            {"text": sentence, "label": label, "source_turn_id": source, "accuracy": accuracy}
-        )
-    return json.dumps({"claims": claims})
+    return json.dumps({"claims": [_judged(s, facts) for s in _sentences(output)]})
+
+
+def _audited(sentence: str) -> dict[str, str | float]:
+    """The offline model's own label of one of its sentences; it under-reports: it calls most
+    of its own inventions reasonable."""
+    if sentence.startswith("Since you mentioned it"):
+        label = "GROUNDED"
+    else:
+        label = "FABRICATED" if _h(sentence) % 4 == 0 else "INFERRED_REASONABLE"
+    return {"text": sentence, "label": label, "confidence": 0.5 + _h(sentence) % 50 / 100}
 
 
 def _self_audit_answer(messages: Sequence[Message]) -> str:
     answer = next((m.content for m in reversed(messages) if m.role == "assistant"), "")
-    claims = []
-    for sentence in _sentences(answer):
-        grounded = sentence.startswith("Since you mentioned it")
-        # the mock under-reports: it calls most of its own inventions reasonable
-        label = (
-            "GROUNDED"
-            if grounded
-            else ("FABRICATED" if _h(sentence) % 4 == 0 else "INFERRED_REASONABLE")
-        )
-        claims.append(
-            {"text": sentence, "label": label, "confidence": 0.5 + _h(sentence) % 50 / 100}
-        )
-    return json.dumps({"claims": claims})
+    return json.dumps({"claims": [_audited(s) for s in _sentences(answer)]})
 
 
 def _numbered_lines(text: str) -> list[str]:
@@ -119,35 +121,33 @@ def _numbered_lines(text: str) -> list[str]:
     return [m.group(1) for m in re.finditer(r"^\d+\. (.+)$", text, flags=re.M)]
 
 
+def _claim_of(sentence: str) -> str | None:
+    """The sentence as the free-claim answers would take it (None: too short to be a claim)."""
+    found = _sentences(sentence)
+    return found[0] if found else None
+
+
 def _self_audit_sentences_answer(prompt: str) -> str:
     items = []
     for n, sentence in enumerate(_numbered_lines(prompt), start=1):
-        claim = json.loads(_self_audit_answer([Message(role="assistant", content=sentence)]))
-        first = claim["claims"][0] if claim["claims"] else None
-        items.append(
-            {
-                "n": n,
-                "label": first["label"] if first else "NO_CLAIM",
-                "confidence": first["confidence"] if first else 1.0,
-            }
-        )
+        claim = _claim_of(sentence)
+        a = _audited(claim) if claim else {"label": "NO_CLAIM", "confidence": 1.0}
+        items.append({"n": n, "label": a["label"], "confidence": a["confidence"]})
     return json.dumps({"sentences": items})
 
 
 def _judge_sentences_answer(prompt: str) -> str:
-    sentences = _numbered_lines(_between(prompt, "<<<", ">>>"))
-    output = "\n".join(sentences)
-    judged = json.loads(_judge_answer(prompt.replace(_between(prompt, "<<<", ">>>"), output)))
-    by_text = {c["text"]: c for c in judged["claims"]}
+    facts = _judge_facts(prompt)
     items = []
-    for n, sentence in enumerate(sentences, start=1):
-        c = by_text.get(sentence.strip(" -"))
+    for n, sentence in enumerate(_numbered_lines(_between(prompt, "<<<", ">>>")), start=1):
+        claim = _claim_of(sentence)
+        j = _judged(claim, facts) if claim else {"label": "NO_CLAIM", "source_turn_id": None}
         items.append(
             {
                 "n": n,
-                "label": c["label"] if c else "NO_CLAIM",
-                "source_turn_id": c["source_turn_id"] if c else None,
-                "accuracy": c["accuracy"] if c else "UNVERIFIABLE",
+                "label": j["label"],
+                "source_turn_id": j["source_turn_id"],
+                "accuracy": j.get("accuracy", "UNVERIFIABLE"),
             }
         )
     return json.dumps({"sentences": items})

@@ -161,7 +161,7 @@ class EmptyOutputError(LLMOutputError):
 
 MAX_SENTENCES = 40
 """The longest Task answer, in sentences, that ``--claim-units sentences`` labels; a longer one
-fails its unit (:class:`TooManySentencesError`) rather than being labelled in part."""
+fails its unit (:class:`SentenceUnitsError`) rather than being labelled in part."""
 
 # a sentence ends at . ! ? (then a space) or at a line break; list markers are dropped
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -239,29 +239,23 @@ async def run_self_audit(
 ) -> tuple[SelfAuditOutput, CallInfo]:
     """Same model, new turn of the same conversation. ``units``: claims in the model's own
     words (the paper's), or a label for each sentence of ``output`` (its text the claim's)."""
+    schema: type[BaseModel]
     if units is ClaimUnits.SENTENCES:
-        return await _self_audit_sentences(llm, persona, task, output, params)
-    prompt = load_prompt("bench_self_audit")
+        sentences = _sentences_of(output)
+        prompt = load_prompt("bench_self_audit_sentences")
+        ask = prompt.render(sentences=numbered(sentences))
+        schema = sentence_self_audit_schema(len(sentences))
+    else:
+        prompt = load_prompt("bench_self_audit")
+        ask, schema = prompt.render(), SelfAuditOutput
     messages = [
         *task_messages(persona, task),
         Message(role="assistant", content=output),
-        Message(role="user", content=prompt.render()),
+        Message(role="user", content=ask),
     ]
-    return await call_json(llm, messages, SelfAuditOutput, params, [task.prompt, prompt])
-
-
-async def _self_audit_sentences(
-    llm: LLMClient, persona: Persona, task: Task, output: str, params: SamplingParams
-) -> tuple[SelfAuditOutput, CallInfo]:
-    sentences = _sentences_of(output)
-    prompt = load_prompt("bench_self_audit_sentences")
-    messages = [
-        *task_messages(persona, task),
-        Message(role="assistant", content=output),
-        Message(role="user", content=prompt.render(sentences=numbered(sentences))),
-    ]
-    schema = sentence_self_audit_schema(len(sentences))
     parsed, info = await call_json(llm, messages, schema, params, [task.prompt, prompt])
+    if isinstance(parsed, SelfAuditOutput):
+        return parsed, info
     claims = [
         SelfAuditClaim(text=sentences[item.n - 1], label=label, confidence=item.confidence)
         for item in parsed.sentences  # type: ignore[attr-defined]
