@@ -35,6 +35,7 @@ from mirage_guard.calibration._support_authored import (
     pair_report,
 )
 from mirage_guard.calibration._support_pairs import AUTHORED, SupportPair, build_pairs
+from mirage_guard.guard.errors import InputError
 from mirage_guard.guard.evidence import (
     CROSS_FROZEN_PREFIX,
     MAX_PAIR_TOKENS,
@@ -43,6 +44,8 @@ from mirage_guard.guard.evidence import (
     SupportClass,
     build_cross,
     encode_pairs,
+    keep_layers,
+    n_layers,
     resolve_precision,
     shipped_state,
 )
@@ -95,6 +98,15 @@ class TrainConfig:
     # "auto" picks it only there. The shipped weights are fp32's; bf16 changes them (recorded in
     # the manifest)
     precision: str = "fp32"
+    # encoder layers of the model trained (at most MiniLM's six): fewer is faster, each layer
+    # costing about a sixth of a pair's time
+    layers: int = 6
+    # a trained support-model folder: the model trained starts from its weights (``layers`` of its
+    # layers, evenly spread, the first and last kept) and learns its class probabilities (softened
+    # by ``temperature``) with weight ``distill_weight`` besides the labels
+    teacher: str = ""
+    distill_weight: float = 0.5
+    temperature: float = 2.0
 
 
 def train_support(
@@ -143,7 +155,8 @@ def _train(
     )
     made += [p for p in made if p.origin.startswith(AUTHORED)] * (cfg.authored_repeat - 1)
     pairs = balanced(made, cfg.max_unsupported, cfg.seed)[:limit]
-    module, tokenizer = build_cross()
+    module, tokenizer, teacher = _student(cfg)
+    soft = None if teacher is None else _soft_targets(teacher, pairs, cfg.temperature)
     for name, p in module.named_parameters():
         p.requires_grad = not name.startswith(CROSS_FROZEN_PREFIX)
     counts = Counter(p.label for p in pairs)
@@ -178,6 +191,10 @@ def _train(
             with autocast:
                 logits = module(**enc)
             loss = loss_fn(logits.float(), labels)
+            if soft is not None:
+                loss = (1 - cfg.distill_weight) * loss + cfg.distill_weight * _distill_loss(
+                    logits.float(), soft[idx], cfg.temperature
+                )
             loss.backward()
             torch.nn.utils.clip_grad_norm_(body + head, 1.0)
             opt.step()
@@ -196,7 +213,9 @@ def _train(
     manifest: dict[str, Any] = {
         "sha256": sha,
         "architecture": {
-            "kind": "cross-encoder: all six MiniLM layers over [CLS] turn [SEP] claim [SEP]",
+            "kind": f"cross-encoder: {n_layers(module)} MiniLM layers over [CLS] turn [SEP] "
+            "claim [SEP]",
+            "layers": n_layers(module),
             "pooling": "[CLS] + mean, linear 768 -> 4",
             "max_pair_tokens": MAX_PAIR_TOKENS,
             "not_shipped": f"{CROSS_FROZEN_PREFIX}* (frozen; read from the MiniLM package)",
@@ -217,6 +236,7 @@ def _train(
         "pairs_per_class": {c.name.lower(): counts[c] for c in SupportClass},
         "pairs_per_origin": dict(sorted(Counter(p.origin for p in pairs).items())),
         "config": {**cfg.__dict__, "precision": precision},
+        "teacher_sha256": None if teacher is None else teacher.sha256,
         "steps": step,
         "command": COMMAND,
     }
@@ -239,6 +259,47 @@ def _train(
         size_bytes=(out / WEIGHTS).stat().st_size,
         authored_test=report,
     )
+
+
+def spread_layers(n: int, of: int) -> list[int]:
+    """``n`` of ``of`` layers, evenly spread, the first and the last among them."""
+    if not 1 <= n <= of:
+        raise InputError(f"layers must be 1..{of}, got {n}")
+    if n == 1:
+        return [of - 1]
+    return sorted({round(i * (of - 1) / (n - 1)) for i in range(n)})
+
+
+def _student(cfg: TrainConfig) -> tuple[Any, Any, CrossSupportModel | None]:
+    """(module to train, tokenizer, teacher or None)."""
+    if not cfg.teacher:
+        module, tokenizer = build_cross()
+        if cfg.layers != n_layers(module):
+            keep_layers(module, spread_layers(cfg.layers, n_layers(module)))
+        return module, tokenizer, None
+    teacher = CrossSupportModel(Path(cfg.teacher))
+    module, tokenizer = build_cross(layers=n_layers(teacher.module))
+    module.load_state_dict(teacher.module.state_dict())
+    keep_layers(module, spread_layers(cfg.layers, n_layers(module)))
+    return module, tokenizer, teacher
+
+
+def _soft_targets(teacher: CrossSupportModel, pairs: Sequence[SupportPair], t: float) -> Any:
+    """The teacher's class probabilities for every pair, softened by temperature ``t``
+    (softmax(z / t) is p ** (1 / t), renormalised)."""
+    import torch
+
+    probs = teacher.predict_text([q.premise for q in pairs], [q.claim for q in pairs])
+    soft = np.clip(probs.astype(np.float64), 1e-9, 1.0) ** (1.0 / t)
+    return torch.tensor(soft / soft.sum(axis=1, keepdims=True), dtype=torch.float32)
+
+
+def _distill_loss(logits: Any, soft: Any, t: float) -> Any:
+    """KL(teacher || student) at temperature ``t``, scaled by t^2 (Hinton et al. 2015)."""
+    import torch
+
+    log_q = torch.log_softmax(logits / t, dim=-1)
+    return torch.nn.functional.kl_div(log_q, soft, reduction="batchmean") * t * t
 
 
 def _pairs_sha256(pairs: Sequence[AuthoredPair]) -> str:

@@ -20,7 +20,7 @@ from mirage_guard.guard._domain import (
 )
 from mirage_guard.guard._policy import Policy
 from mirage_guard.guard._reasons import Reason, ReasonCode, reason
-from mirage_guard.guard.evidence import KINDS, exact_word
+from mirage_guard.guard.evidence import KINDS, changed_values, exact_word, value_kind
 from mirage_guard.guard.scoring import CalibrationProfile
 
 
@@ -81,6 +81,24 @@ def contradicted(link: EvidenceLink) -> bool:
     return p >= CONTRADICTED_MIN and p > supported and unsaid
 
 
+def changed_value(claim: str, link: EvidenceLink) -> tuple[str, str] | None:
+    """(said, claimed) when the linked turn gives another value for what the claim states ("my
+    parents live 2 hours away" / "Parents live 4 hours away"; "back to work on monday" /
+    "Returns to work on Wednesday"), the claimed value being said in no user turn (a number)
+    or not in the turns the claim was aligned to (a day or month). A rule on the words: the
+    support model misses many of these."""
+    if link.span is None:
+        return None
+    unsaid = {w.lower() for w in link.unsupported_words}
+    for said, claimed in changed_values(claim, link.span):
+        if value_kind(claimed) == "number":
+            if link.features.get("unsupported_numbers", 0.0) > 0:
+                return said, claimed
+        elif claimed in unsaid or f"{claimed}s" in unsaid:
+            return said, claimed
+    return None
+
+
 # attributes of a group a person belongs to: inferred from evidence about something else (a job,
 # a city, a hobby), they are a group prior, the taxonomy's stereotype
 GROUP_KINDS = ("politics", "religion")
@@ -130,7 +148,7 @@ def decide(
     ]
     if not calibrated:
         reasons.append(reason(ReasonCode.UNCALIBRATED_WRITER, writer_model=writer_model))
-    provenance = _provenance(link, p_oi, p_stated, profile, reasons)
+    provenance = _provenance(candidate.text, link, p_oi, p_stated, profile, reasons)
     if link.unsupported_words:
         reasons.append(reason(ReasonCode.UNSUPPORTED_CONTENT, words=list(link.unsupported_words)))
     if verdict is not None and not calibrated and verdict.label.is_over_inference:
@@ -192,6 +210,7 @@ def _quote_rule(
 
 
 def _provenance(
+    claim: str,
     link: EvidenceLink,
     p_oi: float,
     p_stated: float,
@@ -217,6 +236,13 @@ def _provenance(
     # what the score missed: the user's turn says otherwise, or a group prior
     if contradicted(link):
         reasons.append(reason(ReasonCode.CONTRADICTED, turn_id=link.turn_id))
+        return Provenance.GENERATED
+    changed = changed_value(claim, link)
+    if changed is not None:
+        said, claimed = changed
+        reasons.append(
+            reason(ReasonCode.CHANGED_VALUE, turn_id=link.turn_id, said=said, claimed=claimed)
+        )
         return Provenance.GENERATED
     group = group_attribute(link)
     if group is not None:

@@ -165,6 +165,28 @@ def train_support_cmd(
             "has bf16 units: AMX or AVX512-BF16)"
         ),
     ] = TrainConfig().precision,
+    layers: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=6,
+            help="encoder layers of the model trained (MiniLM has 6; fewer is faster, each layer "
+            "about a sixth of a pair's time)",
+        ),
+    ] = TrainConfig().layers,
+    teacher: Annotated[
+        Path | None,
+        typer.Option(
+            help="a trained support-model folder (e.g. the shipped one) to distil: the model "
+            "starts from --layers of its layers and learns its class probabilities too"
+        ),
+    ] = None,
+    distill_weight: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="with --teacher: weight of its probabilities")
+    ] = TrainConfig().distill_weight,
+    temperature: Annotated[
+        float, typer.Option(min=0.1, help="with --teacher: softening of its probabilities")
+    ] = TrainConfig().temperature,
 ) -> None:
     """Fine-tune the claim-support cross-encoder on the support half of the train split and the
     train side of the hand-written pairs (deterministic, ~12 min on 2 idle cores); measure it on
@@ -175,7 +197,15 @@ def train_support_cmd(
         raise typer.BadParameter(str(exc), param_hint="--precision") from exc
     path = data or packaged("claims.jsonl")
     examples = train_half(load_examples(path, personas=personas, split="train"), TrainHalf.SUPPORT)
-    cfg = TrainConfig(epochs=epochs, precision=precision, other_messages=other_messages)
+    cfg = TrainConfig(
+        epochs=epochs,
+        precision=precision,
+        other_messages=other_messages,
+        layers=layers,
+        teacher="" if teacher is None else str(teacher),
+        distill_weight=distill_weight,
+        temperature=temperature,
+    )
     authored = load_authored(pairs) + [p for f in extra_pairs or [] for p in load_authored(f)]
     result = train_support(examples, out, data_path=path, cfg=cfg, limit=limit, authored=authored)
     console.print(

@@ -12,6 +12,8 @@ from mirage_guard.guard.evidence._cross import (
     build_cross,
     cross_model_dir,
     encode_pairs,
+    keep_layers,
+    n_layers,
     resolve_precision,
     shared_cross_model,
     shipped_state,
@@ -36,7 +38,13 @@ from mirage_guard.guard.evidence._support import (
     exact_word,
     verify_support_dir,
 )
-from mirage_guard.guard.evidence._text import content_stems, has_negation, sentences
+from mirage_guard.guard.evidence._text import (
+    changed_values,
+    content_stems,
+    has_negation,
+    sentences,
+    value_kind,
+)
 
 __all__ = [
     "CROSS_FROZEN_PREFIX",
@@ -57,13 +65,16 @@ __all__ = [
     "Vectors",
     "build_cross",
     "cache_namespace",
+    "changed_values",
     "content_stems",
     "cross_model_dir",
     "current_cache_namespace",
     "encode_pairs",
     "exact_word",
     "has_negation",
+    "keep_layers",
     "minilm_model_path",
+    "n_layers",
     "resolve_precision",
     "sentences",
     "shared_cross_model",
@@ -71,5 +82,6 @@ __all__ = [
     "shipped_linker",
     "shipped_state",
     "shipped_support",
+    "value_kind",
     "verify_support_dir",
 ]

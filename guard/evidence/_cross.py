@@ -58,8 +58,9 @@ def cross_model_dir() -> Path:
     return Path(str(resources.files("mirage_guard.guard.evidence").joinpath(CROSS_DIR)))
 
 
-def build_cross(base: Path | None = None) -> tuple[Any, Any]:
-    """(module, tokenizer): MiniLM's encoder with a 4-class head on [CLS] + mean pooling."""
+def build_cross(base: Path | None = None, *, layers: int | None = None) -> tuple[Any, Any]:
+    """(module, tokenizer): MiniLM's encoder with a 4-class head on [CLS] + mean pooling;
+    ``layers``: keep only the first this many of its six layers (a distilled student)."""
     try:
         import torch
         from transformers import AutoModel, AutoTokenizer
@@ -82,7 +83,26 @@ def build_cross(base: Path | None = None) -> tuple[Any, Any]:
             mean = (h * keep).sum(1) / keep.sum(1).clamp(min=1.0)
             return self.classifier(self.dropout(torch.cat([h[:, 0], mean], dim=-1)))
 
-    return CrossSupport(), AutoTokenizer.from_pretrained(path)
+    module = CrossSupport()
+    if layers is not None:
+        keep_layers(module, list(range(layers)))
+    return module, AutoTokenizer.from_pretrained(path)
+
+
+def n_layers(module: Any) -> int:
+    return len(module.encoder.encoder.layer)
+
+
+def keep_layers(module: Any, keep: Sequence[int]) -> None:
+    """Cut ``module``'s encoder down to the layers ``keep`` (in that order), in place."""
+    import torch
+
+    if not keep or any(not 0 <= i < n_layers(module) for i in keep):
+        n = n_layers(module)
+        raise InputError(f"layers {list(keep)} are not layers of a {n}-layer encoder")
+    stack = module.encoder.encoder.layer
+    module.encoder.encoder.layer = torch.nn.ModuleList([stack[i] for i in keep])
+    module.encoder.config.num_hidden_layers = len(keep)
 
 
 def shipped_state(module: Any) -> dict[str, Any]:
@@ -119,7 +139,8 @@ class CrossSupportModel:
         self.precision = resolve_precision(precision)
         self.path = path or cross_model_dir()
         self.manifest = verify_support_dir(self.path)
-        module, self._tokenizer = build_cross()
+        layers = self.manifest.get("architecture", {}).get("layers")
+        module, self._tokenizer = build_cross(layers=None if layers is None else int(layers))
         state = {k: v.float() for k, v in load_file(str(self.path / WEIGHTS)).items()}
         missing, unexpected = module.load_state_dict(state, strict=False)
         if unexpected or any(not k.startswith(CROSS_FROZEN_PREFIX) for k in missing):
@@ -134,6 +155,11 @@ class CrossSupportModel:
     @property
     def sha256(self) -> str:
         return str(self.manifest["sha256"])
+
+    @property
+    def module(self) -> Any:
+        """The torch module (eval mode); a student's training starts from its weights."""
+        return self._module
 
     def predict_text(
         self, premises: Sequence[str], claims: Sequence[str], *, batch_size: int = 32

@@ -146,3 +146,76 @@ def hedge_count(text: str) -> int:
 def generalizer_count(text: str) -> int:
     low = f" {text.lower()} "
     return sum(1 for g in GENERALIZERS if g in low)
+
+
+# values that must be said as they are: a number, a day, a month ("may" is left out: a modal)
+_DAY_WORDS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_MONTH_WORDS = (
+    "january", "february", "march", "april", "june", "july", "august", "september", "october",
+    "november", "december",
+)  # fmt: skip
+_NUMBER_VALUES = {
+    "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
+    "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "twenty": "20",
+    "thirty": "30", "forty": "40", "fifty": "50",
+}  # fmt: skip
+# content words this far either side of a value say what it is a value of
+VALUE_CONTEXT = 3
+
+
+def _value(word: str) -> tuple[str, str] | None:
+    """(kind, normalised value) of a number, day or month word, else None."""
+    if word[:1].isdigit():
+        return "number", word.replace(",", "")
+    if word in _NUMBER_VALUES:
+        return "number", _NUMBER_VALUES[word]
+    bare = word[:-1] if word.endswith("s") else word
+    if bare in _DAY_WORDS:
+        return "day", bare
+    if word in _MONTH_WORDS:
+        return "month", word
+    return None
+
+
+def value_kind(value: str) -> str | None:
+    """ "number", "day" or "month" for a value :func:`changed_values` gives, else None."""
+    v = _value(value)
+    return None if v is None else v[0]
+
+
+def _values(text: str) -> list[tuple[str, str, frozenset[str]]]:
+    """Each value of ``text`` with the content stems around it."""
+    ws = words(text)
+    out = []
+    for i, w in enumerate(ws):
+        v = _value(w)
+        if v is None:
+            continue
+        near = ws[max(0, i - VALUE_CONTEXT) : i] + ws[i + 1 : i + 1 + VALUE_CONTEXT]
+        context = frozenset(
+            stem(x) for x in near if x not in STOPWORDS and len(x) > 1 and _value(x) is None
+        )
+        out.append((v[0], v[1], context))
+    return out
+
+
+def changed_values(claim: str, evidence: str) -> list[tuple[str, str]]:
+    """(said, claimed): a number, day or month of the claim that ``evidence`` does not say where
+    the evidence says another value of the same kind about the same thing (a content word near
+    both): "Parents live 4 hours away" against "my parents live 2 hours away" gives [("2",
+    "4")]; "Returns to work on Wednesday" against "I go back to work on monday" gives
+    [("monday", "wednesday")]. A claim that also says the evidence's value (a range, a
+    correction) gives nothing for it."""
+    claimed = _values(claim)
+    said = _values(evidence)
+    said_set = {(k, v) for k, v, _ in said}
+    claimed_set = {(k, v) for k, v, _ in claimed}
+    out: list[tuple[str, str]] = []
+    for kind, value, context in claimed:
+        if (kind, value) in said_set:
+            continue
+        for kind2, value2, context2 in said:
+            if kind2 == kind and (kind2, value2) not in claimed_set and context & context2:
+                out.append((value2, value))
+                break
+    return out

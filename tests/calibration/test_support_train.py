@@ -19,8 +19,15 @@ from mirage_guard.calibration import (
     train_support,
 )
 from mirage_guard.calibration._support_pairs import change_detail, glue_detail, negate
+from mirage_guard.calibration._support_train import spread_layers
 from mirage_guard.guard.errors import InputError
-from mirage_guard.guard.evidence import CrossSupportModel, SupportClass, content_stems
+from mirage_guard.guard.evidence import (
+    CrossSupportModel,
+    SupportClass,
+    content_stems,
+    keep_layers,
+    n_layers,
+)
 
 
 def test_pairs_come_from_the_train_split_only() -> None:
@@ -78,6 +85,48 @@ def test_training_is_deterministic_on_a_tiny_subset(tmp_path: Path, precision: s
     assert CrossSupportModel(tmp_path / "a").sha256 == a.sha256
     manifest = json.loads((tmp_path / "a" / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["config"]["precision"] == precision
+
+
+@pytest.mark.slow
+def test_a_distilled_student_keeps_spread_layers_and_loads_with_them(tmp_path: Path) -> None:
+    path = packaged("claims.jsonl")
+    train = load_examples(path, split="train")[:40]
+    teacher = CrossSupportModel()
+    cfg = TrainConfig(epochs=1, batch_size=8, layers=2, teacher=str(teacher.path))
+    a = train_support(train, tmp_path / "a", data_path=path, cfg=cfg, limit=24, log=False)
+    b = train_support(train, tmp_path / "b", data_path=path, cfg=cfg, limit=24, log=False)
+    assert a.sha256 == b.sha256  # deterministic, the teacher's probabilities included
+    manifest = json.loads((tmp_path / "a" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["architecture"]["layers"] == 2
+    assert manifest["teacher_sha256"] == teacher.sha256
+    student = CrossSupportModel(tmp_path / "a")
+    assert n_layers(student.module) == 2
+    # it starts from the teacher's first and last layer (one epoch of 3 steps moves them little)
+    t_layers, s_layers = teacher.module.encoder.encoder.layer, student.module.encoder.encoder.layer
+    for s_i, t_i in ((0, 0), (1, 5)):
+        s_w = s_layers[s_i].attention.self.query.weight.detach()
+        t_w = t_layers[t_i].attention.self.query.weight.detach()
+        assert float((s_w - t_w).abs().mean()) < 0.1 * float(t_w.abs().mean())
+    probs = student.predict_text(["I live in Lisbon."], ["Lives in Lisbon."])
+    assert probs.shape == (1, len(SupportClass))
+    assert abs(float(probs.sum()) - 1.0) < 1e-5
+
+
+@pytest.mark.parametrize(
+    ("n", "of", "expected"), [(6, 6, [0, 1, 2, 3, 4, 5]), (3, 6, [0, 2, 5]), (2, 6, [0, 5]),
+                              (1, 6, [5])]
+)  # fmt: skip
+def test_student_layers_are_spread_with_the_first_and_last(
+    n: int, of: int, expected: list[int]
+) -> None:
+    assert spread_layers(n, of) == expected
+
+
+def test_a_student_cannot_have_more_layers_than_its_teacher() -> None:
+    with pytest.raises(InputError, match=r"layers must be 1\.\.6"):
+        spread_layers(7, 6)
+    with pytest.raises(InputError, match="not layers of a 6-layer encoder"):
+        keep_layers(CrossSupportModel().module, [6])
 
 
 def test_precision_auto_uses_bf16_only_on_a_cpu_with_bf16_units(
@@ -247,3 +296,28 @@ def test_train_support_takes_extra_pair_folders_and_other_messages(tmp_path: Pat
     packaged_pairs = load_authored()
     n = manifest["data"]["authored_pairs"]
     assert n["train"] + n["test"] == len(packaged_pairs) + len(_authored())
+
+
+@pytest.mark.slow
+def test_the_command_trains_a_distilled_student(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from mirage_guard.adapters.cli import app
+    from mirage_guard.guard.evidence import cross_model_dir
+
+    out = tmp_path / "student"
+    result = CliRunner().invoke(
+        app,
+        ["calibrate", "train-support", "--out", str(out), "--epochs", "1", "--limit", "24",
+         "--layers", "3", "--teacher", str(cross_model_dir()), "--distill-weight", "0.7"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["architecture"]["layers"] == 3
+    assert manifest["config"]["distill_weight"] == 0.7
+    assert manifest["teacher_sha256"] == CrossSupportModel().sha256
+    too_many = CliRunner().invoke(
+        app, ["calibrate", "train-support", "--out", str(out), "--layers", "7"]
+    )
+    assert too_many.exit_code == 2
+    assert "--layers" in too_many.output

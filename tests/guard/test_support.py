@@ -9,10 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mirage_guard.guard import Candidate, EvidenceLink, Policy, Provenance
+from mirage_guard.guard import Candidate, Decision, EvidenceLink, Policy, Provenance
 from mirage_guard.guard._decision import decide, fully_supported
 from mirage_guard.guard._reasons import ReasonCode
 from mirage_guard.guard.errors import SupportModelError
+from mirage_guard.guard.evidence import changed_values
 from mirage_guard.guard.evidence._support import (
     SUPPORT_FEATURES,
     ClaimSupport,
@@ -327,3 +328,57 @@ def test_a_group_attribute_from_evidence_about_something_else_is_generated() -> 
         sup_contradicted=0.1, kind_agreement=0.05, **{**kinds, "kind_hobby": 0.8}, **read
     )
     assert ReasonCode.GROUP_ATTRIBUTE not in codes
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence", "expected"),
+    [
+        ("Parents live 4 hours away by train", "My parents live 2 hours away by train.",
+         [("2", "4")]),
+        ("Returns to work on Wednesday", "I go back to work on monday.",
+         [("monday", "wednesday")]),
+        ("Trains jiu-jitsu four nights a week", "I train jiu-jitsu 6 nights a week.",
+         [("6", "4")]),
+        # the same value in words and digits, or said too: nothing changed
+        ("Trains 4 nights a week", "I train four nights a week.", []),
+        ("Works from 9 to 5", "I work 9 to 5 most days.", []),
+        # other numbers of another thing: not a changed value
+        ("Has two kids aged 5 and 7", "my kids are 5 and 7", []),
+        ("Pays 900 a month for a two-bed flat", "It's 900 a month. I'm 34.", []),
+    ],
+)  # fmt: skip
+def test_changed_values(claim: str, evidence: str, expected: list[tuple[str, str]]) -> None:
+    assert changed_values(claim, evidence) == expected
+
+
+def _decide_on(claim: str, span: str, words: list[str], numbers: float) -> Decision:
+    link = EvidenceLink(
+        turn_id="u1", similarity=0.9, span=span, unsupported_words=words,
+        features={"unsupported_names": 0.0, "unsupported_numbers": numbers, "support_model": 1.0,
+                  "sup_entailed": 0.9, "sup_inferable": 0.05, "sup_unsupported": 0.03,
+                  "sup_contradicted": 0.02},
+    )  # fmt: skip
+    return decide(
+        Candidate(text=claim), link, p_oi=0.05, p_stated=0.95, profile=make_profile(),
+        policy=Policy(),
+    )  # fmt: skip
+
+
+def test_a_claim_with_another_value_than_the_users_turn_is_generated_and_names_both() -> None:
+    """The support model reads the turn as saying it (entailed 0.9), the words do not."""
+    d = _decide_on("Parents live 4 hours away", "My parents live 2 hours away.", ["4"], 1.0)
+    assert d.provenance is Provenance.GENERATED
+    (changed,) = [r for r in d.reasons if r.code is ReasonCode.CHANGED_VALUE]
+    assert changed.params == {"turn_id": "u1", "said": "2", "claimed": "4"}
+    assert "u1 says 2, the claim says 4" in changed.text
+    d = _decide_on("Returns to work on Wednesday", "I go back to work on monday.",
+                   ["wednesday"], 0.0)  # fmt: skip
+    assert d.provenance is Provenance.GENERATED
+
+
+def test_a_value_some_user_turn_says_is_not_a_changed_value() -> None:
+    # the user said "4" elsewhere (no unsupported number) / "wednesday" is aligned in the turns
+    d = _decide_on("Parents live 4 hours away", "My parents live 2 hours away.", [], 0.0)
+    assert ReasonCode.CHANGED_VALUE not in {r.code for r in d.reasons}
+    d = _decide_on("Returns to work on Wednesday", "I go back to work on monday.", [], 0.0)
+    assert ReasonCode.CHANGED_VALUE not in {r.code for r in d.reasons}
