@@ -20,7 +20,15 @@ from mirage_guard.guard._domain import (
 )
 from mirage_guard.guard._policy import Policy
 from mirage_guard.guard._reasons import Reason, ReasonCode, reason
-from mirage_guard.guard.evidence import KINDS, changed_values, exact_word, value_kind
+from mirage_guard.guard.evidence import (
+    KINDS,
+    changed_values,
+    content_stems,
+    denied_stems,
+    exact_word,
+    has_negation,
+    value_kind,
+)
 from mirage_guard.guard.scoring import CalibrationProfile
 
 
@@ -97,6 +105,16 @@ def changed_value(claim: str, link: EvidenceLink) -> tuple[str, str] | None:
         elif claimed in unsaid or f"{claimed}s" in unsaid:
             return said, claimed
     return None
+
+
+def denied_words(claim: str, link: EvidenceLink) -> list[str]:
+    """Content words (stems) the claim asserts and the linked turn denies ("User has an MBA" /
+    "I don't have an MBA lol"; "Your husband is helping" / "lol no husband"; "Is on a meal plan"
+    / "no meal plan"), the claim itself having no negation. A rule on the words: the
+    cross-encoder reads many of these as restatements."""
+    if link.span is None or has_negation(claim):
+        return []
+    return sorted(denied_stems(link.span) & content_stems(claim))
 
 
 # attributes of a group a person belongs to: inferred from evidence about something else (a job,
@@ -236,6 +254,10 @@ def _provenance(
     # what the score missed: the user's turn says otherwise, or a group prior
     if contradicted(link):
         reasons.append(reason(ReasonCode.CONTRADICTED, turn_id=link.turn_id))
+        return Provenance.GENERATED
+    denied = denied_words(claim, link)
+    if denied:
+        reasons.append(reason(ReasonCode.DENIED, turn_id=link.turn_id, words=denied))
         return Provenance.GENERATED
     changed = changed_value(claim, link)
     if changed is not None:

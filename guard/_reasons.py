@@ -32,6 +32,7 @@ class ReasonCode(StrEnum):
     SUPERSEDED = "superseded"  # turn_id: a later user turn corrected what this one said
     CONTRADICTED = "contradicted"  # turn_id: the user's turn says otherwise
     CHANGED_VALUE = "changed_value"  # turn_id, said, claimed: another number / day / month
+    DENIED = "denied"  # turn_id, words: the linked turn denies what the claim asserts
     GROUP_ATTRIBUTE = "group_attribute"  # kind: politics/religion/demographics from other evidence
     UNSUPPORTED_CONTENT = "unsupported_content"  # words: claim words no linked user turn says
     NOT_FULLY_SUPPORTED = "not_fully_supported"  # turn_id: related to the turn, not all said
@@ -64,6 +65,7 @@ _TEMPLATES: dict[ReasonCode, str] = {
     ReasonCode.SUPERSEDED: "what {turn_id} said was corrected in a later user turn: stale",
     ReasonCode.CONTRADICTED: "{turn_id} says otherwise: generated",
     ReasonCode.CHANGED_VALUE: "{turn_id} says {said}, the claim says {claimed}: generated",
+    ReasonCode.DENIED: "{turn_id} denies {words}, which the claim asserts: generated",
     ReasonCode.GROUP_ATTRIBUTE: (
         "a {kind} attribute that no user turn about {kind} says: a group prior, generated"
     ),
@@ -110,6 +112,7 @@ _DESCRIPTIONS: dict[ReasonCode, str] = {
     ReasonCode.SUPERSEDED: "corrected by a later user turn: stale",
     ReasonCode.CONTRADICTED: "the user's own turn says otherwise",
     ReasonCode.CHANGED_VALUE: "the user's turn gives another number, day or month for it",
+    ReasonCode.DENIED: "the user's turn denies what the claim asserts",
     ReasonCode.GROUP_ATTRIBUTE: "politics, religion or demographics inferred from other evidence",
     ReasonCode.UNSUPPORTED_CONTENT: "the claim has words no linked user turn supports",
     ReasonCode.NOT_FULLY_SUPPORTED: "related to a user turn but not fully supported by it",

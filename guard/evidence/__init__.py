@@ -41,6 +41,7 @@ from mirage_guard.guard.evidence._support import (
 from mirage_guard.guard.evidence._text import (
     changed_values,
     content_stems,
+    denied_stems,
     has_negation,
     sentences,
     value_kind,
@@ -69,6 +70,7 @@ __all__ = [
     "content_stems",
     "cross_model_dir",
     "current_cache_namespace",
+    "denied_stems",
     "encode_pairs",
     "exact_word",
     "has_negation",

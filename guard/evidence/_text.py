@@ -219,3 +219,40 @@ def changed_values(claim: str, evidence: str) -> list[tuple[str, str]]:
                 out.append((value2, value))
                 break
     return out
+
+
+# grammatical negations only ("I hate running" is a feeling about running, not a denial of it)
+_DENIALS = NEGATIONS - {"dislikes", "hates", "avoids", "dislike", "hate", "avoid", "nothing",
+                        "none", "neither", "nor"}  # fmt: skip
+# a negation after these does not deny what follows ("if not", "or not", "whether or not")
+_PSEUDO_BEFORE = frozenset(("if", "or", "whether"))
+# ... nor before these ("not only", "not just", "no doubt", "not sure", "not yet")
+_PSEUDO_AFTER = frozenset(("only", "just", "doubt", "sure", "yet", "really", "even", "too"))
+# words a negation reaches that say how much or when, not what ("not every other weekend")
+_NOT_DENIED = frozenset(("every", "anymore", "yet", "lol", "sure", "idk", "else", "ever"))
+_CLAUSE_TOKEN = re.compile(r"[A-Za-z][A-Za-z'\-]*|\d+(?:[.,]\d+)?|[,.;:!?()]")
+# content words this far after a negation are what it denies ("I'm not a mom", "no meal plan")
+DENIED_SPAN = 3
+
+
+def denied_stems(text: str) -> frozenset[str]:
+    """Stems of the content words a negation in ``text`` denies: the next few words of its
+    clause ("no meal plan lol" -> meal, plan; "I'm not a mom!!" -> mom). Not after "if" / "or"
+    ("if not I'll look"), not in "not only", "not sure", "no doubt"..., and "no" only right
+    before a content word ("no husband", but not "no, the pharmacy is ...")."""
+    toks = [t.lower() for t in _CLAUSE_TOKEN.findall(text)]
+    out: set[str] = set()
+    for i, t in enumerate(toks):
+        if t not in _DENIALS or (i > 0 and toks[i - 1] in _PSEUDO_BEFORE):
+            continue
+        after = toks[i + 1 : i + 1 + DENIED_SPAN]
+        if after and after[0] in _PSEUDO_AFTER:
+            continue
+        if t == "no" and (not after or after[0] in STOPWORDS or not after[0][:1].isalpha()):
+            continue
+        for x in after:
+            if not x[:1].isalnum() or x in ("but", "just"):
+                break
+            if x not in STOPWORDS and x not in NEGATIONS and x not in _NOT_DENIED and len(x) > 1:
+                out.add(stem(x))
+    return frozenset(out)

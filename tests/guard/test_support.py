@@ -13,7 +13,7 @@ from mirage_guard.guard import Candidate, Decision, EvidenceLink, Policy, Proven
 from mirage_guard.guard._decision import decide, fully_supported
 from mirage_guard.guard._reasons import ReasonCode
 from mirage_guard.guard.errors import SupportModelError
-from mirage_guard.guard.evidence import changed_values
+from mirage_guard.guard.evidence import changed_values, denied_stems
 from mirage_guard.guard.evidence._support import (
     SUPPORT_FEATURES,
     ClaimSupport,
@@ -382,3 +382,37 @@ def test_a_value_some_user_turn_says_is_not_a_changed_value() -> None:
     assert ReasonCode.CHANGED_VALUE not in {r.code for r in d.reasons}
     d = _decide_on("Returns to work on Wednesday", "I go back to work on monday.", [], 0.0)
     assert ReasonCode.CHANGED_VALUE not in {r.code for r in d.reasons}
+
+
+@pytest.mark.parametrize(
+    ("text", "denied"),
+    [
+        ("no meal plan lol i live off campus", {"meal", "plan"}),
+        ("I'm not a mom!! she's my NIECE lol", {"mom"}),
+        ("lol no husband, it's just me", {"husband"}),
+        ("I don't have an MBA. Just a bachelor's", {"mba"}),
+        # not a denial of what follows: an answer, a condition, a hedge, how often
+        ("no the pharmacy is the main income", set()),
+        ("if not I'll look at goshiwons", set()),
+        ("I'm not sure but I think we move in June", set()),
+        ("its every weekend now, not every other.", set()),
+        ("I hate running but I do it anyway", set()),  # a feeling, not a denial
+        ("I don't run, but I swim every day", {"run"}),  # the clause ends at the comma
+    ],
+)
+def test_denied_stems(text: str, denied: set[str]) -> None:
+    assert denied_stems(text) == denied
+
+
+def test_a_claim_the_linked_turn_denies_is_generated_and_names_the_words() -> None:
+    """The cross-encoder reads it as a restatement (entailed 0.9); the words deny it."""
+    d = _decide_on("User has an MBA", "I don't have an MBA lol.", [], 0.0)
+    assert d.provenance is Provenance.GENERATED
+    (denied,) = [r for r in d.reasons if r.code is ReasonCode.DENIED]
+    assert denied.params == {"turn_id": "u1", "words": ["mba"]}
+    # a claim that says the negation itself is what the user said: not denied
+    d = _decide_on("Does not have an MBA", "I don't have an MBA lol.", [], 0.0)
+    assert ReasonCode.DENIED not in {r.code for r in d.reasons}
+    # a denial of something else in the turn: not this claim's
+    d = _decide_on("Lives off campus", "no meal plan lol i live off campus", [], 0.0)
+    assert ReasonCode.DENIED not in {r.code for r in d.reasons}
