@@ -112,3 +112,35 @@ def test_a_question_to_the_other_party_supports_nothing(linker: EvidenceLinker) 
     link = _one(linker, "Plays the clarinet")
     assert link.turn_id != "u3"
     assert "clarinet" in link.unsupported_words
+
+
+def test_the_guard_reads_what_the_user_denies_or_gives_otherwise() -> None:
+    """End to end with the shipped models and profile: the cross-encoder reads these claims as
+    said; the user's own words deny them or give another value, so they are generated."""
+    from mirage_guard.guard import Guard, GuardSettings, Provenance
+    from mirage_guard.guard._reasons import ReasonCode
+    from mirage_guard.guard.evidence import shared_minilm
+
+    turns = [
+        Turn(id="u1", role=Role.USER,
+             content="I don't have an MBA lol. Just a bachelor's in communications from UNAM."),
+        Turn(id="a1", role=Role.ASSISTANT, content="With your MBA, a strategy role fits you."),
+        Turn(id="u2", role=Role.USER,
+             content="My parents live 2 hours away by train, in the mountains."),
+    ]  # fmt: skip
+    claims = ["User has an MBA", "Parents live 4 hours away by train",
+              "Has a bachelor's in communications from UNAM"]  # fmt: skip
+    guard = Guard.from_settings(GuardSettings(), embedder=shared_minilm())
+    try:
+        mba, parents, degree = guard.tag(turns, [Candidate(text=c) for c in claims])
+    finally:
+        guard.close()
+    assert mba.provenance is Provenance.GENERATED
+    (denied,) = [r for r in mba.reasons if r.code is ReasonCode.DENIED]
+    assert denied.params["words"] == ["mba"]
+    assert parents.provenance is Provenance.GENERATED
+    (changed,) = [r for r in parents.reasons if r.code is ReasonCode.CHANGED_VALUE]
+    assert (changed.params["said"], changed.params["claimed"]) == ("2", "4")
+    # the control: what the user did say is not caught by either rule
+    assert degree.provenance is not Provenance.GENERATED
+    assert degree.source_turn_id == "u1"
