@@ -89,16 +89,16 @@ def contradicted(link: EvidenceLink) -> bool:
     return p >= CONTRADICTED_MIN and p > supported and unsaid
 
 
-def changed_value(claim: str, link: EvidenceLink) -> tuple[str, str] | None:
+def changed_value(claim: str, evidence: str | None, link: EvidenceLink) -> tuple[str, str] | None:
     """(said, claimed) when the linked turn gives another value for what the claim states ("my
     parents live 2 hours away" / "Parents live 4 hours away"; "back to work on monday" /
     "Returns to work on Wednesday"), the claimed value being said in no user turn (a number)
     or not in the turns the claim was aligned to (a day or month). A rule on the words: the
     support model misses many of these."""
-    if link.span is None:
+    if evidence is None:
         return None
     unsaid = {w.lower() for w in link.unsupported_words}
-    for said, claimed in changed_values(claim, link.span):
+    for said, claimed in changed_values(claim, evidence):
         if value_kind(claimed) == "number":
             if link.features.get("unsupported_numbers", 0.0) > 0:
                 return said, claimed
@@ -107,14 +107,14 @@ def changed_value(claim: str, link: EvidenceLink) -> tuple[str, str] | None:
     return None
 
 
-def denied_words(claim: str, link: EvidenceLink) -> list[str]:
+def denied_words(claim: str, evidence: str | None) -> list[str]:
     """Content words (stems) the claim asserts and the linked turn denies ("User has an MBA" /
     "I don't have an MBA lol"; "Your husband is helping" / "lol no husband"; "Is on a meal plan"
     / "no meal plan"), the claim itself having no negation. A rule on the words: the
     cross-encoder reads many of these as restatements."""
-    if link.span is None or has_negation(claim):
+    if evidence is None or has_negation(claim):
         return []
-    return sorted(denied_stems(link.span) & content_stems(claim))
+    return sorted(denied_stems(evidence) & content_stems(claim))
 
 
 # attributes of a group a person belongs to: inferred from evidence about something else (a job,
@@ -150,12 +150,14 @@ def decide(
     audit_error: BaseException | None = None,
     calibrated: bool = True,
     writer_model: str | None = None,
+    turn_text: str | None = None,
 ) -> Decision:
     """Provenance, action and reasons of one candidate.
 
     ``calibrated`` says whether ``profile`` was fitted for this writer model's self-audit (an
     evidence-only profile is calibrated when no self-audit is wanted); ``audit_error`` is the
-    self-audit's failure, if it failed.
+    self-audit's failure, if it failed. ``turn_text``: the whole linked user turn, which the
+    rules on the words read (``link.span`` is often one sentence of it); without it, the span.
     """
     reasons: list[Reason] = [
         reason(
@@ -166,7 +168,8 @@ def decide(
     ]
     if not calibrated:
         reasons.append(reason(ReasonCode.UNCALIBRATED_WRITER, writer_model=writer_model))
-    provenance = _provenance(candidate.text, link, p_oi, p_stated, profile, reasons)
+    evidence = turn_text or link.span
+    provenance = _provenance(candidate.text, evidence, link, p_oi, p_stated, profile, reasons)
     if link.unsupported_words:
         reasons.append(reason(ReasonCode.UNSUPPORTED_CONTENT, words=list(link.unsupported_words)))
     if verdict is not None and not calibrated and verdict.label.is_over_inference:
@@ -229,6 +232,7 @@ def _quote_rule(
 
 def _provenance(
     claim: str,
+    evidence: str | None,
     link: EvidenceLink,
     p_oi: float,
     p_stated: float,
@@ -255,11 +259,11 @@ def _provenance(
     if contradicted(link):
         reasons.append(reason(ReasonCode.CONTRADICTED, turn_id=link.turn_id))
         return Provenance.GENERATED
-    denied = denied_words(claim, link)
+    denied = denied_words(claim, evidence)
     if denied:
         reasons.append(reason(ReasonCode.DENIED, turn_id=link.turn_id, words=denied))
         return Provenance.GENERATED
-    changed = changed_value(claim, link)
+    changed = changed_value(claim, evidence, link)
     if changed is not None:
         said, claimed = changed
         reasons.append(

@@ -259,7 +259,10 @@ class Guard:
         verdicts, audit_error = await self._verdicts(turns, candidates, audit)
         with self._stage("score"):  # scoring the quotes against their claims is part of it
             spans = await self._quote_spans(candidates, verdicts)
-            decisions = self._decide(candidates, links, verdicts, audit_error, writer_model, spans)
+            said = {t.id: t.content for t in turns if t.role is Role.USER}
+            decisions = self._decide(
+                candidates, links, verdicts, audit_error, writer_model, spans, said
+            )
             decisions = self._fail_closed_on_language(turns, candidates, decisions)
         self._observer.on_decisions(decisions, writer_model=writer_model or self.writer_model)
         return decisions
@@ -328,7 +331,9 @@ class Guard:
         audit_error: LLMError | None,
         writer_model: str | None,
         spans: dict[str, EvidenceLink] | None = None,
+        said: dict[str, str] | None = None,
     ) -> list[Decision]:
+        """``said``: the user turns' texts by id (the word rules read the whole linked turn)."""
         model = writer_model or self.writer_model
         active = self._active  # one read: a concurrent reload never mixes two profile sets
         use_audit_profile = (
@@ -371,6 +376,7 @@ class Guard:
                 audit_error=audit_error,
                 calibrated=calibrated,
                 writer_model=model,
+                turn_text=(said or {}).get(link.turn_id or ""),
             )
             for i, (c, link) in enumerate(zip(candidates, links, strict=True))
         ]

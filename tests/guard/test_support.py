@@ -416,3 +416,19 @@ def test_a_claim_the_linked_turn_denies_is_generated_and_names_the_words() -> No
     # a denial of something else in the turn: not this claim's
     d = _decide_on("Lives off campus", "no meal plan lol i live off campus", [], 0.0)
     assert ReasonCode.DENIED not in {r.code for r in d.reasons}
+
+
+def test_the_word_rules_read_the_whole_linked_turn() -> None:
+    """The link's span can be one sentence of the turn; the denial may be in another."""
+    link = EvidenceLink(
+        turn_id="u1", similarity=0.9, span="I'm learning Welsh on Duolingo.",
+        features={"support_model": 1.0, "sup_entailed": 0.9, "sup_contradicted": 0.05},
+    )  # fmt: skip
+    kwargs = {"p_oi": 0.05, "p_stated": 0.95, "profile": make_profile(), "policy": Policy()}
+    claim = Candidate(text="Is a fluent Welsh speaker")
+    alone = decide(claim, link, **kwargs)  # type: ignore[arg-type]
+    assert ReasonCode.DENIED not in {r.code for r in alone.reasons}
+    turn = "Ha, I'm not fluent at all. I'm learning Welsh on Duolingo."
+    whole = decide(claim, link, turn_text=turn, **kwargs)  # type: ignore[arg-type]
+    assert whole.provenance is Provenance.GENERATED
+    assert [r.params["words"] for r in whole.reasons if r.code is ReasonCode.DENIED] == [["fluent"]]
