@@ -140,7 +140,9 @@ class CrossSupportModel:
         self.path = path or cross_model_dir()
         self.manifest = verify_support_dir(self.path)
         layers = self.manifest.get("architecture", {}).get("layers")
-        module, self._tokenizer = build_cross(layers=None if layers is None else int(layers))
+        if layers is not None and (not isinstance(layers, int) or not 1 <= layers <= 6):
+            raise SupportModelError(str(self.path), f"architecture.layers is {layers!r}, not 1..6")
+        module, self._tokenizer = build_cross(layers=layers)
         state = {k: v.float() for k, v in load_file(str(self.path / WEIGHTS)).items()}
         missing, unexpected = module.load_state_dict(state, strict=False)
         if unexpected or any(not k.startswith(CROSS_FROZEN_PREFIX) for k in missing):

@@ -63,6 +63,21 @@ def test_missing_weights_are_refused(support_dir: Path, tmp_path: Path) -> None:
         verify_support_dir(empty)
 
 
+@pytest.mark.parametrize("layers", [0, 7, "3"])
+def test_a_manifest_with_an_impossible_layer_count_is_refused(
+    support_dir: Path, layers: object
+) -> None:
+    import json
+
+    from mirage_guard.guard.evidence import CrossSupportModel
+
+    manifest = json.loads((support_dir / "manifest.json").read_text(encoding="utf-8"))
+    manifest["architecture"] = {"layers": layers}
+    (support_dir / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    with pytest.raises(SupportModelError, match=r"architecture\.layers"):
+        CrossSupportModel(support_dir)
+
+
 @pytest.mark.parametrize(
     ("claim", "evidence", "unsupported"),
     [
