@@ -116,6 +116,7 @@ def fit_profile(
     c: float = 0.3,
     feature_names: Sequence[str] | None = None,
     never_stated_without_grounded: bool = False,
+    support_model: str | None = None,
 ) -> CalibrationProfile:
     """Fit the OI model and, among non-OI claims, the stated-vs-inferred model.
 
@@ -123,6 +124,8 @@ def fit_profile(
     part anyway and give the profile a stated part that never says stated (every claim it
     passes is at most a hypothesis: fail closed) instead of refusing the fit. For judged claims
     (``from-bench``), where it is the judge, not the user, that decided no claim was stated.
+    ``support_model``: the sha256 of the claim-support model the features came from (the guard
+    refuses the profile with another).
     """
     base = list(feature_names) if feature_names is not None else list(FEATURE_NAMES)
     features = base + (list(AUDIT_FEATURES) if mode.uses_audit else [])
@@ -158,6 +161,7 @@ def fit_profile(
         prompt_version=prompt_version,
         embedder=embedder,
         feature_version=feature_version(features),
+        support_model=support_model,
         oi_model=oi_model,
         oi_threshold=round(oi_threshold, 6),
         stated_model=stated_model,

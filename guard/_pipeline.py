@@ -137,8 +137,11 @@ class Guard:
         evidence.check_applicable(mode=ProfileMode.EVIDENCE, writer_model=None, prompt_version=None)
         embedder_names = profile_embedders(self.linker.embedder)
         evidence.check_embedder(embedder_names)  # another embedder's profile: refused
+        support = getattr(self.linker, "support_sha256", None)
+        evidence.check_support_model(support)  # ... or another claim-support model's
         if audit is not None:
             audit.check_embedder(embedder_names)
+            audit.check_support_model(support)
             # refuse another model's (or another prompt's) profile, loudly
             audit.check_applicable(
                 mode=_MODE_FOR_AUDIT.get(self.audit_mode, ProfileMode.SELF_AUDIT_SEPARATE),

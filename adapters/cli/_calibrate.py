@@ -124,6 +124,7 @@ def fit_evidence(
         split=split,
         embedder=linker.embedder.name,
         oi_objective=oi_objective,
+        support_model=linker.support_sha256,
     )
     held_out = featurize(load_examples(path, personas=personas, split=eval_split), linker)
     scored = summarize_scores(profile, held_out)
@@ -336,6 +337,7 @@ def fit(
         writer_model=writer_model,
         prompt_version=prompt_version,
         oi_objective=oi_objective,
+        support_model=linker.support_sha256,
     )
     scored = summarize_scores(profile, featurize(dev, linker, by_claim))
     profile = _with_held_out(profile, "dev", scored)

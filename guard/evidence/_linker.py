@@ -228,6 +228,12 @@ class EvidenceLinker:
         self._kind_starts = [owners.index(k) for k in range(len(KINDS))]
 
     @property
+    def support_sha256(self) -> str | None:
+        """The claim-support model's weights (None without one): profiles record it."""
+        model = self.support.model
+        return None if model is None else model.sha256
+
+    @property
     def cached_sentences(self) -> int:
         return len(self._cache)
 

@@ -151,6 +151,12 @@ class CalibrationProfile(BaseModel):
         "closed on any other language",
     )
     feature_version: str
+    support_model: str | None = Field(
+        default=None,
+        description="sha256 of the claim-support model whose outputs the features hold; the "
+        "guard refuses the profile with another one. None in profiles fitted before it was "
+        "recorded (not checked)",
+    )
     oi_model: LogisticModel
     oi_threshold: float = Field(ge=0.0, le=1.0)
     stated_model: LogisticModel
@@ -201,6 +207,15 @@ class CalibrationProfile(BaseModel):
         if self.embedder not in names:
             raise ProfileMismatchError(
                 self.profile_id, "embedder", " / ".join(names), self.embedder
+            )
+
+    def check_support_model(self, sha256: str | None) -> None:
+        """Raise ProfileMismatchError when this profile records the claim-support model it was
+        fitted with and ``sha256`` (the one the guard runs) is another: its support features
+        would come from a model whose outputs the weights and thresholds never saw."""
+        if self.support_model is not None and sha256 is not None and sha256 != self.support_model:
+            raise ProfileMismatchError(
+                self.profile_id, "support model", sha256[:12], self.support_model[:12]
             )
 
     def check_applicable(

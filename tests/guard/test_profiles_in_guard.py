@@ -226,3 +226,35 @@ def test_inline_profile_for_the_current_extraction_prompt_is_accepted(
     partial = guard.tag(PAPER_TURNS, CANDS, audit=inline[:1])
     assert all(d.profile_id == "evidence-only" for d in partial)
     assert all(not d.calibrated for d in partial)
+
+
+class _PairModel:
+    """A claim-support model known only by its weights' hash."""
+
+    def __init__(self, sha256: str) -> None:
+        self.sha256 = sha256
+
+    def predict_text(self, premises: object, claims: object) -> object:
+        raise AssertionError("not called: the guard refuses the profile before any write")
+
+
+def test_a_profile_fitted_with_another_support_model_is_refused() -> None:
+    """Features of another claim-support model do not mean what the profile's weights and
+    thresholds assume (a student or a retrain copied in without `mirage calibrate
+    fit-evidence`)."""
+    from mirage_guard.guard.evidence import ClaimSupport, EvidenceLinker
+
+    linker = EvidenceLinker(HashingEmbedder(), support=ClaimSupport(_PairModel("b" * 64)))
+    fitted_with_a = make_profile().model_copy(update={"support_model": "a" * 64})
+    with pytest.raises(ProfileMismatchError) as info:
+        Guard(linker=linker, evidence_profile=fitted_with_a)
+    assert (info.value.field, info.value.expected, info.value.actual) == (
+        "support model",
+        "b" * 12,
+        "a" * 12,
+    )
+    # the same model, or a profile that never recorded one (fitted before it was): accepted
+    Guard(
+        linker=linker, evidence_profile=fitted_with_a.model_copy(update={"support_model": "b" * 64})
+    ).close()
+    Guard(linker=linker, evidence_profile=make_profile()).close()

@@ -144,3 +144,10 @@ def test_the_guard_reads_what_the_user_denies_or_gives_otherwise() -> None:
     # the control: what the user did say is not caught by either rule
     assert degree.provenance is not Provenance.GENERATED
     assert degree.source_turn_id == "u1"
+
+
+def test_the_shipped_evidence_profile_records_the_shipped_support_model() -> None:
+    from mirage_guard.guard.scoring import ProfileStore
+
+    profile = ProfileStore().evidence_only()
+    assert profile.support_model == CrossSupportModel().sha256
