@@ -137,7 +137,7 @@ class Guard:
         evidence.check_applicable(mode=ProfileMode.EVIDENCE, writer_model=None, prompt_version=None)
         embedder_names = profile_embedders(self.linker.embedder)
         evidence.check_embedder(embedder_names)  # another embedder's profile: refused
-        support = getattr(self.linker, "support_sha256", None)
+        support = self.linker.support_sha256
         evidence.check_support_model(support)  # ... or another claim-support model's
         if audit is not None:
             audit.check_embedder(embedder_names)

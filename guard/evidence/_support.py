@@ -143,13 +143,7 @@ def _join_contractions(
     return out_w, out_g
 
 
-_EXACT = frozenset(
-    (
-        "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january",
-        "february", "march", "april", "may", "june", "july", "august", "september", "october",
-        "november", "december",
-    )
-)  # fmt: skip
+_EXACT = frozenset(tx.DAYS + tx.MONTHS)
 
 
 def exact_word(word: str) -> bool:

@@ -29,10 +29,18 @@ _ABBREVIATIONS = frozenset(
         "p.m",
     ]
 )
-_NUMBER_WORDS = {
-    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
-    "twelve", "twenty", "thirty", "forty", "fifty", "hundred", "dozen", "decade", "decades",
+# number words and the value each stands for ("four" says what "4" says)
+_NUMBER_VALUES = {
+    "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
+    "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "twenty": "20",
+    "thirty": "30", "forty": "40", "fifty": "50",
 }  # fmt: skip
+_NUMBER_WORDS = set(_NUMBER_VALUES) | {"hundred", "dozen", "decade", "decades"}
+DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+MONTHS = (
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december",
+)  # fmt: skip
 STOPWORDS = frozenset(
     """
     a an the and or but if of at by for with about against between into through during
@@ -148,31 +156,21 @@ def generalizer_count(text: str) -> int:
     return sum(1 for g in GENERALIZERS if g in low)
 
 
-# values that must be said as they are: a number, a day, a month ("may" is left out: a modal)
-_DAY_WORDS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_MONTH_WORDS = (
-    "january", "february", "march", "april", "june", "july", "august", "september", "october",
-    "november", "december",
-)  # fmt: skip
-_NUMBER_VALUES = {
-    "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
-    "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "twenty": "20",
-    "thirty": "30", "forty": "40", "fifty": "50",
-}  # fmt: skip
 # content words this far either side of a value say what it is a value of
 VALUE_CONTEXT = 3
 
 
 def _value(word: str) -> tuple[str, str] | None:
-    """(kind, normalised value) of a number, day or month word, else None."""
+    """(kind, normalised value) of a number, day or month word (values that must be said as
+    they are), else None."""
     if word[:1].isdigit():
         return "number", word.replace(",", "")
     if word in _NUMBER_VALUES:
         return "number", _NUMBER_VALUES[word]
     bare = word[:-1] if word.endswith("s") else word
-    if bare in _DAY_WORDS:
+    if bare in DAYS:
         return "day", bare
-    if word in _MONTH_WORDS:
+    if word in MONTHS and word != "may":  # "may" is read as a modal: never a value here
         return "month", word
     return None
 
@@ -235,6 +233,7 @@ _CLAUSE_TOKEN = re.compile(r"[A-Za-z][A-Za-z'\-]*|\d+(?:[.,]\d+)?|[,.;:!?()]")
 DENIED_SPAN = 3
 
 
+@lru_cache(maxsize=65536)
 def denied_stems(text: str) -> frozenset[str]:
     """Stems of the content words a negation in ``text`` denies: the next few words of its
     clause ("no meal plan lol" -> meal, plan; "I'm not a mom!!" -> mom). Not after "if" / "or"
