@@ -23,10 +23,8 @@ from mirage_guard.guard._reasons import Reason, ReasonCode, reason
 from mirage_guard.guard.evidence import (
     KINDS,
     changed_values,
-    content_stems,
-    denied_stems,
     exact_word,
-    has_negation,
+    retracted_stems,
     value_kind,
 )
 from mirage_guard.guard.scoring import CalibrationProfile
@@ -110,11 +108,12 @@ def changed_value(claim: str, evidence: str | None, link: EvidenceLink) -> tuple
 def denied_words(claim: str, evidence: str | None) -> list[str]:
     """Content words (stems) the claim asserts and the linked turn denies ("User has an MBA" /
     "I don't have an MBA lol"; "Your husband is helping" / "lol no husband"; "Is on a meal plan"
-    / "no meal plan"), the claim itself having no negation. A rule on the words: the
-    cross-encoder reads many of these as restatements."""
-    if evidence is None or has_negation(claim):
+    / "no meal plan") or says have ended ("Works at a cafe" / "I finished at the cafe on
+    Friday"), the claim itself having no negation. A rule on the words: the cross-encoder reads
+    many of these as restatements."""
+    if evidence is None:
         return []
-    return sorted(denied_stems(evidence) & content_stems(claim))
+    return sorted(retracted_stems(claim, evidence))
 
 
 # attributes of a group a person belongs to: inferred from evidence about something else (a job,
@@ -249,6 +248,17 @@ def _provenance(
     if stale(link):
         # the user said it, then corrected it ("actually we moved to Denver"): not a fact now
         reasons.append(reason(ReasonCode.SUPERSEDED, turn_id=link.turn_id))
+        return Provenance.GENERATED
+    if link.retracted_by is not None:
+        # "I work early shifts at a bakery" ... "I quit the bakery last month": not a fact now
+        reasons.append(
+            reason(
+                ReasonCode.RETRACTED,
+                turn_id=link.turn_id,
+                later_turn_id=link.retracted_by,
+                words=list(link.retracted_words),
+            )
+        )
         return Provenance.GENERATED
     if p_oi >= profile.oi_threshold:
         reasons.append(

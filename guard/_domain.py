@@ -118,6 +118,10 @@ class EvidenceLink(BaseModel):
     features: dict[str, float] = Field(default_factory=dict)
     # content words of the claim that no linked user turn supports (claim-support signal)
     unsupported_words: list[str] = Field(default_factory=list)
+    # a later user turn about the same thing that denies or ends what the claim asserts ("I quit
+    # the bakery" after "I work early shifts at a bakery"), and the claim's words it retracts
+    retracted_by: str | None = None
+    retracted_words: list[str] = Field(default_factory=list)
 
 
 class QuoteCheck(StrEnum):

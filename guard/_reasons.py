@@ -33,6 +33,7 @@ class ReasonCode(StrEnum):
     CONTRADICTED = "contradicted"  # turn_id: the user's turn says otherwise
     CHANGED_VALUE = "changed_value"  # turn_id, said, claimed: another number / day / month
     DENIED = "denied"  # turn_id, words: the linked turn denies what the claim asserts
+    RETRACTED = "retracted"  # turn_id, later_turn_id, words: a later turn denies or ends it
     GROUP_ATTRIBUTE = "group_attribute"  # kind: politics/religion/demographics from other evidence
     UNSUPPORTED_CONTENT = "unsupported_content"  # words: claim words no linked user turn says
     NOT_FULLY_SUPPORTED = "not_fully_supported"  # turn_id: related to the turn, not all said
@@ -66,6 +67,10 @@ _TEMPLATES: dict[ReasonCode, str] = {
     ReasonCode.CONTRADICTED: "{turn_id} says otherwise: generated",
     ReasonCode.CHANGED_VALUE: "{turn_id} says {said}, the claim says {claimed}: generated",
     ReasonCode.DENIED: "{turn_id} denies {words}, which the claim asserts: generated",
+    ReasonCode.RETRACTED: (
+        "{later_turn_id}, said after {turn_id}, denies or ends {words}, which the claim asserts: "
+        "stale"
+    ),
     ReasonCode.GROUP_ATTRIBUTE: (
         "a {kind} attribute that no user turn about {kind} says: a group prior, generated"
     ),
@@ -113,6 +118,7 @@ _DESCRIPTIONS: dict[ReasonCode, str] = {
     ReasonCode.CONTRADICTED: "the user's own turn says otherwise",
     ReasonCode.CHANGED_VALUE: "the user's turn gives another number, day or month for it",
     ReasonCode.DENIED: "the user's turn denies what the claim asserts",
+    ReasonCode.RETRACTED: "a later user turn denies it or says it ended: stale",
     ReasonCode.GROUP_ATTRIBUTE: "politics, religion or demographics inferred from other evidence",
     ReasonCode.UNSUPPORTED_CONTENT: "the claim has words no linked user turn supports",
     ReasonCode.NOT_FULLY_SUPPORTED: "related to a user turn but not fully supported by it",

@@ -119,6 +119,31 @@ def _superseded(
     return 0.0
 
 
+# a later user sentence at least this similar to the claim (the bi-encoder's cosine) is about the
+# same thing: when it denies or ends one of the claim's words, the claim is stale
+RETRACT_MIN_SIM = 0.4
+
+
+def _retracted(
+    claim: str, link: EvidenceLink, sims: Vectors, units: Sequence[_Unit]
+) -> EvidenceLink:
+    """The link, with the first user sentence said after its turn that retracts the claim: "I
+    work early shifts at a bakery" ... "I quit the bakery last month" makes "Works early shifts
+    at a bakery" stale, as do "I don't have a truck yet" and "we didn't stay in Ciaran's flat in
+    the end" for the claims they deny. (Units follow the conversation, a turn's contiguous.)"""
+    last = max((j for j, u in enumerate(units) if u.turn_id == link.turn_id), default=None)
+    if last is None:
+        return link
+    for j in range(last + 1, len(units)):
+        if sims[j] < RETRACT_MIN_SIM:
+            continue
+        words = tx.retracted_stems(claim, units[j].text)
+        if words:
+            update = {"retracted_by": units[j].turn_id, "retracted_words": sorted(words)}
+            return link.model_copy(update=update)
+    return link
+
+
 _T = TypeVar("_T")
 
 
@@ -337,7 +362,11 @@ class EvidenceLinker:
             for u, tt in zip(units, unit_toks, strict=True):
                 by_id.setdefault(u.turn_id, []).append(tt)
             turn_toks = [by_id[tid] for tid in turn_text]
-        return self._with_support(candidates, links, turn_text, turn_max, cand_toks, turn_toks)
+        links = self._with_support(candidates, links, turn_text, turn_max, cand_toks, turn_toks)
+        return [
+            _retracted(c.text, link, sims[i], units)
+            for i, (c, link) in enumerate(zip(candidates, links, strict=True))
+        ]
 
     def _with_support(
         self,

@@ -233,6 +233,17 @@ _CLAUSE_TOKEN = re.compile(r"[A-Za-z][A-Za-z'\-]*|\d+(?:[.,]\d+)?|[,.;:!?()]")
 DENIED_SPAN = 3
 
 
+def _span_stems(toks: list[str], start: int) -> set[str]:
+    """Stems of the content words in the DENIED_SPAN tokens from ``start``, within the clause."""
+    out: set[str] = set()
+    for x in toks[start : start + DENIED_SPAN]:
+        if not x[:1].isalnum() or x in ("but", "just"):
+            break
+        if x not in STOPWORDS and x not in NEGATIONS and x not in _NOT_DENIED and len(x) > 1:
+            out.add(stem(x))
+    return out
+
+
 @lru_cache(maxsize=65536)
 def denied_stems(text: str) -> frozenset[str]:
     """Stems of the content words a negation in ``text`` denies: the next few words of its
@@ -249,9 +260,56 @@ def denied_stems(text: str) -> frozenset[str]:
             continue
         if t == "no" and (not after or after[0] in STOPWORDS or not after[0][:1].isalpha()):
             continue
-        for x in after:
-            if not x[:1].isalnum() or x in ("but", "just"):
-                break
-            if x not in STOPWORDS and x not in NEGATIONS and x not in _NOT_DENIED and len(x) > 1:
-                out.add(stem(x))
+        out |= _span_stems(toks, i + 1)
     return frozenset(out)
+
+
+# a change of state ends what follows it as a negation denies it ("I quit the bakery", "we sold
+# the car", "instead of evenings at the polytech", "I used to live in Boston"); True: only right
+# after the speaker ("I quit", "we've sold"), not "telling me to quit", "my mum used to make",
+# "I'm used to project plans", "the left knee"
+_ENDINGS: dict[tuple[str, ...], bool] = {
+    ("quit",): True, ("left",): True, ("sold",): True, ("used", "to"): True,
+    ("quitting",): False, ("stopped",): False, ("gave", "up"): False, ("giving", "up"): False,
+    ("no", "longer"): False, ("instead", "of"): False, ("moved", "out", "of"): False,
+    ("moved", "away", "from"): False, ("cancelled",): False, ("canceled",): False,
+    ("finished", "at"): False, ("broke", "up", "with"): False,
+}  # fmt: skip
+_SPEAKER = frozenset(
+    ("i", "we", "i've", "we've", "i'd", "we'd", "just", "finally", "already", "also")
+)
+# a claim with one of these says itself that the state ended or is past ("Used to work at a
+# bakery", "Quit smoking", "Was a nurse"): an ending in the user's words confirms it
+_PAST_MARKERS = frozenset(
+    ("used", "former", "formerly", "previously", "once", "quit", "left", "stopped", "ex", "past",
+     "until", "before", "sold", "gave", "longer", "anymore", "moved", "ended", "finished",
+     "was", "had")
+)  # fmt: skip
+
+
+@lru_cache(maxsize=65536)
+def ended_stems(text: str) -> frozenset[str]:
+    """Stems of the content words a change of state in ``text`` ends: the next few words of its
+    clause ("I quit the bakery last month" -> bakery; "we sold our car" -> car)."""
+    toks = [t.lower() for t in _CLAUSE_TOKEN.findall(text)]
+    out: set[str] = set()
+    for i in range(len(toks)):
+        for phrase, after_speaker in _ENDINGS.items():
+            if tuple(toks[i : i + len(phrase)]) != phrase:
+                continue
+            if after_speaker and not (i > 0 and toks[i - 1] in _SPEAKER):
+                continue
+            out |= _span_stems(toks, i + len(phrase))
+    return frozenset(out)
+
+
+def retracted_stems(claim: str, text: str) -> frozenset[str]:
+    """The claim's content words (stems) that ``text`` denies or says have ended. Nothing when
+    the claim carries a negation itself; an ending only when the claim does not say the state
+    is past ("Used to work at the bakery" against "I quit the bakery")."""
+    if has_negation(claim):
+        return frozenset()
+    out = denied_stems(text)
+    if not set(words(claim)) & _PAST_MARKERS:
+        out |= ended_stems(text)
+    return out & content_stems(claim)

@@ -13,7 +13,8 @@ from mirage_guard.guard import Candidate, Decision, EvidenceLink, Policy, Proven
 from mirage_guard.guard._decision import decide, fully_supported
 from mirage_guard.guard._reasons import ReasonCode
 from mirage_guard.guard.errors import SupportModelError
-from mirage_guard.guard.evidence import changed_values, denied_stems
+from mirage_guard.guard.evidence import changed_values, denied_stems, ended_stems, retracted_stems
+from mirage_guard.guard.evidence._linker import RETRACT_MIN_SIM, _retracted, _Unit
 from mirage_guard.guard.evidence._support import (
     SUPPORT_FEATURES,
     ClaimSupport,
@@ -447,3 +448,77 @@ def test_the_word_rules_read_the_whole_linked_turn() -> None:
     whole = decide(claim, link, turn_text=turn, **kwargs)  # type: ignore[arg-type]
     assert whole.provenance is Provenance.GENERATED
     assert [r.params["words"] for r in whole.reasons if r.code is ReasonCode.DENIED] == [["fluent"]]
+
+
+@pytest.mark.parametrize(
+    ("text", "ended"),
+    [
+        ("grand. other news, I quit the bakery last month", {"bakery"}),
+        ("I finished at the cafe on Friday", {"cafe"}),
+        (
+            "doing the course online now instead of evenings at the polytech",
+            {"evening"},
+        ),
+        ("we sold our car last year", {"car"}),
+        ("I used to live in Boston", {"live", "boston"}),
+        ("I no longer work weekends", {"work", "weekend"}),
+        # not the speaker's change of state
+        ("My wife keeps telling me to quit eating kielbasa", set()),
+        ("my mum used to make kopytka", set()),
+        ("I work in IT so I'm used to project plans", set()),
+        ("my left knee is still sore", set()),
+    ],
+)
+def test_ended_stems(text: str, ended: set[str]) -> None:
+    assert ended_stems(text) == ended
+
+
+def test_retracted_stems_are_the_claims_words_a_turn_denies_or_ends() -> None:
+    assert retracted_stems("Works early shifts at a bakery", "I quit the bakery.") == {"bakery"}
+    # the claim says the state is past or negated itself: the ending confirms it
+    assert retracted_stems("Used to work at a bakery", "I quit the bakery.") == set()
+    assert retracted_stems("Does not work at the bakery", "I quit the bakery.") == set()
+    # a past claim is still denied by a negation ("never had")
+    assert retracted_stems("Had a dog as a child", "I never had a dog.") == {"dog"}
+    assert retracted_stems("Works at a cafe", "I quit the bakery.") == set()
+
+
+def test_a_claim_its_linked_turn_says_has_ended_is_generated() -> None:
+    d = _decide_on("Works at a cafe", "big news! I finished at the cafe on Friday", [], 0.0)
+    assert d.provenance is Provenance.GENERATED
+    (denied,) = [r for r in d.reasons if r.code is ReasonCode.DENIED]
+    assert denied.params["words"] == ["cafe"]
+
+
+def _units(*texts: str) -> list[_Unit]:
+    return [_Unit(f"u{i}", t) for i, t in enumerate(texts, start=1)]
+
+
+def test_a_later_sentence_about_the_claim_that_ends_it_retracts_it() -> None:
+    units = _units("I work early shifts at a bakery.", "Any tips for sleep?",
+                   "Other news, I quit the bakery last month.")  # fmt: skip
+    link = EvidenceLink(turn_id="u1", similarity=0.8, span=units[0].text)
+    claim = "Works early shifts at a bakery"
+    sims = np.array([0.8, 0.1, 0.6], np.float32)
+    out = _retracted(claim, link, sims, units)
+    assert (out.retracted_by, out.retracted_words) == ("u3", ["bakery"])
+    # the sentence is about something else (under the similarity floor): nothing retracted
+    low = np.array([0.8, 0.1, RETRACT_MIN_SIM - 0.01], np.float32)
+    assert _retracted(claim, link, low, units).retracted_by is None
+    # the claim rests on the last turn: what was said before it cannot retract it
+    later = EvidenceLink(turn_id="u3", similarity=0.6, span=units[2].text)
+    assert _retracted(claim, later, sims, units).retracted_by is None
+
+
+def test_a_retracted_claim_is_stale_and_names_the_later_turn() -> None:
+    link = _link([], sup_entailed=0.9, sup_inferable=0.05, sup_contradicted=0.02)
+    link = link.model_copy(update={"retracted_by": "u7", "retracted_words": ["lisbon"]})
+    d = decide(
+        Candidate(text="Lives in Lisbon"), link, p_oi=0.01, p_stated=0.99,
+        profile=make_profile(), policy=Policy(),
+    )  # fmt: skip
+    assert d.provenance is Provenance.GENERATED
+    assert d.source_turn_id is None
+    (r,) = [r for r in d.reasons if r.code is ReasonCode.RETRACTED]
+    assert r.params == {"turn_id": "u1", "later_turn_id": "u7", "words": ["lisbon"]}
+    assert "u7, said after u1, denies or ends ['lisbon']" in r.text

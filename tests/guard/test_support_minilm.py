@@ -146,6 +146,34 @@ def test_the_guard_reads_what_the_user_denies_or_gives_otherwise() -> None:
     assert degree.source_turn_id == "u1"
 
 
+def test_a_fact_a_later_user_turn_says_has_ended_is_stale() -> None:
+    """End to end: the user said it, then said in a later session that it ended."""
+    from mirage_guard.guard import Guard, GuardSettings, Provenance
+    from mirage_guard.guard._reasons import ReasonCode
+    from mirage_guard.guard.evidence import shared_minilm
+
+    turns = [
+        Turn(id="u1", role=Role.USER,
+             content="I work early shifts at a bakery, so I'm up at 4 most days."),
+        Turn(id="a1", role=Role.ASSISTANT, content="That's an early start! How do you sleep?"),
+        Turn(id="u2", role=Role.USER,
+             content="Other news: I quit the bakery last month. I'm starting a sourdough stall "
+                     "at the Saturday market."),
+    ]  # fmt: skip
+    claims = ["Works early shifts at a bakery", "Is starting a sourdough stall"]
+    guard = Guard.from_settings(GuardSettings(), embedder=shared_minilm())
+    try:
+        bakery, stall = guard.tag(turns, [Candidate(text=c) for c in claims])
+    finally:
+        guard.close()
+    assert bakery.provenance is Provenance.GENERATED
+    (retracted,) = [r for r in bakery.reasons if r.code is ReasonCode.RETRACTED]
+    assert retracted.params == {"turn_id": "u1", "later_turn_id": "u2", "words": ["bakery"]}
+    # the control: what the later turn says now is not retracted by it
+    assert stall.provenance is not Provenance.GENERATED
+    assert stall.source_turn_id == "u2"
+
+
 def test_the_shipped_evidence_profile_records_the_shipped_support_model() -> None:
     from mirage_guard.guard.scoring import ProfileStore
 
