@@ -181,14 +181,27 @@ def value_kind(value: str) -> str | None:
     return None if v is None else v[0]
 
 
+# "one" after these, or before "of", is a pronoun, not a count ("the one in Memphis", "one of the
+# greatest")
+_ONE_AS_PRONOUN = frozenset(
+    ("the", "this", "that", "which", "any", "every", "each", "another", "no", "last", "next",
+     "only", "same", "no-one", "someone")
+)  # fmt: skip
+
+
 def _values(text: str) -> list[tuple[str, str, frozenset[str]]]:
-    """Each value of ``text`` with the content stems around it."""
+    """Each value of ``text`` with the content stems around it ("4k" is 4000)."""
     ws = words(text)
     out = []
     for i, w in enumerate(ws):
         v = _value(w)
         if v is None:
             continue
+        nxt = ws[i + 1] if i + 1 < len(ws) else ""
+        if w == "one" and (nxt == "of" or (i > 0 and ws[i - 1] in _ONE_AS_PRONOUN)):
+            continue
+        if v[0] == "number" and w[:1].isdigit() and nxt == "k":
+            v = ("number", f"{float(v[1]) * 1000:g}")
         near = ws[max(0, i - VALUE_CONTEXT) : i] + ws[i + 1 : i + 1 + VALUE_CONTEXT]
         context = frozenset(
             stem(x) for x in near if x not in STOPWORDS and len(x) > 1 and _value(x) is None

@@ -361,6 +361,13 @@ def test_a_group_attribute_from_evidence_about_something_else_is_generated() -> 
         # other numbers of another thing: not a changed value
         ("Has two kids aged 5 and 7", "my kids are 5 and 7", []),
         ("Pays 900 a month for a two-bed flat", "It's 900 a month. I'm 34.", []),
+        # "4k" says 4000; "2k" does not say 1500
+        ("Will sell the car for about €4,000", "I'll sell the car for maybe 4k.", []),
+        ("Budget is 2k a month", "my budget is 1.5k a month", [("1500", "2000")]),
+        # "one" as a pronoun is no count ("one of the greatest", "the one in Memphis")
+        ("Was one of the greatest singers", "singer, born January 8, 1935", []),
+        ("Recorded the one in Memphis at 19", "recorded 24 songs in Memphis at 19", []),
+        ("Has one cat at home", "I have two cats at home", [("2", "1")]),
     ],
 )  # fmt: skip
 def test_changed_values(claim: str, evidence: str, expected: list[tuple[str, str]]) -> None:
