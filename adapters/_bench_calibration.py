@@ -197,6 +197,7 @@ class FromBench:
                 embedder=self.linker.embedder.name,
                 data_path=data_path,
                 data=ref,
+                support_model=self.linker.support_sha256,
             )
         except InputError as exc:
             why = nothing_to_align(alignment.counts)

@@ -283,8 +283,11 @@ def fit_judged_profile(
     data: DataRef,
     c: float = 0.3,
     stated_objective: str = "precision>=0.85",
+    support_model: str | None = None,
 ) -> CalibrationProfile:
     """The model's profile, fitted on every claim; held-out figures recorded in its metrics.
+    ``support_model``: the sha256 of the claim-support model its evidence features came from
+    (a guard with another refuses the profile).
 
     Raises :class:`InputError` (naming the model and the counts) when the claims cannot carry a
     fit: no claims, only one class among them (OI vs not), or no INFERRED_REASONABLE claim among
@@ -314,6 +317,7 @@ def fit_judged_profile(
             c=c,
             feature_names=scored.features[: -len(AUDIT_FEATURES)],
             never_stated_without_grounded=True,
+            support_model=support_model,
         )
     except InputError as exc:
         non_oi = [e.claim.label.value for e in scored.claims.examples if not e.is_oi]

@@ -43,7 +43,7 @@ from mirage_guard.calibration import (
     score_claims,
 )
 from mirage_guard.guard.errors import ProfileMismatchError, ProfileNotFoundError
-from mirage_guard.guard.evidence import EvidenceLinker
+from mirage_guard.guard.evidence import ClaimSupport, EvidenceLinker
 from mirage_guard.guard.llm import Completion, Message, Usage
 from mirage_guard.guard.scoring import CalibrationProfile, DataRef, ProfileMode, ProfileStore
 from tests.benchmark.small_run import FAST, small_config
@@ -121,10 +121,13 @@ def matcher() -> SemanticMatcher:
 
 
 def job(
-    personas: list[Persona], profile_dir: Path | None = None, objective: str = "max-f1"
+    personas: list[Persona],
+    profile_dir: Path | None = None,
+    objective: str = "max-f1",
+    linker: EvidenceLinker | None = None,
 ) -> FromBench:
     return FromBench(
-        linker=EvidenceLinker(HashingEmbedder()),
+        linker=linker or EvidenceLinker(HashingEmbedder()),
         evidence_profile=make_profile(),
         objective=Objective.parse(objective),
         matcher=matcher(),
@@ -524,3 +527,40 @@ def test_the_honest_scripted_run_fits_a_stated_part(
     )
     assert not is_never_stated(profile)
     assert profile.stated_threshold < 1.0
+
+
+class _UniformPairs:
+    """A claim-support model known by its weights' hash that reads every pair alike."""
+
+    sha256 = "c" * 64
+
+    def predict_text(self, premises: Sequence[str], claims: Sequence[str]) -> object:
+        import numpy as np
+
+        return np.full((len(premises), 4), 0.25, np.float32)
+
+
+def test_the_profile_records_the_support_model_its_features_came_from(
+    scripted_run: Path, small_personas: list[Persona], tmp_path: Path
+) -> None:
+    """A guard refuses a profile fitted with another claim-support model (as for fit-evidence)."""
+    linker = EvidenceLinker(HashingEmbedder(), support=ClaimSupport(_UniformPairs()))
+    (result,) = (
+        job(small_personas, tmp_path / "with", linker=linker)
+        .run(scripted_run, [A], compare=False)
+        .models
+    )
+    profile = ProfileStore(tmp_path / "with").for_writer(
+        A, ProfileMode.SELF_AUDIT_SEPARATE, result.prompt_version
+    )
+    assert profile.support_model == "c" * 64
+    with pytest.raises(ProfileMismatchError, match="support model"):
+        profile.check_support_model("d" * 64)
+    # no claim-support model (lexical features only): nothing to record
+    (plain,) = (
+        job(small_personas, tmp_path / "without").run(scripted_run, [A], compare=False).models
+    )
+    lexical = ProfileStore(tmp_path / "without").for_writer(
+        A, ProfileMode.SELF_AUDIT_SEPARATE, plain.prompt_version
+    )
+    assert lexical.support_model is None
