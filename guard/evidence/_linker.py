@@ -125,18 +125,21 @@ RETRACT_MIN_SIM = 0.4
 
 
 def _retracted(
-    claim: str, link: EvidenceLink, sims: Vectors, units: Sequence[_Unit]
+    claim: str,
+    link: EvidenceLink,
+    sims: Vectors,
+    units: Sequence[_Unit],
+    last_unit: dict[str, int],
 ) -> EvidenceLink:
     """The link, with the first user sentence said after its turn that retracts the claim: "I
     work early shifts at a bakery" ... "I quit the bakery last month" makes "Works early shifts
     at a bakery" stale, as do "I don't have a truck yet" and "we didn't stay in Ciaran's flat in
-    the end" for the claims they deny. (Units follow the conversation, a turn's contiguous.)"""
-    last = max((j for j, u in enumerate(units) if u.turn_id == link.turn_id), default=None)
+    the end" for the claims they deny. ``last_unit``: each turn's last sentence index (units
+    follow the conversation, a turn's contiguous)."""
+    last = last_unit.get(link.turn_id or "")
     if last is None:
         return link
-    for j in range(last + 1, len(units)):
-        if sims[j] < RETRACT_MIN_SIM:
-            continue
+    for j in (np.flatnonzero(sims[last + 1 :] >= RETRACT_MIN_SIM) + last + 1).tolist():
         words = tx.retracted_stems(claim, units[j].text)
         if words:
             update = {"retracted_by": units[j].turn_id, "retracted_words": sorted(words)}
@@ -363,8 +366,9 @@ class EvidenceLinker:
                 by_id.setdefault(u.turn_id, []).append(tt)
             turn_toks = [by_id[tid] for tid in turn_text]
         links = self._with_support(candidates, links, turn_text, turn_max, cand_toks, turn_toks)
+        last_unit = {u.turn_id: j for j, u in enumerate(units)}  # later sentences overwrite
         return [
-            _retracted(c.text, link, sims[i], units)
+            _retracted(c.text, link, sims[i], units, last_unit)
             for i, (c, link) in enumerate(zip(candidates, links, strict=True))
         ]
 

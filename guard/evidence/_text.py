@@ -201,7 +201,8 @@ def _values(text: str) -> list[tuple[str, str, frozenset[str]]]:
         if w == "one" and (nxt == "of" or (i > 0 and ws[i - 1] in _ONE_AS_PRONOUN)):
             continue
         if v[0] == "number" and w[:1].isdigit() and nxt == "k":
-            v = ("number", f"{float(v[1]) * 1000:g}")
+            thousands = float(v[1]) * 1000
+            v = ("number", str(int(thousands)) if thousands.is_integer() else str(thousands))
         near = ws[max(0, i - VALUE_CONTEXT) : i] + ws[i + 1 : i + 1 + VALUE_CONTEXT]
         context = frozenset(
             stem(x) for x in near if x not in STOPWORDS and len(x) > 1 and _value(x) is None
@@ -288,6 +289,7 @@ _ENDINGS: dict[tuple[str, ...], bool] = {
     ("moved", "away", "from"): False, ("cancelled",): False, ("canceled",): False,
     ("finished", "at"): False, ("broke", "up", "with"): False,
 }  # fmt: skip
+_ENDING_STARTS = frozenset(phrase[0] for phrase in _ENDINGS)
 _SPEAKER = frozenset(
     ("i", "we", "i've", "we've", "i'd", "we'd", "just", "finally", "already", "also")
 )
@@ -306,7 +308,9 @@ def ended_stems(text: str) -> frozenset[str]:
     clause ("I quit the bakery last month" -> bakery; "we sold our car" -> car)."""
     toks = [t.lower() for t in _CLAUSE_TOKEN.findall(text)]
     out: set[str] = set()
-    for i in range(len(toks)):
+    for i, t in enumerate(toks):
+        if t not in _ENDING_STARTS:
+            continue
         for phrase, after_speaker in _ENDINGS.items():
             if tuple(toks[i : i + len(phrase)]) != phrase:
                 continue

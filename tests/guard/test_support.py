@@ -364,6 +364,7 @@ def test_a_group_attribute_from_evidence_about_something_else_is_generated() -> 
         # "4k" says 4000; "2k" does not say 1500
         ("Will sell the car for about €4,000", "I'll sell the car for maybe 4k.", []),
         ("Budget is 2k a month", "my budget is 1.5k a month", [("1500", "2000")]),
+        ("Sold the house for 1500000 euros", "we sold the house for 1500k", []),
         # "one" as a pronoun is no count ("one of the greatest", "the one in Memphis")
         ("Was one of the greatest singers", "singer, born January 8, 1935", []),
         ("Recorded the one in Memphis at 19", "recorded 24 songs in Memphis at 19", []),
@@ -507,14 +508,15 @@ def test_a_later_sentence_about_the_claim_that_ends_it_retracts_it() -> None:
     link = EvidenceLink(turn_id="u1", similarity=0.8, span=units[0].text)
     claim = "Works early shifts at a bakery"
     sims = np.array([0.8, 0.1, 0.6], np.float32)
-    out = _retracted(claim, link, sims, units)
+    last = {u.turn_id: j for j, u in enumerate(units)}
+    out = _retracted(claim, link, sims, units, last)
     assert (out.retracted_by, out.retracted_words) == ("u3", ["bakery"])
     # the sentence is about something else (under the similarity floor): nothing retracted
     low = np.array([0.8, 0.1, RETRACT_MIN_SIM - 0.01], np.float32)
-    assert _retracted(claim, link, low, units).retracted_by is None
+    assert _retracted(claim, link, low, units, last).retracted_by is None
     # the claim rests on the last turn: what was said before it cannot retract it
     later = EvidenceLink(turn_id="u3", similarity=0.6, span=units[2].text)
-    assert _retracted(claim, later, sims, units).retracted_by is None
+    assert _retracted(claim, later, sims, units, last).retracted_by is None
 
 
 def test_a_retracted_claim_is_stale_and_names_the_later_turn() -> None:
