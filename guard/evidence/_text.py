@@ -5,8 +5,11 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-_WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*|\d+(?:[.,]\d+)?")
-_NUMBER = re.compile(r"\b\d+(?:[.,]\d+)?\b")
+# a number with thousands commas is one number ("1,500,000"), else digits with at most one "."
+# or "," inside ("4.5", "1,500")
+_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?"
+_WORD = re.compile(rf"[A-Za-z][A-Za-z'\-]*|{_NUM}")
+_NUMBER = re.compile(rf"\b(?:{_NUM})\b")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 # words before a full stop that do not end a sentence ("e.g. the sea", "Dr. Smith")
 _ABBREVIATIONS = frozenset(

@@ -365,6 +365,11 @@ def test_a_group_attribute_from_evidence_about_something_else_is_generated() -> 
         ("Will sell the car for about €4,000", "I'll sell the car for maybe 4k.", []),
         ("Budget is 2k a month", "my budget is 1.5k a month", [("1500", "2000")]),
         ("Sold the house for 1500000 euros", "we sold the house for 1500k", []),
+        # thousands commas: "1,500,000" is one number, so 1,500 is not what was said
+        ("Paid 1,500 for the flat", "I paid 1,500,000 for the flat", [("1500000", "1500")]),
+        ("Paid 1,500,500 for the flat", "I paid 1,500,000 for the flat",
+         [("1500000", "1500500")]),
+        ("Sold the house for 1500000", "we sold the house for 1,500,000", []),
         # "one" as a pronoun is no count ("one of the greatest", "the one in Memphis")
         ("Was one of the greatest singers", "singer, born January 8, 1935", []),
         ("Recorded the one in Memphis at 19", "recorded 24 songs in Memphis at 19", []),
@@ -373,6 +378,21 @@ def test_a_group_attribute_from_evidence_about_something_else_is_generated() -> 
 )  # fmt: skip
 def test_changed_values(claim: str, evidence: str, expected: list[tuple[str, str]]) -> None:
     assert changed_values(claim, evidence) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("It cost 1,500,000 dollars", {"1500000"}),
+        ("12,345.67 in total", {"12345.67"}),
+        ("4.5 km, then 1,500 m and 2,000 more", {"4.5", "1500", "2000"}),
+        ("two kids", {"two"}),
+    ],
+)
+def test_a_number_with_thousands_commas_is_one_number(text: str, expected: set[str]) -> None:
+    from mirage_guard.guard.evidence import _text as tx
+
+    assert tx.numbers(text) == expected
 
 
 def _decide_on(claim: str, span: str, words: list[str], numbers: float) -> Decision:

@@ -127,12 +127,14 @@ def test_the_guard_reads_what_the_user_denies_or_gives_otherwise() -> None:
         Turn(id="a1", role=Role.ASSISTANT, content="With your MBA, a strategy role fits you."),
         Turn(id="u2", role=Role.USER,
              content="My parents live 2 hours away by train, in the mountains."),
+        Turn(id="u3", role=Role.USER, content="We paid 1,500,000 pesos for the flat in 2019."),
     ]  # fmt: skip
     claims = ["User has an MBA", "Parents live 4 hours away by train",
-              "Has a bachelor's in communications from UNAM"]  # fmt: skip
+              "Has a bachelor's in communications from UNAM",
+              "Paid 1,500 pesos for the flat"]  # fmt: skip
     guard = Guard.from_settings(GuardSettings(), embedder=shared_minilm())
     try:
-        mba, parents, degree = guard.tag(turns, [Candidate(text=c) for c in claims])
+        mba, parents, degree, flat = guard.tag(turns, [Candidate(text=c) for c in claims])
     finally:
         guard.close()
     assert mba.provenance is Provenance.GENERATED
@@ -141,6 +143,10 @@ def test_the_guard_reads_what_the_user_denies_or_gives_otherwise() -> None:
     assert parents.provenance is Provenance.GENERATED
     (changed,) = [r for r in parents.reasons if r.code is ReasonCode.CHANGED_VALUE]
     assert (changed.params["said"], changed.params["claimed"]) == ("2", "4")
+    # "1,500,000" is one number: 1,500 is not what the user said
+    assert flat.provenance is Provenance.GENERATED
+    (changed,) = [r for r in flat.reasons if r.code is ReasonCode.CHANGED_VALUE]
+    assert (changed.params["said"], changed.params["claimed"]) == ("1500000", "1500")
     # the control: what the user did say is not caught by either rule
     assert degree.provenance is not Provenance.GENERATED
     assert degree.source_turn_id == "u1"
