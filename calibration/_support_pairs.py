@@ -40,6 +40,7 @@ from mirage_guard.calibration._data import Example, packaged, strip_hedges
 from mirage_guard.calibration._support_authored import AuthoredPair
 from mirage_guard.guard import Label, Role
 from mirage_guard.guard.evidence import SupportClass, content_stems, has_negation, sentences
+from mirage_guard.guard.evidence._text import HEDGES
 
 _PLACES = (
     "in Lisbon", "in Denver", "in Osaka", "near Lake Como", "in a small town outside Leeds",
@@ -483,3 +484,89 @@ def negate_first_person(premise: str) -> str | None:
     if verb.endswith("ed") or verb in ("went", "got", "had", "made", "took", "met", "left"):
         return None  # past tense: "didn't" needs the base form, which a rule cannot give
     return premise[: m.start(3)] + "don't " + premise[m.start(3) :]
+
+
+# --------------------------------------------------------------------- subject forms, balanced
+# The same memory entry is written "Plays volleyball", "User plays volleyball", "The user plays
+# volleyball" or "You play volleyball". Rule-made echoes used to be the only pairs with a "User"
+# subject, so the model read the subject as the label: "User plays volleyball" against "I play in
+# a volleyball league" entailed (0.95), "Plays volleyball" contradicted (0.68). Every class gets
+# the same mix of subjects instead.
+SUBJECT_FORMS = ("", "User ", "The user ", "You ")
+# third-person verbs that do not end in "s" as a rule would make them, and their "you" forms
+_YOU_VERB = {
+    "is": "are", "has": "have", "was": "were", "does": "do", "doesn't": "don't",
+    "isn't": "aren't", "wasn't": "weren't", "hasn't": "haven't",
+}  # fmt: skip
+# verbs and adverbs that read the same after "you"
+_SAME_AFTER_YOU = frozenset(
+    ["can", "can't", "will", "won't", "would", "could", "should", "must", "had", "did", "didn't",
+     "used", "never", "always", "often", "usually", "also", "still", "just", "already", "now",
+     "once", "sometimes", "only"]
+)  # fmt: skip
+_I_VERB = re.compile(
+    r"\bI\s+(?:(?:really|also|just|still|usually|often|always|never|sometimes)\s+)?([a-z]+)"
+)
+
+
+def first_person_verbs(texts: Sequence[str]) -> frozenset[str]:
+    """The words that follow "I" in ``texts`` ("I play ...", "I finished ..."): what a memory
+    entry's first word must come from to read as a verb ("Plays" from "play"; "Mondays",
+    "Parents" or "Ahmed" are not)."""
+    return frozenset(m.group(1) for t in texts for m in _I_VERB.finditer(t))
+
+
+def _you_verb(word: str, verbs: frozenset[str]) -> str | None:
+    """The "you" form of a third-person verb ("plays" -> "play", "is" -> "are"), the word itself
+    when it needs none ("went", "can"), or None when it does not read as a verb."""
+    low = word.lower()
+    if low in _YOU_VERB:
+        return _YOU_VERB[low]
+    if low in _SAME_AFTER_YOU or low in verbs:  # a past form said after "I" ("I finished")
+        return low
+    if low.endswith("ies") and low[:-3] + "y" in verbs:
+        return low[:-3] + "y"
+    if low.endswith("es") and low[:-2] in verbs:
+        return low[:-2]
+    if low.endswith("s") and low[:-1] in verbs:
+        return low[:-1]
+    return None
+
+
+def with_subject(claim: str, form: str, verbs: frozenset[str]) -> str | None:
+    """A bare memory entry ("Plays volleyball on Sundays", "Probably works nights") with the
+    subject ``form`` (one of SUBJECT_FORMS), or None when the entry has a subject of its own or
+    its first word after any hedge or adverb does not read as a verb (see
+    :func:`first_person_verbs`)."""
+    words = claim.split()
+    if not words or not words[0][:1].isupper():
+        return None
+    at = 0
+    while at < min(2, len(words) - 1) and (
+        words[at].lower() in HEDGES or words[at].lower().endswith("ly")
+    ):
+        at += 1
+    you = _you_verb(words[at], verbs)
+    if you is None:
+        return None
+    if form == "":
+        return claim
+    if form == "You ":
+        rest = [_lower_first(w) if i == 0 else w for i, w in enumerate(words)]
+        rest[at] = you
+        return form + " ".join(rest)
+    return form + _lower_first(claim)
+
+
+def balance_subjects(pairs: Sequence[SupportPair], seed: int) -> list[SupportPair]:
+    """Each pair whose claim is a bare memory entry gets a subject drawn from SUBJECT_FORMS by its
+    own seeded draw; the class, premise and origin stay. A claim that already has a subject, or
+    whose first word does not read as a verb, is kept as written."""
+    verbs = first_person_verbs(list(dict.fromkeys(p.premise for p in pairs)))
+    rng = random.Random(seed)
+    out: list[SupportPair] = []
+    for p in pairs:
+        form = rng.choice(SUBJECT_FORMS)
+        new = with_subject(p.claim, form, verbs)
+        out.append(p if new is None else SupportPair(p.premise, new, p.label, p.origin))
+    return out

@@ -34,7 +34,12 @@ from mirage_guard.calibration._support_authored import (
     authored_side,
     pair_report,
 )
-from mirage_guard.calibration._support_pairs import AUTHORED, SupportPair, build_pairs
+from mirage_guard.calibration._support_pairs import (
+    AUTHORED,
+    SupportPair,
+    balance_subjects,
+    build_pairs,
+)
 from mirage_guard.guard.errors import InputError
 from mirage_guard.guard.evidence import (
     CROSS_FROZEN_PREFIX,
@@ -93,6 +98,9 @@ class TrainConfig:
     # per hand-written message, this many claims of other messages that share none of its content
     # words, as unsupported (0: none, as the shipped weights were made)
     other_messages: int = 0
+    # every bare memory entry in the pairs gets a subject drawn from "", "User ", "The user ",
+    # "You " (the same mix in every class), so the subject does not predict the class
+    subject_forms: bool = False
     # "bf16": the forward pass under CPU bf16 autocast (weights, optimizer and loss stay fp32),
     # 1.7x faster where the CPU has bf16 units (AMX / AVX512-BF16), slower where it has none;
     # "auto" picks it only there. The shipped weights are fp32's; bf16 changes them (recorded in
@@ -154,6 +162,8 @@ def _train(
         examples, seed=cfg.seed, authored=train_side, other_messages=cfg.other_messages
     )
     made += [p for p in made if p.origin.startswith(AUTHORED)] * (cfg.authored_repeat - 1)
+    if cfg.subject_forms:
+        made = balance_subjects(made, cfg.seed)
     pairs = balanced(made, cfg.max_unsupported, cfg.seed)[:limit]
     module, tokenizer, teacher = _student(cfg)
     soft = None if teacher is None else _soft_targets(teacher, pairs, cfg.temperature)

@@ -159,6 +159,13 @@ def train_support_cmd(
             "its content words) as unsupported pairs (the shipped weights: 0)",
         ),
     ] = TrainConfig().other_messages,
+    subject_forms: Annotated[
+        bool,
+        typer.Option(
+            help="give every bare memory entry in the pairs a subject drawn from none, 'User', "
+            "'The user' and 'You', the same mix in every class"
+        ),
+    ] = TrainConfig().subject_forms,
     precision: Annotated[
         str,
         typer.Option(
@@ -202,6 +209,7 @@ def train_support_cmd(
         epochs=epochs,
         precision=precision,
         other_messages=other_messages,
+        subject_forms=subject_forms,
         layers=layers,
         teacher="" if teacher is None else str(teacher),
         distill_weight=distill_weight,

@@ -321,3 +321,78 @@ def test_the_command_trains_a_distilled_student(tmp_path: Path) -> None:
     )
     assert too_many.exit_code == 2
     assert "--layers" in too_many.output
+
+
+VERBS = frozenset(["play", "work", "live", "finished", "watch", "study"])
+
+
+@pytest.mark.parametrize(
+    ("claim", "form", "expected"),
+    [
+        ("Plays volleyball on Sundays", "User ", "User plays volleyball on Sundays"),
+        ("Plays volleyball on Sundays", "The user ", "The user plays volleyball on Sundays"),
+        ("Plays volleyball on Sundays", "You ", "You play volleyball on Sundays"),
+        ("Plays volleyball on Sundays", "", "Plays volleyball on Sundays"),
+        ("Is a nurse", "You ", "You are a nurse"),
+        ("Has two kids", "You ", "You have two kids"),
+        ("Doesn't eat pork", "You ", "You don't eat pork"),
+        ("Probably works nights", "You ", "You probably work nights"),
+        ("Probably works nights", "User ", "User probably works nights"),
+        ("Watches anime late", "You ", "You watch anime late"),
+        ("Studies law in Leeds", "You ", "You study law in Leeds"),
+        ("Finished the course", "You ", "You finished the course"),
+        ("Can swim", "You ", "You can swim"),
+        # a subject already, or a first word that does not read as a verb: kept as written
+        ("User plays volleyball", "You ", None),
+        ("Mondays are busy for them", "You ", None),
+        ("Ahmed is their brother", "User ", None),
+        ("Kunle's son graduated", "You ", None),
+        ("Parents live in Porto", "You ", None),
+    ],
+)
+def test_a_bare_memory_entry_takes_a_subject(claim: str, form: str, expected: str | None) -> None:
+    from mirage_guard.calibration._support_pairs import with_subject
+
+    assert with_subject(claim, form, VERBS) == expected
+
+
+def test_the_verbs_a_first_word_must_come_from_are_those_said_after_i() -> None:
+    from mirage_guard.calibration._support_pairs import first_person_verbs
+
+    texts = ["I play in a league and I really love it.", "Mondays I work late", "i guess so"]
+    assert first_person_verbs(texts) == {"play", "love", "work"}
+
+
+def test_subject_forms_are_balanced_across_classes_and_seeded() -> None:
+    from collections import Counter
+
+    from mirage_guard.calibration._support_pairs import SupportPair, balance_subjects
+
+    premise = "I play volleyball and I work nights and I live in Porto."
+    claims = ["Plays volleyball", "Works nights", "Lives in Porto", "User plays volleyball"]
+    pairs = [
+        SupportPair(premise, c, label, "test") for label in SupportClass for c in claims * 60
+    ]  # fmt: skip
+    made = balance_subjects(pairs, seed=13)
+    assert made == balance_subjects(pairs, seed=13)
+    assert made != balance_subjects(pairs, seed=14)
+    assert [(p.premise, p.label, p.origin) for p in made] == [
+        (p.premise, p.label, p.origin) for p in pairs
+    ]
+    for label in SupportClass:
+        mine = [p.claim for p, q in zip(made, pairs, strict=True) if q.label is label]
+        first = Counter(
+            "You" if c.startswith("You ") else "The user" if c.startswith("The user ")
+            else "User" if c.startswith("User ") else "bare"
+            for c in mine
+        )  # fmt: skip
+        # 180 bare claims per class drawn four ways, and 60 that have "User" already
+        assert min(first["bare"], first["You"], first["The user"]) > 20
+        assert first["User"] > 60
+    # a claim with a subject already is never rewritten
+    assert all(
+        p.claim == "User plays volleyball"
+        for p, q in zip(made, pairs, strict=True) if q.claim == "User plays volleyball"
+    )  # fmt: skip
+    # off by default: the recipe of the shipped weights is unchanged
+    assert TrainConfig().subject_forms is False
