@@ -39,8 +39,13 @@ from dataclasses import dataclass
 from mirage_guard.calibration._data import Example, packaged, strip_hedges
 from mirage_guard.calibration._support_authored import AuthoredPair
 from mirage_guard.guard import Label, Role
-from mirage_guard.guard.evidence import SupportClass, content_stems, has_negation, sentences
-from mirage_guard.guard.evidence._text import HEDGES
+from mirage_guard.guard.evidence import (
+    HEDGES,
+    SupportClass,
+    content_stems,
+    has_negation,
+    sentences,
+)
 
 _PLACES = (
     "in Lisbon", "in Denver", "in Osaka", "near Lake Como", "in a small town outside Leeds",

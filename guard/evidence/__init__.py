@@ -39,6 +39,7 @@ from mirage_guard.guard.evidence._support import (
     verify_support_dir,
 )
 from mirage_guard.guard.evidence._text import (
+    HEDGES,
     changed_values,
     content_stems,
     denied_stems,
@@ -52,6 +53,7 @@ from mirage_guard.guard.evidence._text import (
 __all__ = [
     "CROSS_FROZEN_PREFIX",
     "FEATURE_NAMES",
+    "HEDGES",
     "KINDS",
     "MAX_PAIR_TOKENS",
     "PRECISIONS",
