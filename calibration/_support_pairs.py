@@ -509,6 +509,14 @@ _SAME_AFTER_YOU = frozenset(
      "used", "never", "always", "often", "usually", "also", "still", "just", "already", "now",
      "once", "sometimes", "only"]
 )  # fmt: skip
+# adverbs a bare entry may start with before its verb ("Usually works nights"); not every word
+# that ends in "-ly" ("Family lives in Porto", "Italy is home")
+_LEADING_ADVERBS = frozenset(
+    ["recently", "currently", "usually", "regularly", "habitually", "clearly", "definitely",
+     "really", "rarely", "mostly", "mainly", "occasionally", "frequently", "normally",
+     "generally", "typically", "actually", "only", "also", "still", "just", "already", "often",
+     "always", "never", "sometimes", "now", "once"]
+)  # fmt: skip
 _I_VERB = re.compile(
     r"\bI\s+(?:(?:really|also|just|still|usually|often|always|never|sometimes)\s+)?([a-z]+)"
 )
@@ -547,9 +555,7 @@ def with_subject(claim: str, form: str, verbs: frozenset[str]) -> str | None:
     if not words or not words[0][:1].isupper():
         return None
     at = 0
-    while at < min(2, len(words) - 1) and (
-        words[at].lower() in HEDGES or words[at].lower().endswith("ly")
-    ):
+    while at < min(2, len(words) - 1) and words[at].lower() in HEDGES | _LEADING_ADVERBS:
         at += 1
     you = _you_verb(words[at], verbs)
     if you is None:

@@ -349,6 +349,9 @@ VERBS = frozenset(["play", "work", "live", "finished", "watch", "study"])
         ("Ahmed is their brother", "User ", None),
         ("Kunle's son graduated", "You ", None),
         ("Parents live in Porto", "You ", None),
+        ("Family lives in Porto", "You ", None),
+        ("Italy is home now", "User ", None),
+        ("Usually works nights", "You ", "You usually work nights"),
     ],
 )
 def test_a_bare_memory_entry_takes_a_subject(claim: str, form: str, expected: str | None) -> None:
