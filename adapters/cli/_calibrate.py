@@ -159,6 +159,14 @@ def train_support_cmd(
             "its content words) as unsupported pairs (the shipped weights: 0)",
         ),
     ] = TrainConfig().other_messages,
+    seed: Annotated[
+        int,
+        typer.Option(
+            help="seed of the rule-made pairs, the shuffling and the head's start (the shipped "
+            "weights: 13); retrains differ by seed more than many changes do, so compare a "
+            "change over several"
+        ),
+    ] = TrainConfig().seed,
     subject_forms: Annotated[
         bool,
         typer.Option(
@@ -209,6 +217,7 @@ def train_support_cmd(
         epochs=epochs,
         precision=precision,
         other_messages=other_messages,
+        seed=seed,
         subject_forms=subject_forms,
         layers=layers,
         teacher="" if teacher is None else str(teacher),

@@ -288,12 +288,14 @@ def test_train_support_takes_extra_pair_folders_and_other_messages(tmp_path: Pat
     result = CliRunner().invoke(
         app,
         ["calibrate", "train-support", "--out", str(out), "--epochs", "1", "--limit", "24",
-         "--extra-pairs", str(extra), "--other-messages", "1", "--subject-forms"],
+         "--extra-pairs", str(extra), "--other-messages", "1", "--subject-forms",
+         "--seed", "14"],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["config"]["other_messages"] == 1
     assert manifest["config"]["subject_forms"] is True
+    assert manifest["config"]["seed"] == 14
     packaged_pairs = load_authored()
     n = manifest["data"]["authored_pairs"]
     assert n["train"] + n["test"] == len(packaged_pairs) + len(_authored())
