@@ -503,11 +503,10 @@ _YOU_VERB = {
     "is": "are", "has": "have", "was": "were", "does": "do", "doesn't": "don't",
     "isn't": "aren't", "wasn't": "weren't", "hasn't": "haven't",
 }  # fmt: skip
-# verbs and adverbs that read the same after "you"
+# auxiliaries that read the same after "you" (leading adverbs are skipped before the verb)
 _SAME_AFTER_YOU = frozenset(
     ["can", "can't", "will", "won't", "would", "could", "should", "must", "had", "did", "didn't",
-     "used", "never", "always", "often", "usually", "also", "still", "just", "already", "now",
-     "once", "sometimes", "only"]
+     "used"]
 )  # fmt: skip
 # adverbs a bare entry may start with before its verb ("Usually works nights"); not every word
 # that ends in "-ly" ("Family lives in Porto", "Italy is home")
