@@ -109,6 +109,10 @@ class TrainConfig:
     # encoder layers of the model trained (at most MiniLM's six): fewer is faster, each layer
     # costing about a sixth of a pair's time
     layers: int = 6
+    # the embeddings and the first this many encoder layers stay as MiniLM has them (0: all
+    # layers learn, as the shipped weights were made); fewer weights move, and no gradient flows
+    # below them
+    frozen_layers: int = 0
     # a trained support-model folder: the model trained starts from its weights (``layers`` of its
     # layers, evenly spread, the first and last kept) and learns its class probabilities (softened
     # by ``temperature``) with weight ``distill_weight`` besides the labels
@@ -168,7 +172,9 @@ def _train(
     module, tokenizer, teacher = _student(cfg)
     soft = None if teacher is None else _soft_targets(teacher, pairs, cfg.temperature)
     for name, p in module.named_parameters():
-        p.requires_grad = not name.startswith(CROSS_FROZEN_PREFIX)
+        p.requires_grad = not name.startswith(CROSS_FROZEN_PREFIX) and not frozen(
+            name, cfg.frozen_layers
+        )
     counts = Counter(p.label for p in pairs)
     weight = torch.tensor(
         [len(pairs) / (len(SupportClass) * max(counts[c], 1)) for c in SupportClass],
@@ -269,6 +275,19 @@ def _train(
         size_bytes=(out / WEIGHTS).stat().st_size,
         authored_test=report,
     )
+
+
+def frozen(name: str, layers: int) -> bool:
+    """Whether parameter ``name`` stays fixed when the embeddings and the first ``layers`` encoder
+    layers are frozen."""
+    if layers <= 0:
+        return False
+    if name.startswith("encoder.embeddings."):
+        return True
+    prefix = "encoder.encoder.layer."
+    if name.startswith(prefix):
+        return int(name[len(prefix) :].split(".", 1)[0]) < layers
+    return False
 
 
 def spread_layers(n: int, of: int) -> list[int]:

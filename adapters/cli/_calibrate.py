@@ -190,6 +190,15 @@ def train_support_cmd(
             "about a sixth of a pair's time)",
         ),
     ] = TrainConfig().layers,
+    frozen_layers: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            max=6,
+            help="keep the embeddings and the first N encoder layers as MiniLM has them (the "
+            "shipped weights: 0, every layer learns)",
+        ),
+    ] = TrainConfig().frozen_layers,
     teacher: Annotated[
         Path | None,
         typer.Option(
@@ -220,6 +229,7 @@ def train_support_cmd(
         seed=seed,
         subject_forms=subject_forms,
         layers=layers,
+        frozen_layers=frozen_layers,
         teacher="" if teacher is None else str(teacher),
         distill_weight=distill_weight,
         temperature=temperature,

@@ -19,7 +19,7 @@ from mirage_guard.calibration import (
     train_support,
 )
 from mirage_guard.calibration._support_pairs import change_detail, glue_detail, negate
-from mirage_guard.calibration._support_train import spread_layers
+from mirage_guard.calibration._support_train import frozen, spread_layers
 from mirage_guard.guard.errors import InputError
 from mirage_guard.guard.evidence import (
     CrossSupportModel,
@@ -110,6 +110,42 @@ def test_a_distilled_student_keeps_spread_layers_and_loads_with_them(tmp_path: P
     probs = student.predict_text(["I live in Lisbon."], ["Lives in Lisbon."])
     assert probs.shape == (1, len(SupportClass))
     assert abs(float(probs.sum()) - 1.0) < 1e-5
+
+
+@pytest.mark.parametrize(
+    ("name", "layers", "expected"),
+    [("encoder.embeddings.position_embeddings.weight", 1, True),
+     ("encoder.embeddings.LayerNorm.bias", 0, False),
+     ("encoder.encoder.layer.2.attention.self.query.weight", 3, True),
+     ("encoder.encoder.layer.3.attention.self.query.weight", 3, False),
+     ("encoder.encoder.layer.11.output.dense.weight", 2, False),
+     ("classifier.weight", 6, False)],
+)  # fmt: skip
+def test_frozen_names_the_embeddings_and_the_lower_layers(
+    name: str, layers: int, expected: bool
+) -> None:
+    assert frozen(name, layers) is expected
+
+
+@pytest.mark.slow
+def test_frozen_layers_keep_minilm_weights_and_the_rest_learn(tmp_path: Path) -> None:
+    import torch
+
+    from mirage_guard.guard.evidence import build_cross
+
+    path = packaged("claims.jsonl")
+    train = load_examples(path, split="train")[:40]
+    cfg = TrainConfig(epochs=1, batch_size=8, frozen_layers=2)
+    train_support(train, tmp_path / "a", data_path=path, cfg=cfg, limit=24, log=False)
+    base = build_cross()[0].state_dict()
+    trained = CrossSupportModel(tmp_path / "a").module.state_dict()
+    # the shipped weights are fp16: compare with MiniLM's weights rounded the same way
+    same = {k for k, v in trained.items() if torch.equal(v, base[k].to(torch.float16).to(v.dtype))}
+    layer = "encoder.encoder.layer."
+    assert "encoder.embeddings.position_embeddings.weight" in same
+    assert f"{layer}1.output.dense.weight" in same
+    assert f"{layer}2.output.dense.weight" not in same
+    assert "classifier.weight" not in same
 
 
 @pytest.mark.parametrize(
@@ -289,13 +325,14 @@ def test_train_support_takes_extra_pair_folders_and_other_messages(tmp_path: Pat
         app,
         ["calibrate", "train-support", "--out", str(out), "--epochs", "1", "--limit", "24",
          "--extra-pairs", str(extra), "--other-messages", "1", "--subject-forms",
-         "--seed", "14"],
+         "--seed", "14", "--frozen-layers", "2"],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["config"]["other_messages"] == 1
     assert manifest["config"]["subject_forms"] is True
     assert manifest["config"]["seed"] == 14
+    assert manifest["config"]["frozen_layers"] == 2
     packaged_pairs = load_authored()
     n = manifest["data"]["authored_pairs"]
     assert n["train"] + n["test"] == len(packaged_pairs) + len(_authored())
