@@ -21,7 +21,7 @@ from mirage_guard.calibration._fit import (
 )
 from mirage_guard.calibration._quote_trust import fit_quote_trust
 from mirage_guard.guard import AuditVerdict, Label, check_quotes, quote_links
-from mirage_guard.guard.evidence import FEATURE_NAMES, EvidenceLinker
+from mirage_guard.guard.evidence import PROFILE_FEATURES, EvidenceLinker
 from mirage_guard.guard.scoring import (
     AUDIT_FEATURES,
     QUOTE_FEATURES,
@@ -127,7 +127,7 @@ def fit_profile(
     ``support_model``: the sha256 of the claim-support model the features came from (the guard
     refuses the profile with another).
     """
-    base = list(feature_names) if feature_names is not None else list(FEATURE_NAMES)
+    base = list(feature_names) if feature_names is not None else list(PROFILE_FEATURES)
     features = base + (list(AUDIT_FEATURES) if mode.uses_audit else [])
     quoted = mode.uses_audit and table.quoted
     if quoted:

@@ -25,7 +25,13 @@ from mirage_guard.guard.evidence._embedder import (
     minilm_model_path,
     shared_minilm,
 )
-from mirage_guard.guard.evidence._linker import FEATURE_NAMES, KINDS, EvidenceLinker
+from mirage_guard.guard.evidence._linker import (
+    FEATURE_NAMES,
+    KINDS,
+    PROFILE_FEATURES,
+    TOPIC_FEATURES,
+    EvidenceLinker,
+)
 from mirage_guard.guard.evidence._namespace import cache_namespace, current_cache_namespace
 from mirage_guard.guard.evidence._shipped import shipped_linker, shipped_support
 from mirage_guard.guard.evidence._support import (
@@ -57,7 +63,9 @@ __all__ = [
     "KINDS",
     "MAX_PAIR_TOKENS",
     "PRECISIONS",
+    "PROFILE_FEATURES",
     "SUPPORT_FEATURES",
+    "TOPIC_FEATURES",
     "WEIGHTS",
     "Alignment",
     "ClaimSupport",

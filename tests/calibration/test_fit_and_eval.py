@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score, f1_score
@@ -21,7 +22,12 @@ from mirage_guard.calibration._fit import (
 from mirage_guard.calibration._jobs import featurize, fit_profile, summarize_scores
 from mirage_guard.guard import AuditVerdict, Guard, Label, Provenance
 from mirage_guard.guard.errors import InputError
-from mirage_guard.guard.evidence import FEATURE_NAMES, EvidenceLinker
+from mirage_guard.guard.evidence import (
+    FEATURE_NAMES,
+    PROFILE_FEATURES,
+    TOPIC_FEATURES,
+    EvidenceLinker,
+)
 from mirage_guard.guard.scoring import ProfileMode, ProfileStore
 from tests.fakes.embedder import HashingEmbedder
 
@@ -202,7 +208,7 @@ def test_fit_profile_on_hand_written_claims(
     )
     assert profile.profile_id == "evidence-only"
     assert profile.fitted_on.n_examples == len(train) == 15
-    assert profile.oi_model.features == list(FEATURE_NAMES)
+    assert profile.oi_model.features == list(PROFILE_FEATURES)
     # on its own training data, the restatements score lower than the fabrications
     assert profile.metrics["train_auroc"] > 0.8
     assert profile.metrics["train_recall"] >= 0.8
@@ -212,6 +218,31 @@ def test_fit_profile_on_hand_written_claims(
     loaded = ProfileStore(tmp_path / "profiles").evidence_only()
     assert loaded == profile
     Guard(linker=linker, evidence_profile=loaded)
+
+
+def test_a_profile_fitted_with_the_topic_features_still_scores(
+    claims_file: Path, linker: EvidenceLinker
+) -> None:
+    # profiles fitted before the topic scores left PROFILE_FEATURES name them; the linker still
+    # computes them, so such a profile reads them and decides as it did
+    examples = load_examples(claims_file)
+    table = featurize(examples, linker)
+    old = fit_profile(
+        table, mode=ProfileMode.EVIDENCE, data_path=claims_file, split="all",
+        embedder=linker.embedder.name, feature_names=FEATURE_NAMES,
+    )  # fmt: skip
+    assert set(TOPIC_FEATURES) <= set(old.oi_model.features)
+    p_old = old.oi_model.predict_proba(old.oi_model.matrix(table.rows))
+    new = fit_profile(
+        table, mode=ProfileMode.EVIDENCE, data_path=claims_file, split="all",
+        embedder=linker.embedder.name,
+    )  # fmt: skip
+    p_new = new.oi_model.predict_proba(new.oi_model.matrix(table.rows))
+    assert not np.allclose(p_old, p_new)
+    # the guard scores with the features the profile names: the old one's own scores
+    decisions = anyio.run(decide_all, Guard(linker=linker, evidence_profile=old), examples)
+    scores = [decisions[e.claim.claim_id].score for e in examples]
+    assert scores == pytest.approx(list(p_old), abs=1e-6)
 
 
 def test_fit_audit_profile_needs_verdicts_and_names_its_key(

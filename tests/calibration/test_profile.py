@@ -20,7 +20,7 @@ from mirage_guard.calibration._data import (
 )
 from mirage_guard.guard import AuditVerdict, Label
 from mirage_guard.guard.errors import ProfileError, ProfileMismatchError, ProfileNotFoundError
-from mirage_guard.guard.evidence import FEATURE_NAMES
+from mirage_guard.guard.evidence import PROFILE_FEATURES, TOPIC_FEATURES
 from mirage_guard.guard.scoring import (
     CalibrationProfile,
     LogisticModel,
@@ -193,10 +193,11 @@ def test_shipped_evidence_profile_is_loadable_and_current() -> None:
     assert profile.mode is ProfileMode.EVIDENCE
     assert profile.writer_model is None
     assert profile.embedder == "sentence-transformers/all-MiniLM-L6-v2"
-    # fitted on the features the linker computes today, in this order
-    assert profile.feature_version == feature_version(FEATURE_NAMES)
-    assert profile.oi_model.features == list(FEATURE_NAMES)
-    assert profile.stated_model.features == list(FEATURE_NAMES)
+    # fitted on the features the linker computes today, in this order, but the claim's topic
+    assert profile.feature_version == feature_version(PROFILE_FEATURES)
+    assert profile.oi_model.features == list(PROFILE_FEATURES)
+    assert profile.stated_model.features == list(PROFILE_FEATURES)
+    assert not set(TOPIC_FEATURES) & set(profile.oi_model.features)
     assert 0.0 < profile.oi_threshold < 1.0
     assert 0.0 < profile.stated_threshold < 1.0
 
