@@ -17,7 +17,7 @@ from mirage_guard.guard.llm import ScriptedLLM
 from tests.fakes.mem0 import (
     CONVERSATION,
     GENERATED_TEXT,
-    INFERRED_TEXT,
+    MINILM_INFERRED_TEXT as INFERRED_TEXT,
     STATED_TEXT,
     conversation_reply,
 )
@@ -40,7 +40,7 @@ def _memory(settings: GuardSettings, minilm: MiniLMEmbedder, replies: list[str])
 
 @pytest.fixture
 def memory(data_dir: Path, minilm: MiniLMEmbedder) -> Iterator[GuardedMemory]:
-    m = _memory(GuardSettings(data_dir=data_dir), minilm, [conversation_reply()])
+    m = _memory(GuardSettings(data_dir=data_dir), minilm, [conversation_reply(INFERRED_TEXT)])
     yield m
     m.close()
 
@@ -94,7 +94,7 @@ def test_policy_is_configurable_block_and_quarantine_inferred(
     strict = GuardSettings(
         data_dir=data_dir, generated_action=Action.BLOCK, inferred_action=Action.QUARANTINE
     )
-    memory = _memory(strict, minilm, [conversation_reply()])
+    memory = _memory(strict, minilm, [conversation_reply(INFERRED_TEXT)])
     try:
         result = memory.add(CONVERSATION, user_id="alice")
         statuses = {d["text"]: (d["action"], d["status"]) for d in result["decisions"]}
@@ -150,7 +150,7 @@ def test_from_config_keeps_the_users_own_mem0_configuration(
     memory = GuardedMemory.from_config(
         config,
         settings=GuardSettings(data_dir=data_dir),
-        writer_llm=ScriptedLLM([conversation_reply()], model="mock/writer"),
+        writer_llm=ScriptedLLM([conversation_reply(INFERRED_TEXT)], model="mock/writer"),
     )
     try:
         memory.add(CONVERSATION, user_id="alice")

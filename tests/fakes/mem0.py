@@ -262,20 +262,26 @@ def claims_reply(*claims: tuple[str, str | None, str, float]) -> str:
     )
 
 
-# A conversation where each provenance has one obvious candidate.
+# A conversation where each provenance has one obvious candidate. The wiring tests run the
+# shipped profile on the hashing embedder's features, where INFERRED_TEXT lands in "inferred";
+# the tests with the real MiniLM embedder use MINILM_INFERRED_TEXT, which lands there on MiniLM's
+# features (on them INFERRED_TEXT reads as stated, the known weakness README "Evaluate the guard"
+# describes; on hashed features MINILM_INFERRED_TEXT scores as over-inference since the profile
+# stopped reading the claim's topic).
 CONVERSATION = [
     {"id": "t1", "role": "user", "content": "I went climbing last weekend."},
     {"id": "t2", "role": "user", "content": "I watched anime until 4am yesterday."},
     {"id": "t3", "role": "assistant", "content": "Sounds fun! You must love the outdoors."},
 ]
 STATED_TEXT = "User went climbing last weekend"
-INFERRED_TEXT = "User may be a night owl and an anime fan"
+INFERRED_TEXT = "User probably watches a lot of anime"
+MINILM_INFERRED_TEXT = "User may be a night owl and an anime fan"
 GENERATED_TEXT = "User is looking for an adventure partner"
 
 
-def conversation_reply() -> str:
+def conversation_reply(inferred: str = INFERRED_TEXT) -> str:
     return claims_reply(
         (STATED_TEXT, "t1", "GROUNDED", 0.95),
-        (INFERRED_TEXT, "t2", "INFERRED_REASONABLE", 0.7),
+        (inferred, "t2", "INFERRED_REASONABLE", 0.7),
         (GENERATED_TEXT, None, "FABRICATED", 0.6),
     )

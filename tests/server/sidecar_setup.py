@@ -18,10 +18,10 @@ _LINE = re.compile(r"^\[(\S+)\] user: (.+)$", re.MULTILINE)
 
 
 def echo_writer(model: str = "mock/echo-writer") -> FunctionLLM:
-    """A writer that states back every user turn as a grounded fact citing it."""
+    """A writer that states back every user turn, word for word, as a grounded fact citing it."""
 
     def rule(messages: Sequence[Message], schema: type[BaseModel] | None) -> str:
         found = _LINE.findall(messages[-1].content)
-        return claims_reply(*((f"User said: {text}", tid, "GROUNDED", 0.9) for tid, text in found))
+        return claims_reply(*((text, tid, "GROUNDED", 0.9) for tid, text in found))
 
     return FunctionLLM(rule, model=model)
