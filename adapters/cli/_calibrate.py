@@ -214,7 +214,7 @@ def train_support_cmd(
     ] = TrainConfig().temperature,
 ) -> None:
     """Fine-tune the claim-support cross-encoder on the support half of the train split and the
-    train side of the hand-written pairs (deterministic, ~12 min on 2 idle cores); measure it on
+    train side of the hand-written pairs (deterministic, 12-20 min on 2 idle cores); measure it on
     the pairs' test side. This made the shipped one."""
     try:
         resolve_precision(precision)
