@@ -17,7 +17,7 @@ from mirage_guard.guard.llm import ScriptedLLM
 from tests.fakes.mem0 import (
     CONVERSATION,
     GENERATED_TEXT,
-    MINILM_INFERRED_TEXT as INFERRED_TEXT,
+    MINILM_INFERRED_TEXT,
     STATED_TEXT,
     conversation_reply,
 )
@@ -40,7 +40,9 @@ def _memory(settings: GuardSettings, minilm: MiniLMEmbedder, replies: list[str])
 
 @pytest.fixture
 def memory(data_dir: Path, minilm: MiniLMEmbedder) -> Iterator[GuardedMemory]:
-    m = _memory(GuardSettings(data_dir=data_dir), minilm, [conversation_reply(INFERRED_TEXT)])
+    m = _memory(
+        GuardSettings(data_dir=data_dir), minilm, [conversation_reply(MINILM_INFERRED_TEXT)]
+    )
     yield m
     m.close()
 
@@ -59,12 +61,12 @@ def test_stated_inferred_generated_become_fact_hypothesis_quarantine(
     by_text = {r["memory"]: r for r in result["results"]}
     assert by_text[STATED_TEXT]["status"] == "fact"
     assert by_text[STATED_TEXT]["source_turn_id"] == "t1"
-    assert by_text[INFERRED_TEXT]["status"] == "hypothesis"
-    assert by_text[INFERRED_TEXT]["source_turn_id"] == "t2"
+    assert by_text[MINILM_INFERRED_TEXT]["status"] == "hypothesis"
+    assert by_text[MINILM_INFERRED_TEXT]["source_turn_id"] == "t2"
     assert by_text[GENERATED_TEXT]["status"] == "quarantined"
 
     # per-fact metadata really sits in the Mem0 store, next to each vector
-    raw = _stored(memory, by_text[INFERRED_TEXT]["id"])
+    raw = _stored(memory, by_text[MINILM_INFERRED_TEXT]["id"])
     assert raw["metadata"]["provenance"] == "inferred"
     assert raw["metadata"]["profile_id"] == "evidence-only"
     assert raw["metadata"][TENANT_KEY] == "default"
@@ -85,7 +87,7 @@ def test_stated_inferred_generated_become_fact_hypothesis_quarantine(
     )
     assert found["results"][0]["memory"] == GENERATED_TEXT
     listed = memory.get_all(filters={"user_id": "alice"}, include_hypotheses=True)
-    assert {i["memory"] for i in listed["results"]} == {STATED_TEXT, INFERRED_TEXT}
+    assert {i["memory"] for i in listed["results"]} == {STATED_TEXT, MINILM_INFERRED_TEXT}
 
 
 def test_policy_is_configurable_block_and_quarantine_inferred(
@@ -94,17 +96,17 @@ def test_policy_is_configurable_block_and_quarantine_inferred(
     strict = GuardSettings(
         data_dir=data_dir, generated_action=Action.BLOCK, inferred_action=Action.QUARANTINE
     )
-    memory = _memory(strict, minilm, [conversation_reply(INFERRED_TEXT)])
+    memory = _memory(strict, minilm, [conversation_reply(MINILM_INFERRED_TEXT)])
     try:
         result = memory.add(CONVERSATION, user_id="alice")
         statuses = {d["text"]: (d["action"], d["status"]) for d in result["decisions"]}
         assert statuses[STATED_TEXT] == ("store", "fact")
-        assert statuses[INFERRED_TEXT] == ("quarantine", "quarantined")
+        assert statuses[MINILM_INFERRED_TEXT] == ("quarantine", "quarantined")
         assert statuses[GENERATED_TEXT] == ("block", None)
         everything = memory.get_all(
             filters={"user_id": "alice"}, include_hypotheses=True, include_quarantined=True
         )
-        assert {i["memory"] for i in everything["results"]} == {STATED_TEXT, INFERRED_TEXT}
+        assert {i["memory"] for i in everything["results"]} == {STATED_TEXT, MINILM_INFERRED_TEXT}
     finally:
         memory.close()
 
@@ -150,7 +152,7 @@ def test_from_config_keeps_the_users_own_mem0_configuration(
     memory = GuardedMemory.from_config(
         config,
         settings=GuardSettings(data_dir=data_dir),
-        writer_llm=ScriptedLLM([conversation_reply(INFERRED_TEXT)], model="mock/writer"),
+        writer_llm=ScriptedLLM([conversation_reply(MINILM_INFERRED_TEXT)], model="mock/writer"),
     )
     try:
         memory.add(CONVERSATION, user_id="alice")
