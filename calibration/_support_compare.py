@@ -25,12 +25,13 @@ from mirage_guard.calibration._data import (
 from mirage_guard.calibration._jobs import FeatureTable, featurize, fit_profile
 from mirage_guard.calibration._suite import EvalSet, default_sets
 from mirage_guard.guard import Label
-from mirage_guard.guard.evidence import FEATURE_NAMES, SUPPORT_FEATURES, EvidenceLinker
+from mirage_guard.guard.evidence import PROFILE_FEATURES, SUPPORT_FEATURES, EvidenceLinker
 from mirage_guard.guard.scoring import CalibrationProfile, ProfileMode
 
 _ALIGN = tuple(f for f in SUPPORT_FEATURES if f.startswith("align_"))
 _CROSS = tuple(f for f in SUPPORT_FEATURES if f.startswith("sup_"))
-CURRENT = tuple(f for f in FEATURE_NAMES if f not in SUPPORT_FEATURES)
+# what a profile reads today, without the claim-support features (the topic scores are not in it)
+CURRENT = tuple(f for f in PROFILE_FEATURES if f not in SUPPORT_FEATURES)
 FEATURE_SETS: dict[str, tuple[str, ...]] = {
     "current": CURRENT,
     "current+A": CURRENT + _ALIGN,

@@ -245,6 +245,13 @@ def test_a_profile_fitted_with_the_topic_features_still_scores(
     assert scores == pytest.approx(list(p_old), abs=1e-6)
 
 
+def test_support_report_compares_the_features_a_profile_reads() -> None:
+    from mirage_guard.calibration._support_compare import FEATURE_SETS
+
+    assert all(not set(TOPIC_FEATURES) & set(f) for f in FEATURE_SETS.values())
+    assert set(FEATURE_SETS["current+A+C"]) <= set(PROFILE_FEATURES)
+
+
 def test_fit_audit_profile_needs_verdicts_and_names_its_key(
     claims_file: Path, linker: EvidenceLinker
 ) -> None:
