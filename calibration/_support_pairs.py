@@ -12,6 +12,8 @@ written) so that phrasing cannot carry the class, plus perturbations derived fro
 - the evidence turned into a question or a remark about "you" (the other party) -> unsupported;
 - a compound claim with one unsupported part -> unsupported;
 - the claim against another turn of the same user -> unsupported (which turn supports it matters);
+- an over-inferred claim (fabricated, stereotype) against a turn of its conversation -> unsupported:
+  a random one, or (``nearest``) the user turns nearest to it, the ones the guard reads it against;
 - the evidence followed by its own correction ("... Actually no, <the evidence with one number,
   day or name changed>") -> the old claim contradicted, the corrected claim entailed (the later
   words count);
@@ -33,7 +35,7 @@ from __future__ import annotations
 import json
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from mirage_guard.calibration._data import Example, packaged, strip_hedges
@@ -41,8 +43,10 @@ from mirage_guard.calibration._support_authored import AuthoredPair
 from mirage_guard.guard import Label, Role
 from mirage_guard.guard.evidence import (
     HEDGES,
+    Embedder,
     SupportClass,
     content_stems,
+    evidence_units,
     has_negation,
     sentences,
 )
@@ -237,12 +241,17 @@ def build_pairs(
     twins: dict[str, tuple[str, str]] | None = None,
     authored: Sequence[AuthoredPair] = (),
     other_messages: int = 0,
+    nearest: Mapping[str, Sequence[str]] | None = None,
 ) -> list[SupportPair]:
     """Every training pair, in a fixed order (examples in file order, rules in a fixed order),
     then the hand-written ``authored`` pairs (their train side) and what three rules make of their
     restatements: the message's first first-person clause echoed (entailed; once per restatement,
     so a message with several restatements gives several echoes), the message turned into a
-    question or remark to the other party, and said of someone else (both unsupported)."""
+    question or remark to the other party, and said of someone else (both unsupported).
+
+    ``nearest`` (claim id -> user turn texts, nearest first; :func:`nearest_turns`): an
+    over-inferred claim is read against those turns instead of a random one of its conversation
+    (the random draw is still made, so every other pair stays as it was)."""
     twins = authored_twins() if twins is None else twins
     if any(e.claim.split not in (None, "train") for e in examples):
         raise ValueError("support pairs are built from the train split only")
@@ -269,8 +278,11 @@ def build_pairs(
                     SupportPair(rng.choice(others), flat, SupportClass.UNSUPPORTED, "other_turn")
                 )
         else:
-            for f in forms[:2]:
+            near = (nearest or {}).get(ex.claim.claim_id) or ()
+            for i, f in enumerate(forms[:2]):
                 premise = rng.choice(list(turns.values()))
+                if near:
+                    premise = near[i % len(near)]
                 pairs.append(SupportPair(premise, f, SupportClass.UNSUPPORTED, label.value))
     for a in authored:
         pairs.append(SupportPair(a.premise, a.claim, a.support, AUTHORED + a.case))
@@ -290,6 +302,36 @@ def build_pairs(
     if other_messages:
         pairs += _other_messages(authored, other_messages, rng)
     return pairs
+
+
+def nearest_turns(
+    examples: Sequence[Example], embedder: Embedder, *, k: int = 2
+) -> dict[str, list[str]]:
+    """Over-inferred claim id -> the texts of the ``k`` user turns nearest to the claim, nearest
+    first, as the guard picks the turns its cross-encoder reads: the cosine of the claim's vector
+    with each evidence sentence of a turn (questions to and remarks about the other party left
+    out), the best sentence standing for its turn. A fabricated or stereotyped claim is usually
+    nearest to the turn it was spun from, which is the pair the model must learn to call
+    unsupported; a random turn of the conversation is mostly unrelated, an easy negative."""
+    wanted = [e for e in examples if e.claim.label.is_over_inference]
+    out: dict[str, list[str]] = {}
+    by_conv: dict[str, list[Example]] = {}
+    for e in wanted:
+        by_conv.setdefault(e.conversation_id, []).append(e)
+    for group in by_conv.values():
+        units = evidence_units(group[0].turns)
+        if not units:
+            continue
+        full = _turn_texts(group[0])
+        vecs = embedder.encode([u.text for u in units] + [e.claim.text for e in group])
+        unit_vecs, claim_vecs = vecs[: len(units)], vecs[len(units) :]
+        for e, cv in zip(group, claim_vecs, strict=True):
+            best: dict[str, float] = {}
+            for u, sim in zip(units, (unit_vecs @ cv).tolist(), strict=True):
+                best[u.turn_id] = max(sim, best.get(u.turn_id, -1.0))
+            ranked = sorted(best, key=lambda tid: (-best[tid], tid))[:k]
+            out[e.claim.claim_id] = [full[tid] for tid in ranked if tid in full]
+    return out
 
 
 def _other_messages(

@@ -39,6 +39,7 @@ from mirage_guard.calibration._support_pairs import (
     SupportPair,
     balance_subjects,
     build_pairs,
+    nearest_turns,
 )
 from mirage_guard.guard.errors import InputError
 from mirage_guard.guard.evidence import (
@@ -52,6 +53,7 @@ from mirage_guard.guard.evidence import (
     keep_layers,
     n_layers,
     resolve_precision,
+    shared_minilm,
     shipped_state,
 )
 
@@ -101,6 +103,10 @@ class TrainConfig:
     # every bare memory entry in the pairs gets a subject drawn from "", "User ", "The user ",
     # "You " (the same mix in every class), so the subject does not predict the class
     subject_forms: bool = False
+    # an over-inferred claim of the labelled data (fabricated, stereotype) is read against the
+    # user turns nearest to it (MiniLM cosine, as the guard picks them) instead of a random turn
+    # of its conversation (False: random, as the shipped weights were made)
+    nearest_negatives: bool = False
     # "bf16": the forward pass under CPU bf16 autocast (weights, optimizer and loss stay fp32),
     # 1.7x faster where the CPU has bf16 units (AMX / AVX512-BF16), slower where it has none;
     # "auto" picks it only there. The shipped weights are fp32's; bf16 changes them (recorded in
@@ -162,8 +168,13 @@ def _train(
     start = time.perf_counter()
     seed_everything(cfg.seed, cfg.threads)
     train_side = authored_side(authored, PairSide.TRAIN)
+    nearest = nearest_turns(examples, shared_minilm()) if cfg.nearest_negatives else None
     made = build_pairs(
-        examples, seed=cfg.seed, authored=train_side, other_messages=cfg.other_messages
+        examples,
+        seed=cfg.seed,
+        authored=train_side,
+        other_messages=cfg.other_messages,
+        nearest=nearest,
     )
     made += [p for p in made if p.origin.startswith(AUTHORED)] * (cfg.authored_repeat - 1)
     if cfg.subject_forms:

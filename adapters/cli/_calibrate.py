@@ -174,6 +174,14 @@ def train_support_cmd(
             "'The user' and 'You', the same mix in every class"
         ),
     ] = TrainConfig().subject_forms,
+    nearest_negatives: Annotated[
+        bool,
+        typer.Option(
+            help="read each fabricated or stereotyped claim of the labelled data against the user "
+            "turns nearest to it (as the guard picks them) instead of a random turn of its "
+            "conversation (the shipped weights: random)"
+        ),
+    ] = TrainConfig().nearest_negatives,
     precision: Annotated[
         str,
         typer.Option(
@@ -228,6 +236,7 @@ def train_support_cmd(
         other_messages=other_messages,
         seed=seed,
         subject_forms=subject_forms,
+        nearest_negatives=nearest_negatives,
         layers=layers,
         frozen_layers=frozen_layers,
         teacher="" if teacher is None else str(teacher),

@@ -31,6 +31,7 @@ from mirage_guard.guard.evidence._linker import (
     PROFILE_FEATURES,
     TOPIC_FEATURES,
     EvidenceLinker,
+    evidence_units,
 )
 from mirage_guard.guard.evidence._namespace import cache_namespace, current_cache_namespace
 from mirage_guard.guard.evidence._shipped import shipped_linker, shipped_support
@@ -85,6 +86,7 @@ __all__ = [
     "denied_stems",
     "encode_pairs",
     "ended_stems",
+    "evidence_units",
     "exact_word",
     "has_negation",
     "keep_layers",

@@ -18,7 +18,12 @@ from mirage_guard.calibration import (
     packaged,
     train_support,
 )
-from mirage_guard.calibration._support_pairs import change_detail, glue_detail, negate
+from mirage_guard.calibration._support_pairs import (
+    change_detail,
+    glue_detail,
+    nearest_turns,
+    negate,
+)
 from mirage_guard.calibration._support_train import frozen, spread_layers
 from mirage_guard.guard.errors import InputError
 from mirage_guard.guard.evidence import (
@@ -28,6 +33,7 @@ from mirage_guard.guard.evidence import (
     keep_layers,
     n_layers,
 )
+from tests.fakes.embedder import HashingEmbedder
 
 
 def test_pairs_come_from_the_train_split_only() -> None:
@@ -310,6 +316,58 @@ def test_other_messages_pair_each_message_with_unrelated_claims_of_others() -> N
     }  # fmt: skip
 
 
+def _spun_claims(tmp_path: Path) -> Path:
+    turns = [
+        {"id": "t1", "role": "user", "content": "I'm a police officer in Lyon."},
+        {"id": "a1", "role": "assistant", "content": "Police officer in Lyon, watercolours too?"},
+        {"id": "t2", "role": "user", "content": "How long have you been a police officer in Lyon?"},
+        {"id": "t3", "role": "user", "content": "I paint watercolours on Mondays."},
+    ]
+    rows = [
+        ("c1", "Is a police officer in Lyon", "GROUNDED", "t1"),
+        ("c2", "Exhibits her watercolours at a cafe", "FABRICATED", None),
+        ("c3", "A police officer is bound to be tough", "INFERRED_STEREOTYPE", None),
+    ]
+    path = tmp_path / "claims.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"claim_id": cid, "text": text, "label": label, "source_turn_id": src,
+                        "split": "train", "turns": turns}) + "\n"
+            for cid, text, label, src in rows
+        ),
+        encoding="utf-8",
+    )  # fmt: skip
+    return path
+
+
+def test_nearest_turns_are_the_user_turns_the_guard_would_read_an_over_inference_against(
+    tmp_path: Path,
+) -> None:
+    examples = load_examples(_spun_claims(tmp_path))
+    near = nearest_turns(examples, HashingEmbedder())
+    assert set(near) == {"c2", "c3"}  # over-inferred claims only
+    # nearest first; never the assistant's turn, never a question to the other party
+    assert near["c2"] == ["I paint watercolours on Mondays.", "I'm a police officer in Lyon."]
+    assert near["c3"] == ["I'm a police officer in Lyon.", "I paint watercolours on Mondays."]
+    assert nearest_turns(examples, HashingEmbedder(), k=1)["c3"] == near["c3"][:1]
+
+
+def test_nearest_negatives_change_only_the_over_inferred_claims_pairs() -> None:
+    train = load_examples(packaged("claims.jsonl"), split="train")[:120]
+    near = nearest_turns(train, HashingEmbedder())
+    plain, hard = build_pairs(train), build_pairs(train, nearest=near)
+    assert len(plain) == len(hard)
+    changed = [(a, b) for a, b in zip(plain, hard, strict=True) if a != b]
+    assert changed
+    over = {"FABRICATED", "INFERRED_STEREOTYPE"}
+    assert all(a.origin in over and b.origin == a.origin for a, b in changed)
+    assert {b.label for _, b in changed} == {SupportClass.UNSUPPORTED}
+    by_claim = {e.claim.claim_id: e for e in train}
+    premises = {p for turns in near.values() for p in turns}
+    assert all(b.premise in premises for _, b in changed)
+    assert any(by_claim[c].claim.label.value in over for c in near)
+
+
 def test_train_support_takes_extra_pair_folders_and_other_messages(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
@@ -325,7 +383,7 @@ def test_train_support_takes_extra_pair_folders_and_other_messages(tmp_path: Pat
         app,
         ["calibrate", "train-support", "--out", str(out), "--epochs", "1", "--limit", "24",
          "--extra-pairs", str(extra), "--other-messages", "1", "--subject-forms",
-         "--seed", "14", "--frozen-layers", "2"],
+         "--seed", "14", "--frozen-layers", "2", "--nearest-negatives"],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
@@ -333,6 +391,7 @@ def test_train_support_takes_extra_pair_folders_and_other_messages(tmp_path: Pat
     assert manifest["config"]["subject_forms"] is True
     assert manifest["config"]["seed"] == 14
     assert manifest["config"]["frozen_layers"] == 2
+    assert manifest["config"]["nearest_negatives"] is True
     packaged_pairs = load_authored()
     n = manifest["data"]["authored_pairs"]
     assert n["train"] + n["test"] == len(packaged_pairs) + len(_authored())
