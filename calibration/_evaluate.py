@@ -21,13 +21,17 @@ def build_eval_guard(
     verdicts: dict[str, AuditVerdict] | None,
     verdict_model: str | None,
     verdict_prompt: str | None,
+    support_dir: Path | None = None,
 ) -> Guard:
+    """The guard an evaluation scores with; ``support_dir``: another claim-support model
+    (default: ``MIRAGE_SUPPORT_DIR``, else the shipped one), whose profile ``profile_dir`` holds."""
+    support_dir = support_dir or GuardSettings().support_dir
     store = ProfileStore(profile_dir)
     if verdicts is not None and verdict_model and verdict_prompt:
         # per-model profile for the model that produced the verdicts; refused if absent
         profile = store.for_writer(verdict_model, ProfileMode.SELF_AUDIT_SEPARATE, verdict_prompt)
         return Guard(
-            linker=shipped_linker(),
+            linker=shipped_linker(support_dir=support_dir),
             evidence_profile=store.evidence_only(),
             audit_mode=AuditMode.SEPARATE,
             audit_profile=profile,
@@ -35,10 +39,14 @@ def build_eval_guard(
         )
     if writer_model:
         settings = GuardSettings(
-            writer_model=writer_model, audit_mode=AuditMode.SEPARATE, profile_dir=profile_dir
+            writer_model=writer_model,
+            audit_mode=AuditMode.SEPARATE,
+            profile_dir=profile_dir,
+            support_dir=support_dir,
         )
         return Guard.from_settings(settings, profiles=store)
-    return Guard.from_settings(GuardSettings(profile_dir=profile_dir), profiles=store)
+    settings = GuardSettings(profile_dir=profile_dir, support_dir=support_dir)
+    return Guard.from_settings(settings, profiles=store)
 
 
 def run_eval(
@@ -52,6 +60,7 @@ def run_eval(
     n_boot: int = 1000,
     conversations: Path | None = None,
     variant: TextVariant = TextVariant.AS_WRITTEN,
+    support_dir: Path | None = None,
 ) -> EvalReport:
     path = data or packaged("claims.jsonl")
     examples = load_examples(
@@ -68,6 +77,7 @@ def run_eval(
         verdicts=by_claim,
         verdict_model=model,
         verdict_prompt=prompt,
+        support_dir=support_dir,
     )
     try:
         decisions = anyio.run(lambda: decide_all(guard, examples, by_claim))

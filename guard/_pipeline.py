@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Literal, NamedTuple, TypeVar
 
 import anyio
@@ -213,7 +214,9 @@ class Guard:
         prompt_version = auditor.prompt_version if auditor else _inline_prompt_version()
         audit_profile = _audit_profile_in(store, s.audit_mode, writer_model, prompt_version)
         return cls(
-            linker=_default_linker(embedder, s.linker_cache_bytes, s.support_precision),
+            linker=_default_linker(
+                embedder, s.linker_cache_bytes, s.support_precision, s.support_dir
+            ),
             evidence_profile=store.evidence_only(profile_embedders(embedder or shared_minilm())),
             policy=Policy(inferred_action=s.inferred_action, generated_action=s.generated_action),
             auditor=auditor,
@@ -476,10 +479,15 @@ def _inline_prompt_version() -> str:
 
 
 def _default_linker(
-    embedder: Embedder | None, cache_bytes: int, precision: str = "fp32"
+    embedder: Embedder | None,
+    cache_bytes: int,
+    precision: str = "fp32",
+    support_dir: Path | None = None,
 ) -> EvidenceLinker:
-    """MiniLM (or the given embedder) with the shipped claim-support model when the embedder
-    gives token vectors (MiniLM does); without them the support signal is lexical only."""
+    """MiniLM (or the given embedder) with the shipped claim-support model (or the one in
+    ``support_dir``) when the embedder gives token vectors (MiniLM does); without them the
+    support signal is lexical only."""
     emb = embedder or shared_minilm()
-    support = shipped_support(precision) if hasattr(emb, "encode_with_tokens") else None
+    tokens = hasattr(emb, "encode_with_tokens")
+    support = shipped_support(precision, support_dir) if tokens else None
     return EvidenceLinker(emb, cache_bytes=cache_bytes, support=support)

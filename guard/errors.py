@@ -111,9 +111,15 @@ class ProfileMismatchError(ProfileError):
         self.field = field
         self.expected = expected
         self.actual = actual
+        fix = (
+            "`mirage calibrate fit-evidence --support-dir` with the model in use, or point "
+            "MIRAGE_SUPPORT_DIR at the model it was fitted with"
+            if field == "support model"
+            else "`mirage calibrate fit`"
+        )
         super().__init__(
             f"calibration profile {profile_id!r} was fitted for {field}={actual!r}, "
-            f"not {expected!r}; refusing to reuse it (fit one with `mirage calibrate fit`)"
+            f"not {expected!r}; refusing to reuse it (fit one with {fix})"
         )
 
 

@@ -111,6 +111,14 @@ class GuardSettings(BaseSettings):
         "(CPU bf16 autocast: faster where the CPU has AMX / AVX512-BF16, changes the top class "
         "of ~0.5 % of pairs) or auto (bf16 only on such a CPU)",
     )
+    support_dir: Path | None = Field(
+        default=None,
+        description="a claim-support cross-encoder folder written by `mirage calibrate "
+        "train-support` (model.safetensors + manifest.json, sha256-checked) to use instead of "
+        "the shipped one; unset = the shipped one. Its evidence profile must be fitted with it "
+        "(`mirage calibrate fit-evidence --support-dir`): a profile fitted with other weights is "
+        "refused at start",
+    )
 
     @field_validator("inferred_action", "generated_action")
     @classmethod

@@ -45,7 +45,7 @@ from mirage_guard.calibration import (
     train_half,
     train_support,
 )
-from mirage_guard.guard import SelfAuditor
+from mirage_guard.guard import GuardSettings, SelfAuditor
 from mirage_guard.guard.errors import InputError, MirageError
 from mirage_guard.guard.evidence import (
     ClaimSupport,
@@ -73,8 +73,10 @@ PersonasOpt = Annotated[
 ]
 
 
-def _linker() -> EvidenceLinker:
-    return shipped_linker()
+def _linker(support_dir: Path | None = None) -> EvidenceLinker:
+    """The shipped linker, with the claim-support model of ``support_dir`` (default:
+    ``MIRAGE_SUPPORT_DIR``) when one is given."""
+    return shipped_linker(support_dir=support_dir or GuardSettings().support_dir)
 
 
 def _with_held_out(
@@ -105,6 +107,13 @@ def fit_evidence(
     split: Annotated[str, typer.Option(help="split to fit on")] = "train",
     eval_split: Annotated[str, typer.Option(help="split to report on")] = "dev",
     oi_objective: Annotated[str, typer.Option(help="e.g. recall>=0.8")] = "recall>=0.8",
+    support_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="a claim-support model folder of `train-support` to fit the profile for "
+            "(default: MIRAGE_SUPPORT_DIR, else the shipped one); the profile records its sha256"
+        ),
+    ] = None,
 ) -> None:
     """Fit the evidence-only profile (no LLM) on labelled claims. This made the shipped one.
 
@@ -112,7 +121,11 @@ def fit_evidence(
     other half, so its outputs are weighed as they come out on conversations it never saw.
     """
     path = data or packaged("claims.jsonl")
-    linker = _linker()
+    try:
+        linker = _linker(support_dir)
+    except MirageError as exc:
+        console.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(1) from exc
     examples = load_examples(path, personas=personas, split=split)
     if split == "train":
         examples = train_half(examples, TrainHalf.PROFILE)

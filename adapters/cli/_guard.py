@@ -20,9 +20,19 @@ from mirage_guard.calibration import (
     suite_table,
     write_begin,
 )
+from mirage_guard.guard.errors import ProfileMismatchError, SupportModelError
 
 app = typer.Typer(help="Tag and evaluate with the guard.", no_args_is_help=True)
 console = Console()
+
+SupportDirOpt = Annotated[
+    Path | None,
+    typer.Option(
+        help="a claim-support model folder of `mirage calibrate train-support` to score with "
+        "(default: MIRAGE_SUPPORT_DIR, else the shipped one); --profile-dir must hold the "
+        "evidence profile fitted with it"
+    ),
+]
 
 
 @app.command("eval")
@@ -48,21 +58,27 @@ def guard_eval(
     variant: Annotated[
         TextVariant, typer.Option(help="score the claims as written, hedge-free or hedged")
     ] = TextVariant.AS_WRITTEN,
+    support_dir: SupportDirOpt = None,
 ) -> None:
     """AUROC, binary kappa, provenance accuracy, per-class P/R and source-turn accuracy.
 
     ``--data`` takes a claims file or a set folder (claims.jsonl + conversations.jsonl).
     """
-    report = run_eval(
-        data=data,
-        personas=personas,
-        split=split,
-        profile_dir=profile_dir,
-        writer_model=writer_model,
-        verdicts=verdicts,
-        conversations=conversations,
-        variant=variant,
-    )
+    try:
+        report = run_eval(
+            data=data,
+            personas=personas,
+            split=split,
+            profile_dir=profile_dir,
+            writer_model=writer_model,
+            verdicts=verdicts,
+            conversations=conversations,
+            variant=variant,
+            support_dir=support_dir,
+        )
+    except (ProfileMismatchError, SupportModelError) as exc:
+        console.print(f"[red]error:[/] {escape(str(exc))}")
+        raise typer.Exit(1) from exc
     if as_json:
         console.print_json(json.dumps(report.model_dump(mode="json")))
         return
@@ -121,14 +137,19 @@ def guard_eval_suite(
     markdown: Annotated[Path | None, typer.Option(help="also write the tables as Markdown")] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="also write JSON")] = None,
     n_boot: Annotated[int, typer.Option(help="bootstrap resamples for the AUROC CI")] = 1000,
+    support_dir: SupportDirOpt = None,
 ) -> None:
     """Every labelled set side by side: dev, hedge-free dev, each held-out set, BEGIN dev."""
     from mirage_guard.calibration import build_eval_guard
 
-    guard = build_eval_guard(
-        profile_dir=profile_dir, writer_model=None, verdicts=None, verdict_model=None,
-        verdict_prompt=None,
-    )  # fmt: skip
+    try:
+        guard = build_eval_guard(
+            profile_dir=profile_dir, writer_model=None, verdicts=None, verdict_model=None,
+            verdict_prompt=None, support_dir=support_dir,
+        )  # fmt: skip
+    except (ProfileMismatchError, SupportModelError) as exc:
+        console.print(f"[red]error:[/] {escape(str(exc))}")
+        raise typer.Exit(1) from exc
     try:
         rows = run_suite(guard, default_sets(begin=begin, heldout=heldout), n_boot=n_boot)
     finally:

@@ -182,11 +182,18 @@ class CrossSupportModel:
         return np.concatenate(out)
 
 
-_CROSS: dict[str, ProcessWide[CrossSupportModel]] = {
-    p: ProcessWide(partial(CrossSupportModel, precision=p)) for p in ("bf16", "fp32")
-}
+_CROSS: dict[tuple[str, str], ProcessWide[CrossSupportModel]] = {}
+_CROSS_LOCK = threading.Lock()
 
 
-def shared_cross_model(precision: str = "fp32") -> CrossSupportModel:
-    """One process-wide cross-encoder per precision (verified once)."""
-    return _CROSS[resolve_precision(precision)].get()
+def shared_cross_model(precision: str = "fp32", path: Path | None = None) -> CrossSupportModel:
+    """One process-wide cross-encoder per precision and model folder (verified once); ``path``:
+    a folder written by ``mirage calibrate train-support`` (default: the shipped model)."""
+    p = resolve_precision(precision)
+    folder = (path or cross_model_dir()).resolve()
+    with _CROSS_LOCK:
+        slot = _CROSS.get((p, str(folder)))
+        if slot is None:
+            slot = ProcessWide(partial(CrossSupportModel, folder, precision=p))
+            _CROSS[(p, str(folder))] = slot
+    return slot.get()

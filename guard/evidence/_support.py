@@ -74,7 +74,13 @@ def verify_support_dir(path: Path) -> dict[str, Any]:
     manifest_path, weights = path / MANIFEST, path / WEIGHTS
     if not manifest_path.is_file() or not weights.is_file():
         raise SupportModelError(str(path), f"{MANIFEST} or {WEIGHTS} is missing")
-    manifest: dict[str, Any] = json.loads(manifest_path.read_text("utf-8"))
+    try:
+        raw: Any = json.loads(manifest_path.read_text("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise SupportModelError(str(path), f"{MANIFEST} is not JSON: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise SupportModelError(str(path), f"{MANIFEST} is not a JSON object")
+    manifest: dict[str, Any] = raw
     actual = file_sha256(weights)
     if actual != manifest.get("sha256"):
         raise SupportModelError(
