@@ -21,6 +21,7 @@ class EvidencePerf:
     cold_guard_per_s: float
     threads: int
     support_precision: str = "fp32"
+    support_model: str | None = None  # sha256 of the claim-support model measured
 
     @property
     def ratio(self) -> float:
@@ -74,4 +75,5 @@ def measure_evidence(*, n: int, runs: int, batch: int) -> EvidencePerf:
         cold_guard_per_s=guard_rates[0],
         threads=torch.get_num_threads(),
         support_precision=resolve_precision(settings.support_precision),
+        support_model=guard.linker.support_sha256,
     )

@@ -52,6 +52,8 @@ def perf_evidence(
     table.add_row("ratio guard / encoder", f"{result.ratio:.3f}")
     table.add_row("torch threads", str(result.threads))
     table.add_row("claim-support precision (MIRAGE_SUPPORT_PRECISION)", result.support_precision)
+    model = (result.support_model or "none")[:12]
+    table.add_row("claim-support model sha256 (MIRAGE_SUPPORT_DIR)", model)
     console.print(table)
 
 

@@ -79,3 +79,5 @@ def test_perf_evidence_prints_the_precision_it_ran_with(monkeypatch: pytest.Monk
     assert result.exit_code == 0, result.output
     assert re.search(r"claim-support precision.*│\s*bf16\s*│", " ".join(result.output.split()))
     assert re.search(r"ratio guard / encoder\s*│\s*\d\.\d{3}", result.output)
+    sha = shared_cross_model().sha256[:12]
+    assert re.search(rf"claim-support model sha256.*│\s*{sha}\s*│", " ".join(result.output.split()))
