@@ -190,9 +190,10 @@ def train_support_cmd(
     nearest_negatives: Annotated[
         bool,
         typer.Option(
+            "--nearest-negatives/--random-negatives",
             help="read each fabricated or stereotyped claim of the labelled data against the user "
-            "turns nearest to it (as the guard picks them) instead of a random turn of its "
-            "conversation (the shipped weights: random)"
+            "turns nearest to it, as the guard picks them, or against a random turn of its "
+            "conversation (the shipped weights: random)",
         ),
     ] = TrainConfig().nearest_negatives,
     precision: Annotated[

@@ -498,3 +498,19 @@ def test_subject_forms_are_balanced_across_classes_and_seeded() -> None:
     )  # fmt: skip
     # off by default: the recipe of the shipped weights is unchanged
     assert TrainConfig().subject_forms is False
+
+
+def test_the_shipped_weights_were_made_by_the_default_recipe() -> None:
+    """`mirage calibrate train-support` with no option is the command that made them; an option
+    added after they were made (absent from their manifest) is off by default."""
+    from mirage_guard.guard.evidence import cross_model_dir
+
+    manifest = json.loads((cross_model_dir() / "manifest.json").read_text(encoding="utf-8"))
+    made, default = manifest["config"], TrainConfig().__dict__
+    assert {k: default[k] for k in made} == made
+    later = {k: v for k, v in default.items() if k not in made}
+    assert later == {
+        "other_messages": 0, "subject_forms": False, "nearest_negatives": False,
+        "precision": "fp32", "layers": 6, "frozen_layers": 0, "teacher": "",
+        "distill_weight": 0.5, "temperature": 2.0,  # read only with a teacher
+    }  # fmt: skip
