@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -20,7 +22,7 @@ from mirage_guard.calibration import (
     suite_table,
     write_begin,
 )
-from mirage_guard.guard.errors import ProfileMismatchError, SupportModelError
+from mirage_guard.guard.errors import MirageError
 
 app = typer.Typer(help="Tag and evaluate with the guard.", no_args_is_help=True)
 console = Console()
@@ -33,6 +35,17 @@ SupportDirOpt = Annotated[
         "evidence profile fitted with it"
     ),
 ]
+
+
+@contextmanager
+def _typed_errors() -> Iterator[None]:
+    """A typed error (a profile fitted for another model, a broken model folder, bad input) is
+    one line and exit status 1, not a traceback."""
+    try:
+        yield
+    except MirageError as exc:
+        console.print(f"[red]error:[/] {escape(str(exc))}")
+        raise typer.Exit(1) from exc
 
 
 @app.command("eval")
@@ -64,7 +77,7 @@ def guard_eval(
 
     ``--data`` takes a claims file or a set folder (claims.jsonl + conversations.jsonl).
     """
-    try:
+    with _typed_errors():
         report = run_eval(
             data=data,
             personas=personas,
@@ -76,9 +89,6 @@ def guard_eval(
             variant=variant,
             support_dir=support_dir,
         )
-    except (ProfileMismatchError, SupportModelError) as exc:
-        console.print(f"[red]error:[/] {escape(str(exc))}")
-        raise typer.Exit(1) from exc
     if as_json:
         console.print_json(json.dumps(report.model_dump(mode="json")))
         return
@@ -142,14 +152,11 @@ def guard_eval_suite(
     """Every labelled set side by side: dev, hedge-free dev, each held-out set, BEGIN dev."""
     from mirage_guard.calibration import build_eval_guard
 
-    try:
+    with _typed_errors():
         guard = build_eval_guard(
             profile_dir=profile_dir, writer_model=None, verdicts=None, verdict_model=None,
             verdict_prompt=None, support_dir=support_dir,
         )  # fmt: skip
-    except (ProfileMismatchError, SupportModelError) as exc:
-        console.print(f"[red]error:[/] {escape(str(exc))}")
-        raise typer.Exit(1) from exc
     try:
         rows = run_suite(guard, default_sets(begin=begin, heldout=heldout), n_boot=n_boot)
     finally:
