@@ -25,7 +25,14 @@ from mirage_guard.calibration._data import (
     strip_hedges,
     train_half,
 )
-from mirage_guard.calibration._eval import EvalReport, decide_all, evaluate
+from mirage_guard.calibration._eval import (
+    ClaimRow,
+    EvalReport,
+    claim_rows,
+    decide_all,
+    evaluate,
+    write_claim_rows,
+)
 from mirage_guard.calibration._evaluate import build_eval_guard, run_eval
 from mirage_guard.calibration._fit import (
     Objective,
@@ -81,6 +88,7 @@ from mirage_guard.guard.evidence import resolve_precision
 
 __all__ = [
     "AuthoredPair",
+    "ClaimRow",
     "CrossValidated",
     "CueBaseline",
     "EvalReport",
@@ -106,6 +114,7 @@ __all__ = [
     "build_eval_guard",
     "build_pairs",
     "choose_threshold",
+    "claim_rows",
     "cluster_bootstrap",
     "collect_verdicts",
     "conversation_key",
@@ -143,4 +152,5 @@ __all__ = [
     "train_support",
     "transfer_table",
     "write_begin",
+    "write_claim_rows",
 ]

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 from pydantic import BaseModel
@@ -10,7 +13,8 @@ from sklearn.metrics import cohen_kappa_score, precision_recall_fscore_support, 
 
 from mirage_guard.calibration._data import Example, group_by_conversation
 from mirage_guard.calibration._fit import cluster_bootstrap
-from mirage_guard.guard import AuditVerdict, Decision, Guard, Label, Provenance
+from mirage_guard.guard import AuditVerdict, Decision, Guard, Label, Provenance, Reason
+from mirage_guard.guard.errors import InputError
 
 PROVENANCES = (Provenance.STATED, Provenance.INFERRED, Provenance.GENERATED)
 
@@ -134,3 +138,98 @@ def confusion_matrix(gold: Sequence[str], pred: Sequence[str]) -> dict[str, dict
     for g, p in zip(gold, pred, strict=True):
         out[g][p] += 1
     return out
+
+
+class ClaimRow(BaseModel):
+    """One labelled claim and the guard's decision about it: a row of ``--per-claim``.
+
+    ``expected`` is the provenance the label maps to, ``provenance`` the guard's; the source-turn
+    fields are compared only for claims whose label needs a source turn (stated, inferred), as
+    the report's source-turn accuracy does. ``reasons`` are the decision's, with their text.
+    """
+
+    set: str
+    claim_id: str
+    conversation_id: str
+    text: str
+    label: str
+    expected: str
+    provenance: str
+    correct: bool
+    action: str
+    score: float | None
+    threshold: float | None
+    expected_source_turn_id: str | None
+    source_turn_id: str | None
+    source_turn_correct: bool | None
+    expected_turn_text: str | None
+    evidence_span: str | None
+    similarity: float
+    phenomenon: str | None
+    audit_label: str | None
+    reasons: list[Reason]
+
+
+def claim_rows(
+    examples: Sequence[Example], decisions: Mapping[str, Decision], *, data: str
+) -> list[ClaimRow]:
+    """The per-claim rows of one scored set, in the order of ``examples``."""
+    rows: list[ClaimRow] = []
+    for e in examples:
+        d = decisions[e.claim.claim_id]
+        expected = Label(e.claim.label).provenance
+        linked = expected is not Provenance.GENERATED
+        gold_turn = e.claim.source_turn_id
+        rows.append(
+            ClaimRow(
+                set=data,
+                claim_id=e.claim.claim_id,
+                conversation_id=e.conversation_id,
+                text=e.claim.text,
+                label=e.claim.label.value,
+                expected=expected.value,
+                provenance=d.provenance.value,
+                correct=d.provenance is expected,
+                action=d.action.value,
+                score=d.score,
+                threshold=d.threshold,
+                expected_source_turn_id=gold_turn,
+                source_turn_id=d.source_turn_id,
+                source_turn_correct=(d.source_turn_id == gold_turn) if linked else None,
+                expected_turn_text=next((t.content for t in e.turns if t.id == gold_turn), None),
+                evidence_span=d.evidence_span,
+                similarity=d.similarity,
+                phenomenon=e.claim.phenomenon,
+                audit_label=d.audit.label.value if d.audit is not None else None,
+                reasons=list(d.reasons),
+            )
+        )
+    return rows
+
+
+def _partial(path: Path) -> Path:
+    return path.with_name(f".{path.name}.partial")
+
+
+def check_writable(path: Path) -> None:
+    """Fail before a long evaluation, not after it, when ``path`` cannot be written."""
+    if path.is_dir():
+        raise InputError(f"{path} is a directory: --per-claim takes a file name")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _partial(path).touch()
+        _partial(path).unlink()
+    except OSError as exc:
+        raise InputError(f"cannot write the per-claim rows to {path}: {exc}") from exc
+
+
+def write_claim_rows(path: Path, rows: Sequence[ClaimRow]) -> None:
+    """JSON Lines, written whole or not at all (a temporary file renamed into place)."""
+    partial = _partial(path)
+    try:
+        partial.write_text("".join(r.model_dump_json() + "\n" for r in rows), encoding="utf-8")
+        os.replace(partial, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
+        raise InputError(f"cannot write the per-claim rows to {path}: {exc}") from exc

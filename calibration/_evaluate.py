@@ -8,7 +8,14 @@ import anyio
 
 from mirage_guard.calibration._audit_jobs import load_verdicts
 from mirage_guard.calibration._data import TextVariant, load_examples, packaged
-from mirage_guard.calibration._eval import EvalReport, decide_all, evaluate
+from mirage_guard.calibration._eval import (
+    EvalReport,
+    check_writable,
+    claim_rows,
+    decide_all,
+    evaluate,
+    write_claim_rows,
+)
 from mirage_guard.guard import AuditMode, AuditVerdict, Guard, GuardSettings
 from mirage_guard.guard.evidence import shipped_linker
 from mirage_guard.guard.scoring import ProfileMode, ProfileStore
@@ -62,7 +69,12 @@ def run_eval(
     conversations: Path | None = None,
     variant: TextVariant = TextVariant.AS_WRITTEN,
     support_dir: Path | None = None,
+    per_claim: Path | None = None,
 ) -> EvalReport:
+    """The report of one labelled set; ``per_claim``: also write each claim's decision there
+    (JSON Lines of :class:`ClaimRow`)."""
+    if per_claim is not None:
+        check_writable(per_claim)
     path = data or packaged("claims.jsonl")
     examples = load_examples(
         path, personas=personas, conversations=conversations, split=split, variant=variant
@@ -87,4 +99,6 @@ def run_eval(
     name = path.name + (f" [{split}]" if split else "")
     if variant is not TextVariant.AS_WRITTEN:
         name += f" ({variant.value})"
+    if per_claim is not None:
+        write_claim_rows(per_claim, claim_rows(examples, decisions, data=name))
     return evaluate(examples, decisions, data=name, n_boot=n_boot)

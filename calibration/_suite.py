@@ -19,7 +19,15 @@ from pydantic import BaseModel
 from mirage_guard.calibration._begin import write_begin
 from mirage_guard.calibration._cues import CueBaseline
 from mirage_guard.calibration._data import TextVariant, load_examples, packaged
-from mirage_guard.calibration._eval import EvalReport, decide_all, evaluate
+from mirage_guard.calibration._eval import (
+    ClaimRow,
+    EvalReport,
+    check_writable,
+    claim_rows,
+    decide_all,
+    evaluate,
+    write_claim_rows,
+)
 from mirage_guard.guard import Guard, markdown_table
 
 
@@ -70,11 +78,17 @@ class SuiteRow(BaseModel):
     cue_auroc_inferred: float
 
 
-def run_suite(guard: Guard, sets: Sequence[EvalSet], *, n_boot: int = 1000) -> list[SuiteRow]:
+def run_suite(
+    guard: Guard, sets: Sequence[EvalSet], *, n_boot: int = 1000, per_claim: Path | None = None
+) -> list[SuiteRow]:
     """Score every set with the same guard; BEGIN's TSV is converted on the fly, never stored.
 
-    The cue-only baseline is fitted on the packaged train split as written.
+    The cue-only baseline is fitted on the packaged train split as written. ``per_claim``: also
+    write every claim's decision there, each row naming its set.
     """
+    if per_claim is not None:
+        check_writable(per_claim)
+    claims: list[ClaimRow] = []
     cues = CueBaseline(load_examples(packaged("claims.jsonl"), split="train"))
     rows: list[SuiteRow] = []
     with tempfile.TemporaryDirectory(prefix="mirage-eval-") as tmp:
@@ -85,6 +99,7 @@ def run_suite(guard: Guard, sets: Sequence[EvalSet], *, n_boot: int = 1000) -> l
                 write_begin(s.path, path)
             examples = load_examples(path, split=s.split, variant=s.variant)
             decisions = anyio.run(decide_all, guard, examples)
+            claims += claim_rows(examples, decisions, data=s.name)
             rows.append(
                 SuiteRow(
                     set=s.name,
@@ -95,6 +110,8 @@ def run_suite(guard: Guard, sets: Sequence[EvalSet], *, n_boot: int = 1000) -> l
                     cue_auroc_inferred=cues.auroc_inferred(examples),
                 )
             )
+    if per_claim is not None:
+        write_claim_rows(per_claim, claims)
     return rows
 
 

@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from mirage_guard.calibration import (
+    EvalReport,
     TextVariant,
     default_sets,
     render_markdown,
@@ -35,6 +36,29 @@ SupportDirOpt = Annotated[
         "evidence profile fitted with it"
     ),
 ]
+
+
+PerClaimOpt = Annotated[
+    Path | None,
+    typer.Option(
+        help="also write every claim's decision (label, provenance, source turn, score, "
+        "reasons) as JSON Lines to this file, for error analysis"
+    ),
+]
+
+
+def _per_claim_written(path: Path | None, reports: list[EvalReport]) -> None:
+    if path is None:
+        return
+    n = sum(r.n for r in reports)
+    wrong = sum(
+        count for r in reports for gold, preds in r.confusion.items()
+        for pred, count in preds.items() if pred != gold
+    )  # fmt: skip
+    console.print(
+        f"wrote {n} claims ({wrong} with another provenance than their label) to "
+        f"{escape(str(path))}"
+    )
 
 
 @contextmanager
@@ -72,6 +96,7 @@ def guard_eval(
         TextVariant, typer.Option(help="score the claims as written, hedge-free or hedged")
     ] = TextVariant.AS_WRITTEN,
     support_dir: SupportDirOpt = None,
+    per_claim: PerClaimOpt = None,
 ) -> None:
     """AUROC, binary kappa, provenance accuracy, per-class P/R and source-turn accuracy.
 
@@ -88,6 +113,7 @@ def guard_eval(
             conversations=conversations,
             variant=variant,
             support_dir=support_dir,
+            per_claim=per_claim,
         )
     if as_json:
         console.print_json(json.dumps(report.model_dump(mode="json")))
@@ -118,6 +144,7 @@ def guard_eval(
     table.add_row("calibrated decisions", f"{report.calibrated_share:.3f}")
     console.print(table)
     console.print(_confusion_table(report.confusion))
+    _per_claim_written(per_claim, [report])
 
 
 def _confusion_table(confusion: dict[str, dict[str, int]]) -> Table:
@@ -148,6 +175,7 @@ def guard_eval_suite(
     json_out: Annotated[Path | None, typer.Option("--json", help="also write JSON")] = None,
     n_boot: Annotated[int, typer.Option(help="bootstrap resamples for the AUROC CI")] = 1000,
     support_dir: SupportDirOpt = None,
+    per_claim: PerClaimOpt = None,
 ) -> None:
     """Every labelled set side by side: dev, hedge-free dev, each held-out set, BEGIN dev."""
     from mirage_guard.calibration import build_eval_guard
@@ -158,7 +186,11 @@ def guard_eval_suite(
             verdict_prompt=None, support_dir=support_dir,
         )  # fmt: skip
     try:
-        rows = run_suite(guard, default_sets(begin=begin, heldout=heldout), n_boot=n_boot)
+        with _typed_errors():
+            rows = run_suite(
+                guard, default_sets(begin=begin, heldout=heldout), n_boot=n_boot,
+                per_claim=per_claim,
+            )  # fmt: skip
     finally:
         guard.close()
     table = Table(title=escape(f"guard eval-suite (profile {rows[0].report.profile_id})"))
@@ -174,6 +206,7 @@ def guard_eval_suite(
     if json_out is not None:
         payload = [r.model_dump(mode="json") for r in rows]
         json_out.write_text(json.dumps(payload, indent=1), encoding="utf-8")
+    _per_claim_written(per_claim, [r.report for r in rows])
 
 
 @app.command("convert-begin")

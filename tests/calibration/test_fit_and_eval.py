@@ -12,7 +12,14 @@ import pytest
 from sklearn.metrics import cohen_kappa_score, f1_score
 
 from mirage_guard.calibration._data import group_by_conversation, load_examples
-from mirage_guard.calibration._eval import decide_all, evaluate
+from mirage_guard.calibration._eval import (
+    ClaimRow,
+    check_writable,
+    claim_rows,
+    decide_all,
+    evaluate,
+    write_claim_rows,
+)
 from mirage_guard.calibration._fit import (
     Objective,
     choose_threshold,
@@ -20,7 +27,7 @@ from mirage_guard.calibration._fit import (
     precision_recall_at,
 )
 from mirage_guard.calibration._jobs import featurize, fit_profile, summarize_scores
-from mirage_guard.guard import AuditVerdict, Guard, Label, Provenance
+from mirage_guard.guard import AuditVerdict, Guard, Label, Provenance, ReasonCode
 from mirage_guard.guard.errors import InputError
 from mirage_guard.guard.evidence import (
     FEATURE_NAMES,
@@ -370,3 +377,65 @@ async def test_figures_are_the_same_with_or_without_persona_ids_when_turn_ids_re
         ex = load_examples(path)
         reports.append(evaluate(ex, await decide_all(guard, ex), data="x", n_boot=50).model_dump())
     assert reports[0] == reports[1]
+
+
+async def test_claim_rows_say_what_the_guard_decided_about_each_claim(
+    claims_file: Path, linker: EvidenceLinker, tmp_path: Path
+) -> None:
+    examples = load_examples(claims_file)
+    profile = fit_profile(
+        featurize(examples, linker),
+        mode=ProfileMode.EVIDENCE,
+        data_path=claims_file,
+        split="all",
+        embedder=linker.embedder.name,
+    )
+    decisions = await decide_all(Guard(linker=linker, evidence_profile=profile), examples)
+    report = evaluate(examples, decisions, data="mine", n_boot=50)
+    rows = claim_rows(examples, decisions, data="mine")
+    assert [r.claim_id for r in rows] == [e.claim.claim_id for e in examples]
+    for e, r in zip(examples, rows, strict=True):
+        d = decisions[e.claim.claim_id]
+        assert (r.set, r.text, r.label) == ("mine", e.claim.text, e.claim.label.value)
+        assert r.expected == Label(e.claim.label).provenance.value
+        assert (r.provenance, r.source_turn_id, r.score) == (
+            d.provenance.value,
+            d.source_turn_id,
+            d.score,
+        )
+        assert r.correct is (r.provenance == r.expected)
+        if r.expected == "generated":
+            assert r.source_turn_correct is None
+            assert r.expected_turn_text is None
+        else:
+            assert r.source_turn_correct is (d.source_turn_id == e.claim.source_turn_id)
+            turn = next(t for t in e.turns if t.id == e.claim.source_turn_id)
+            assert r.expected_turn_text == turn.content
+        assert r.reasons[0].code is ReasonCode.SCORED_WITH_PROFILE
+    # the rows agree with the report's figures
+    assert sum(r.correct for r in rows) == round(report.provenance_accuracy * report.n)
+    linked = [r for r in rows if r.source_turn_correct is not None]
+    assert len(linked) == report.source_turn_n
+    assert sum(bool(r.source_turn_correct) for r in linked) == round(
+        report.source_turn_accuracy * report.source_turn_n
+    )
+    out = tmp_path / "deep" / "claims-out.jsonl"
+    check_writable(out)
+    write_claim_rows(out, rows)
+    back = [ClaimRow.model_validate_json(line) for line in out.read_text("utf-8").splitlines()]
+    assert back == rows
+    assert "reasons" in json.loads(out.read_text("utf-8").splitlines()[0])
+    assert [p.name for p in out.parent.iterdir()] == ["claims-out.jsonl"]  # no partial file
+
+
+def test_a_per_claim_file_that_cannot_be_written_fails_before_any_scoring(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(InputError, match="is a directory"):
+        check_writable(tmp_path)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    with pytest.raises(InputError, match="cannot write"):
+        check_writable(blocker / "rows.jsonl")
+    with pytest.raises(InputError, match="cannot write"):
+        write_claim_rows(blocker / "rows.jsonl", [])
