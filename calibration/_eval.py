@@ -13,7 +13,15 @@ from sklearn.metrics import cohen_kappa_score, precision_recall_fscore_support, 
 
 from mirage_guard.calibration._data import Example, group_by_conversation
 from mirage_guard.calibration._fit import cluster_bootstrap
-from mirage_guard.guard import AuditVerdict, Decision, Guard, Label, Provenance, Reason
+from mirage_guard.guard import (
+    AuditVerdict,
+    Decision,
+    Guard,
+    Label,
+    Provenance,
+    Reason,
+    ReasonCode,
+)
 from mirage_guard.guard.errors import InputError
 
 PROVENANCES = (Provenance.STATED, Provenance.INFERRED, Provenance.GENERATED)
@@ -50,6 +58,9 @@ class EvalReport(BaseModel):
     confusion: dict[str, dict[str, int]] = {}
     # per tested case (claims that name a `phenomenon`): n and 3-way accuracy
     by_phenomenon: dict[str, PhenomenonScore] = {}
+    # per reason code the decisions carry (a rule that fired, a score that decided): n and the
+    # 3-way accuracy of those decisions, so a labelled set shows how often each rule is right
+    by_reason: dict[str, PhenomenonScore] = {}
 
 
 async def decide_all(
@@ -116,7 +127,23 @@ def evaluate(
         calibrated_share=float(np.mean([d.calibrated for d in decs])),
         confusion=confusion_matrix(gold_prov, pred_prov),
         by_phenomenon=_by_phenomenon(examples, gold_prov, pred_prov),
+        by_reason=_by_reason(decs, gold_prov, pred_prov),
     )
+
+
+def _by_reason(
+    decisions: Sequence[Decision], gold: Sequence[str], pred: Sequence[str]
+) -> dict[str, PhenomenonScore]:
+    """Every reason code but the profile's (on every decision), once per decision."""
+    hits: dict[str, list[bool]] = {}
+    for d, g, p in zip(decisions, gold, pred, strict=True):
+        for code in dict.fromkeys(r.code for r in d.reasons):
+            if code is not ReasonCode.SCORED_WITH_PROFILE:
+                hits.setdefault(code.value, []).append(g == p)
+    return {
+        k: PhenomenonScore(n=len(v), provenance_accuracy=sum(v) / len(v))
+        for k, v in sorted(hits.items())
+    }
 
 
 def _by_phenomenon(

@@ -157,22 +157,35 @@ def confusion_lines(row: SuiteRow) -> list[str]:
     return [title, "", *markdown_table(["", *cols], body, align_right=True)]
 
 
-def phenomenon_lines(rows: Sequence[SuiteRow]) -> list[str]:
-    """3-way accuracy per tested case, across the sets that tag their claims with one."""
-    tagged = [r for r in rows if r.report.by_phenomenon and r.variant == "as-written"]
+def _per_key_lines(rows: Sequence[SuiteRow], attr: str, first: str, title: str) -> list[str]:
+    """One Markdown table: a row per key of ``report.<attr>``, a column per as-written set."""
+    tagged = [r for r in rows if getattr(r.report, attr) and r.variant == "as-written"]
     if not tagged:
         return []
-    names = sorted({k for r in tagged for k in r.report.by_phenomenon})
+    names = sorted({k for r in tagged for k in getattr(r.report, attr)})
     body = []
     for name in names:
         cells = [name]
         for r in tagged:
-            s = r.report.by_phenomenon.get(name)
+            s = getattr(r.report, attr).get(name)
             cells.append("–" if s is None else f"{s.provenance_accuracy:.2f} ({s.n})")
         body.append(cells)
-    header = ["case", *(r.set for r in tagged)]
-    title = "3-way accuracy per tested case (n in brackets)"
-    return [title, "", *markdown_table(header, body, align_right=True)]
+    return [title, "", *markdown_table([first, *(r.set for r in tagged)], body, align_right=True)]
+
+
+def phenomenon_lines(rows: Sequence[SuiteRow]) -> list[str]:
+    """3-way accuracy per tested case, across the sets that tag their claims with one."""
+    return _per_key_lines(
+        rows, "by_phenomenon", "case", "3-way accuracy per tested case (n in brackets)"
+    )
+
+
+def reason_lines(rows: Sequence[SuiteRow]) -> list[str]:
+    """3-way accuracy of the decisions that carry each reason code: how often a rule is right."""
+    return _per_key_lines(
+        rows, "by_reason", "reason code",
+        "3-way accuracy of the decisions that carry each reason code (n in brackets)",
+    )  # fmt: skip
 
 
 def render_markdown(rows: Sequence[SuiteRow], *, command: str) -> str:
@@ -182,4 +195,5 @@ def render_markdown(rows: Sequence[SuiteRow], *, command: str) -> str:
     for r in rows:
         parts += [*confusion_lines(r), ""]
     parts += phenomenon_lines(rows)
+    parts += ["", *reason_lines(rows)]
     return "\n".join(parts)

@@ -144,6 +144,7 @@ def guard_eval(
     table.add_row("calibrated decisions", f"{report.calibrated_share:.3f}")
     console.print(table)
     console.print(_confusion_table(report.confusion))
+    console.print(_reason_table(report))
     _per_claim_written(per_claim, [report])
 
 
@@ -154,6 +155,17 @@ def _confusion_table(confusion: dict[str, dict[str, int]]) -> Table:
         table.add_column(pred, justify="right")
     for gold, preds in confusion.items():
         table.add_row(gold, *(str(v) for v in preds.values()))
+    return table
+
+
+def _reason_table(report: EvalReport) -> Table:
+    """How often the decisions that carry each reason code (a rule, a score) match the label."""
+    table = Table(title="decisions per reason code")
+    table.add_column("reason code")
+    table.add_column("decisions", justify="right")
+    table.add_column("3-way accuracy", justify="right")
+    for code, score in report.by_reason.items():
+        table.add_row(code, str(score.n), f"{score.provenance_accuracy:.3f}")
     return table
 
 

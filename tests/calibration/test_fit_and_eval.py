@@ -27,6 +27,7 @@ from mirage_guard.calibration._fit import (
     precision_recall_at,
 )
 from mirage_guard.calibration._jobs import featurize, fit_profile, summarize_scores
+from mirage_guard.calibration._suite import SuiteRow, reason_lines, render_markdown
 from mirage_guard.guard import AuditVerdict, Guard, Label, Provenance, ReasonCode
 from mirage_guard.guard.errors import InputError
 from mirage_guard.guard.evidence import (
@@ -419,6 +420,27 @@ async def test_claim_rows_say_what_the_guard_decided_about_each_claim(
     assert sum(bool(r.source_turn_correct) for r in linked) == round(
         report.source_turn_accuracy * report.source_turn_n
     )
+    # how often the decisions carrying each reason code match their label
+    assert "scored_with_profile" not in report.by_reason
+    assert report.by_reason
+    for code, score in report.by_reason.items():
+        carrying = [r for r in rows if code in {x.code for x in r.reasons}]
+        assert score.n == len(carrying) > 0
+        assert score.provenance_accuracy == pytest.approx(
+            sum(r.correct for r in carrying) / len(carrying)
+        )
+    row = SuiteRow(
+        set="mine", origin="project", variant="as-written", report=report,
+        cue_auroc_oi=0.5, cue_auroc_inferred=0.5,
+    )  # fmt: skip
+    table = reason_lines([row])
+    assert table[0].startswith("3-way accuracy of the decisions that carry each reason code")
+    code, score = next(iter(report.by_reason.items()))
+    assert any(
+        line.startswith(f"| {code} ") and f"{score.provenance_accuracy:.2f} ({score.n})" in line
+        for line in table
+    )
+    assert "\n".join(table) in render_markdown([row], command="x")
     out = tmp_path / "deep" / "claims-out.jsonl"
     check_writable(out)
     write_claim_rows(out, rows)

@@ -57,6 +57,9 @@ def test_guard_eval_writes_one_row_per_claim_that_agrees_with_the_report(tmp_pat
     assert all(x.params["words"] and x.text for x in unsaid)
     table = runner.invoke(app, ["guard", "eval", "--data", str(data), "--per-claim", str(out)])
     assert table.exit_code == 0, table.output
+    assert "decisions per reason code" in table.output
+    for code, score in figures["by_reason"].items():
+        assert sum(code in {x.code for x in r.reasons} for r in rows) == score["n"]
     wrong = sum(not r.correct for r in rows)
     assert f"wrote {len(rows)} claims ({wrong} with another" in " ".join(table.output.split())
 
