@@ -48,14 +48,17 @@ def test_evidence_units_keep_only_the_users_own_sentences_in_order() -> None:
 
 
 def test_a_superseded_link_is_never_a_fact() -> None:
+    """A later correction the support model reads as contradicting the claim makes it stale; the
+    linker's word rule (``superseded``) is a feature only: it no longer decides alone."""
     from mirage_guard.guard import Candidate, EvidenceLink, Policy, Provenance
     from mirage_guard.guard._decision import decide
     from mirage_guard.guard._reasons import ReasonCode
     from tests.calibration.factories import make_profile
 
     link = EvidenceLink(turn_id="m1", similarity=0.9, span="We live in Boston.",
-                        features={"superseded": 1.0})  # fmt: skip
-    fresh = link.model_copy(update={"features": {"superseded": 0.0}})
+                        features={"sup_superseded": 0.9})  # fmt: skip
+    fresh = link.model_copy(update={"features": {"sup_superseded": 0.1}})
+    words_only = link.model_copy(update={"features": {"superseded": 1.0, "sup_superseded": 0.1}})
     profile = make_profile()
     kwargs = {"p_oi": 0.01, "p_stated": 0.99, "profile": profile, "policy": Policy()}
     cand = Candidate(id="c", text="Lives in Boston")
@@ -64,3 +67,6 @@ def test_a_superseded_link_is_never_a_fact() -> None:
     assert stale.source_turn_id is None
     assert ReasonCode.SUPERSEDED in [r.code for r in stale.reasons]
     assert decide(cand, fresh, **kwargs).provenance is Provenance.STATED  # type: ignore[arg-type]
+    kept = decide(cand, words_only, **kwargs)  # type: ignore[arg-type]
+    assert kept.provenance is Provenance.STATED
+    assert ReasonCode.SUPERSEDED not in [r.code for r in kept.reasons]
