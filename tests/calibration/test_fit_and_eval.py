@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score, f1_score
 
-from mirage_guard.calibration._data import group_by_conversation, load_examples
+from mirage_guard.calibration._data import Example, group_by_conversation, load_examples
 from mirage_guard.calibration._eval import (
     ClaimRow,
     check_writable,
@@ -117,6 +117,18 @@ def claims_file(tmp_path: Path) -> Path:
 @pytest.fixture(scope="module")
 def linker() -> EvidenceLinker:
     return EvidenceLinker(HashingEmbedder())
+
+
+def _fitted_guard(examples: list[Example], path: Path, linker: EvidenceLinker) -> Guard:
+    """A guard whose evidence profile is fitted on ``examples`` themselves (all splits)."""
+    profile = fit_profile(
+        featurize(examples, linker),
+        mode=ProfileMode.EVIDENCE,
+        data_path=path,
+        split="all",
+        embedder=linker.embedder.name,
+    )
+    return Guard(linker=linker, evidence_profile=profile)
 
 
 # ----------------------------------------------------------------- primitives
@@ -296,14 +308,7 @@ async def test_evaluate_reports_what_guard_eval_prints(
     claims_file: Path, linker: EvidenceLinker
 ) -> None:
     examples = load_examples(claims_file)
-    profile = fit_profile(
-        featurize(examples, linker),
-        mode=ProfileMode.EVIDENCE,
-        data_path=claims_file,
-        split="all",
-        embedder=linker.embedder.name,
-    )
-    guard = Guard(linker=linker, evidence_profile=profile)
+    guard = _fitted_guard(examples, claims_file, linker)
     decisions = await decide_all(guard, examples)
     assert set(decisions) == {e.claim.claim_id for e in examples}
     report = evaluate(examples, decisions, data=str(claims_file), n_boot=50)
@@ -365,14 +370,7 @@ async def test_figures_are_the_same_with_or_without_persona_ids_when_turn_ids_re
         paths.append(path)
     examples = load_examples(paths[0])
     assert len(group_by_conversation(load_examples(paths[1]))) == len(CONVERSATIONS)
-    profile = fit_profile(
-        featurize(examples, linker),
-        mode=ProfileMode.EVIDENCE,
-        data_path=paths[0],
-        split="all",
-        embedder=linker.embedder.name,
-    )
-    guard = Guard(linker=linker, evidence_profile=profile)
+    guard = _fitted_guard(examples, paths[0], linker)
     reports = []
     for path in paths:
         ex = load_examples(path)
@@ -384,14 +382,7 @@ async def test_claim_rows_say_what_the_guard_decided_about_each_claim(
     claims_file: Path, linker: EvidenceLinker, tmp_path: Path
 ) -> None:
     examples = load_examples(claims_file)
-    profile = fit_profile(
-        featurize(examples, linker),
-        mode=ProfileMode.EVIDENCE,
-        data_path=claims_file,
-        split="all",
-        embedder=linker.embedder.name,
-    )
-    decisions = await decide_all(Guard(linker=linker, evidence_profile=profile), examples)
+    decisions = await decide_all(_fitted_guard(examples, claims_file, linker), examples)
     report = evaluate(examples, decisions, data="mine", n_boot=50)
     rows = claim_rows(examples, decisions, data="mine")
     assert [r.claim_id for r in rows] == [e.claim.claim_id for e in examples]
