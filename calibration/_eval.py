@@ -34,7 +34,7 @@ class ClassScore(BaseModel):
     support: int
 
 
-class PhenomenonScore(BaseModel):
+class GroupScore(BaseModel):
     n: int
     provenance_accuracy: float
 
@@ -57,10 +57,10 @@ class EvalReport(BaseModel):
     # gold provenance -> predicted provenance -> count (rows: what the labels say)
     confusion: dict[str, dict[str, int]] = {}
     # per tested case (claims that name a `phenomenon`): n and 3-way accuracy
-    by_phenomenon: dict[str, PhenomenonScore] = {}
+    by_phenomenon: dict[str, GroupScore] = {}
     # per reason code the decisions carry (a rule that fired, a score that decided): n and the
     # 3-way accuracy of those decisions, so a labelled set shows how often each rule is right
-    by_reason: dict[str, PhenomenonScore] = {}
+    by_reason: dict[str, GroupScore] = {}
 
 
 async def decide_all(
@@ -131,32 +131,34 @@ def evaluate(
     )
 
 
+def _scored(hits: dict[str, list[bool]]) -> dict[str, GroupScore]:
+    """Per key, how many claims and the share whose provenance matched their label."""
+    return {
+        k: GroupScore(n=len(v), provenance_accuracy=sum(v) / len(v))
+        for k, v in sorted(hits.items())
+    }
+
+
 def _by_reason(
     decisions: Sequence[Decision], gold: Sequence[str], pred: Sequence[str]
-) -> dict[str, PhenomenonScore]:
+) -> dict[str, GroupScore]:
     """Every reason code but the profile's (on every decision), once per decision."""
     hits: dict[str, list[bool]] = {}
     for d, g, p in zip(decisions, gold, pred, strict=True):
         for code in dict.fromkeys(r.code for r in d.reasons):
             if code is not ReasonCode.SCORED_WITH_PROFILE:
                 hits.setdefault(code.value, []).append(g == p)
-    return {
-        k: PhenomenonScore(n=len(v), provenance_accuracy=sum(v) / len(v))
-        for k, v in sorted(hits.items())
-    }
+    return _scored(hits)
 
 
 def _by_phenomenon(
     examples: Sequence[Example], gold: Sequence[str], pred: Sequence[str]
-) -> dict[str, PhenomenonScore]:
+) -> dict[str, GroupScore]:
     hits: dict[str, list[bool]] = {}
     for e, g, p in zip(examples, gold, pred, strict=True):
         if e.claim.phenomenon:
             hits.setdefault(e.claim.phenomenon, []).append(g == p)
-    return {
-        k: PhenomenonScore(n=len(v), provenance_accuracy=sum(v) / len(v))
-        for k, v in sorted(hits.items())
-    }
+    return _scored(hits)
 
 
 def confusion_matrix(gold: Sequence[str], pred: Sequence[str]) -> dict[str, dict[str, int]]:

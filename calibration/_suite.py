@@ -9,7 +9,7 @@ never used for fitting) as written and hedge-stripped, and BEGIN dev when its TS
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +22,7 @@ from mirage_guard.calibration._data import TextVariant, load_examples, packaged
 from mirage_guard.calibration._eval import (
     ClaimRow,
     EvalReport,
+    GroupScore,
     check_writable,
     claim_rows,
     decide_all,
@@ -157,17 +158,22 @@ def confusion_lines(row: SuiteRow) -> list[str]:
     return [title, "", *markdown_table(["", *cols], body, align_right=True)]
 
 
-def _per_key_lines(rows: Sequence[SuiteRow], attr: str, first: str, title: str) -> list[str]:
-    """One Markdown table: a row per key of ``report.<attr>``, a column per as-written set."""
-    tagged = [r for r in rows if getattr(r.report, attr) and r.variant == "as-written"]
+def _per_key_lines(
+    rows: Sequence[SuiteRow],
+    groups: Callable[[EvalReport], dict[str, GroupScore]],
+    first: str,
+    title: str,
+) -> list[str]:
+    """One Markdown table: a row per key of ``groups(report)``, a column per as-written set."""
+    tagged = [r for r in rows if groups(r.report) and r.variant == "as-written"]
     if not tagged:
         return []
-    names = sorted({k for r in tagged for k in getattr(r.report, attr)})
+    names = sorted({k for r in tagged for k in groups(r.report)})
     body = []
     for name in names:
         cells = [name]
         for r in tagged:
-            s = getattr(r.report, attr).get(name)
+            s = groups(r.report).get(name)
             cells.append("–" if s is None else f"{s.provenance_accuracy:.2f} ({s.n})")
         body.append(cells)
     return [title, "", *markdown_table([first, *(r.set for r in tagged)], body, align_right=True)]
@@ -176,14 +182,14 @@ def _per_key_lines(rows: Sequence[SuiteRow], attr: str, first: str, title: str) 
 def phenomenon_lines(rows: Sequence[SuiteRow]) -> list[str]:
     """3-way accuracy per tested case, across the sets that tag their claims with one."""
     return _per_key_lines(
-        rows, "by_phenomenon", "case", "3-way accuracy per tested case (n in brackets)"
+        rows, lambda r: r.by_phenomenon, "case", "3-way accuracy per tested case (n in brackets)"
     )
 
 
 def reason_lines(rows: Sequence[SuiteRow]) -> list[str]:
     """3-way accuracy of the decisions that carry each reason code: how often a rule is right."""
     return _per_key_lines(
-        rows, "by_reason", "reason code",
+        rows, lambda r: r.by_reason, "reason code",
         "3-way accuracy of the decisions that carry each reason code (n in brackets)",
     )  # fmt: skip
 
