@@ -96,17 +96,20 @@ def contradicted(link: EvidenceLink) -> bool:
 def changed_value(claim: str, evidence: str | None, link: EvidenceLink) -> tuple[str, str] | None:
     """(said, claimed) when the linked turn gives another value for what the claim states ("my
     parents live 2 hours away" / "Parents live 4 hours away"; "back to work on monday" /
-    "Returns to work on Wednesday"), the claimed value being said in no user turn (a number)
-    or not in the turns the claim was aligned to (a day or month). A rule on the words: the
+    "Returns to work on Wednesday"; "we stay with my brother" / "Stayed with his sister"), the
+    claimed value being said in no user turn (a number), not in the turns the claim was aligned
+    to (a day or month) or not in the linked turn (a relative or a side of the body: the aligner
+    pairs "sister" with "brother", so its unsaid words cannot tell). A rule on the words: the
     support model misses many of these."""
     if evidence is None:
         return None
     unsaid = {w.lower() for w in link.unsupported_words}
     for said, claimed in changed_values(claim, evidence):
-        if value_kind(claimed) == "number":
+        kind = value_kind(claimed)
+        if kind == "number":
             if link.features.get("unsupported_numbers", 0.0) > 0:
                 return said, claimed
-        elif claimed in unsaid or f"{claimed}s" in unsaid:
+        elif kind in ("kin", "side") or claimed in unsaid or f"{claimed}s" in unsaid:
             return said, claimed
     return None
 

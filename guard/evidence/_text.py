@@ -178,8 +178,58 @@ def _value(word: str) -> tuple[str, str] | None:
     return None
 
 
+# a relative is named by one word, and another word for the same relative says the same thing
+# ("mum" is "mother"); words that name more than one kind of relative ("pop": a father or a
+# grandfather; "ma", "nan", "bro") or none in particular ("parent", "partner", "family") are not
+# listed, so a claim that is only less or more general than its evidence is never a changed value
+_KIN_FORMS = {
+    "mother": "mother mom mum mommy mummy mama",
+    "father": "father dad daddy papa",
+    "sister": "sister", "brother": "brother", "son": "son", "daughter": "daughter",
+    "wife": "wife", "husband": "husband", "boyfriend": "boyfriend", "girlfriend": "girlfriend",
+    "fiance": "fiance fiancee", "uncle": "uncle", "aunt": "aunt auntie aunty",
+    "grandmother": "grandmother grandma granny gran nana", "cousin": "cousin", "niece": "niece",
+    "grandfather": "grandfather grandpa grandad granddad", "nephew": "nephew",
+    "stepmother": "stepmother stepmom stepmum", "stepfather": "stepfather stepdad",
+}  # fmt: skip
+KIN = {f: canon for canon, forms in _KIN_FORMS.items() for f in forms.split()}
+# "left" / "right" are a side only before one of these ("my left knee"; not "I left work")
+_BODY_PARTS = frozenset(
+    ("knee", "ankle", "hand", "arm", "leg", "foot", "shoulder", "hip", "eye", "ear", "wrist",
+     "elbow", "heel", "toe", "thumb", "finger", "calf", "hamstring", "side", "lung", "kidney")
+)  # fmt: skip
+
+
+def _kin(word: str) -> str | None:
+    """The relative a word names ("mum's" and "mothers" name the mother), else None."""
+    w = word[:-2] if word.endswith("'s") else word.rstrip("'")
+    return KIN.get(w) or (KIN.get(w[:-1]) if w.endswith("s") else None)
+
+
+def _relation(ws: list[str], i: int) -> tuple[str, str] | None:
+    """(kind, value) of a relative ("kin") or a side of the body ("side") at ``ws[i]``."""
+    kin = _kin(ws[i])
+    if kin is not None:
+        # a chain names one relative by way of another ("my mum's sister" is an aunt): neither
+        # word is that relative, so neither is compared
+        chained = (ws[i].endswith("'s") and i + 1 < len(ws) and _kin(ws[i + 1]) is not None) or (
+            i > 0 and ws[i - 1].endswith("'s") and _kin(ws[i - 1]) is not None
+        )
+        return None if chained else ("kin", kin)
+    if ws[i] in ("left", "right") and i + 1 < len(ws):
+        part = ws[i + 1]
+        if part in _BODY_PARTS or (part.endswith("s") and part[:-1] in _BODY_PARTS):
+            return "side", ws[i]
+    return None
+
+
 def value_kind(value: str) -> str | None:
-    """ "number", "day" or "month" for a value :func:`changed_values` gives, else None."""
+    """ "number", "day", "month", "kin" or "side" for a value :func:`changed_values` gives,
+    else None."""
+    if value in _KIN_FORMS:
+        return "kin"
+    if value in ("left", "right"):
+        return "side"
     v = _value(value)
     return None if v is None else v[0]
 
@@ -193,7 +243,8 @@ _ONE_AS_PRONOUN = frozenset(
 
 
 def _values(text: str) -> list[tuple[str, str, frozenset[str]]]:
-    """Each value of ``text`` with the content stems around it ("4k" is 4000)."""
+    """Each value of ``text`` with the content stems around it ("4k" is 4000): numbers, days and
+    months, then relatives and sides of the body (whose context leaves out other relatives)."""
     ws = words(text)
     out = []
     for i, w in enumerate(ws):
@@ -211,16 +262,26 @@ def _values(text: str) -> list[tuple[str, str, frozenset[str]]]:
             stem(x) for x in near if x not in STOPWORDS and len(x) > 1 and _value(x) is None
         )
         out.append((v[0], v[1], context))
+    for i in range(len(ws)):
+        rel = _relation(ws, i)
+        if rel is None:
+            continue
+        near = ws[max(0, i - VALUE_CONTEXT) : i] + ws[i + 1 : i + 1 + VALUE_CONTEXT]
+        context = frozenset(
+            stem(x) for x in near if x not in STOPWORDS and len(x) > 1 and _kin(x) is None
+        )
+        out.append((rel[0], rel[1], context))
     return out
 
 
 def changed_values(claim: str, evidence: str) -> list[tuple[str, str]]:
-    """(said, claimed): a number, day or month of the claim that ``evidence`` does not say where
-    the evidence says another value of the same kind about the same thing (a content word near
-    both): "Parents live 4 hours away" against "my parents live 2 hours away" gives [("2",
-    "4")]; "Returns to work on Wednesday" against "I go back to work on monday" gives
-    [("monday", "wednesday")]. A claim that also says the evidence's value (a range, a
-    correction) gives nothing for it."""
+    """(said, claimed): a number, day, month, relative or side of the body of the claim that
+    ``evidence`` does not say where the evidence says another value of the same kind about the
+    same thing (a content word near both): "Parents live 4 hours away" against "my parents live
+    2 hours away" gives [("2", "4")]; "Returns to work on Wednesday" against "I go back to work
+    on monday" gives [("monday", "wednesday")]; "Stayed with his sister in Gliwice" against "we
+    stay with my brother in Gliwice" gives [("brother", "sister")]. A claim that also says the
+    evidence's value (a range, a correction) gives nothing for it."""
     claimed = _values(claim)
     said = _values(evidence)
     said_set = {(k, v) for k, v, _ in said}

@@ -374,6 +374,25 @@ def test_a_group_attribute_from_evidence_about_something_else_is_generated() -> 
         ("Was one of the greatest singers", "singer, born January 8, 1935", []),
         ("Recorded the one in Memphis at 19", "recorded 24 songs in Memphis at 19", []),
         ("Has one cat at home", "I have two cats at home", [("2", "1")]),
+        # relatives: another relative about the same thing; a synonym or a plural says the same
+        ("Stayed with his sister in Gliwice", "we stay with my brother in Gliwice",
+         [("brother", "sister")]),
+        ("Is fixing up his late uncle's Peugeot", "I started fixing my late father's Peugeot",
+         [("father", "uncle")]),
+        ("Got the necklace from her grandfather", "I got this necklace from my grandma",
+         [("grandmother", "grandfather")]),
+        ("Visits her grandma on Sundays", "I visit my gran on sundays", []),
+        ("Lives with mum", "I live with my mother", []),
+        ("Has three brothers", "I have three sisters", [("sister", "brother")]),
+        # a chain names a relative by way of another: nothing to compare
+        ("Aunt lives in Leeds", "my mum's sister lives in Leeds", []),
+        # a relative about something else, or a general word ("parents"): nothing changed
+        ("Sister is a nurse in Leeds", "my brother moved to Bath", []),
+        ("Lives with her mother", "I live with my parents", []),
+        # a side of the body, only before a body part ("I left work" is no side)
+        ("Had pain in her right knee", "A bit of IT band pain in my left knee",
+         [("left", "right")]),
+        ("Left work early", "I left work early, my right hand hurt", []),
     ],
 )  # fmt: skip
 def test_changed_values(claim: str, evidence: str, expected: list[tuple[str, str]]) -> None:
@@ -418,6 +437,20 @@ def test_a_claim_with_another_value_than_the_users_turn_is_generated_and_names_b
     d = _decide_on("Returns to work on Wednesday", "I go back to work on monday.",
                    ["wednesday"], 0.0)  # fmt: skip
     assert d.provenance is Provenance.GENERATED
+
+
+def test_another_relative_or_side_than_the_users_turn_is_generated() -> None:
+    """The support model reads the turn as saying it (entailed 0.9) and the aligner pairs
+    "sister" with "brother" (no unsaid word): the relative is a value all the same."""
+    d = _decide_on("Stayed with his sister in Gliwice", "we stay with my brother in Gliwice.",
+                   [], 0.0)  # fmt: skip
+    assert d.provenance is Provenance.GENERATED
+    (changed,) = [r for r in d.reasons if r.code is ReasonCode.CHANGED_VALUE]
+    assert changed.params == {"turn_id": "u1", "said": "brother", "claimed": "sister"}
+    d = _decide_on("Had pain in her right knee", "pain in my left knee after the half", [], 0.0)
+    assert d.provenance is Provenance.GENERATED
+    d = _decide_on("Lives with her mum in Leeds", "I live with my mother in Leeds.", [], 0.0)
+    assert d.provenance is Provenance.STATED
 
 
 def test_a_value_some_user_turn_says_is_not_a_changed_value() -> None:
