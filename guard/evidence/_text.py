@@ -294,6 +294,15 @@ def changed_values(claim: str, evidence: str) -> list[tuple[str, str]]:
             if kind2 == kind and (kind2, value2) not in claimed_set and context & context2:
                 out.append((value2, value))
                 break
+    # one day (or month) in each, and another one: the same thing said with other words around
+    # it ("Getting tacos with Theo on Tuesday" / "we're getting tacos thursday")
+    for kind in ("day", "month"):
+        one = {v for k, v in claimed_set if k == kind}
+        other = {v for k, v in said_set if k == kind}
+        if len(one) == 1 and len(other) == 1 and one != other:
+            pair = (next(iter(other)), next(iter(one)))
+            if pair not in out:
+                out.append(pair)
     return out
 
 

@@ -374,6 +374,13 @@ def test_a_group_attribute_from_evidence_about_something_else_is_generated() -> 
         ("Was one of the greatest singers", "singer, born January 8, 1935", []),
         ("Recorded the one in Memphis at 19", "recorded 24 songs in Memphis at 19", []),
         ("Has one cat at home", "I have two cats at home", [("2", "1")]),
+        # one day (or month) in each, other words around them: the same thing, another day
+        ("Getting tacos with Theo on Tuesday", "we're getting tacos thursday, is it weird",
+         [("thursday", "tuesday")]),
+        ("Moved to Berlin in June", "my landlord in Berlin... I moved here from Porto in august",
+         [("august", "june")]),
+        # ... but not where the turn gives two days and neither is about the claim's thing
+        ("Has a dentist appointment on Tuesday", "I'm free monday and thursday", []),
         # relatives: another relative about the same thing; a synonym or a plural says the same
         ("Stayed with his sister in Gliwice", "we stay with my brother in Gliwice",
          [("brother", "sister")]),
