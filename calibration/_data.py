@@ -8,8 +8,11 @@ One JSON object per line. Either the conversation is inline::
 or the line names a ``persona_id`` whose revealed facts (user turns) come from a personas file
 (the packaged MirageBench personas by default), or a ``conversation_id`` whose turns come from a
 conversations file (one ``{"conversation_id": ..., "turns": [...]}`` per line; long multi-session
-histories, see ``benchmark/data/heldout/``). ``label`` is the four-way taxonomy;
-``source_turn_id`` is required for GROUNDED / INFERRED_REASONABLE. ``split`` is optional.
+histories, see ``benchmark/data/heldout/``). ``label`` is the four-way taxonomy (any case) or the
+guard's own three-way tag: ``stated`` is GROUNDED, ``inferred`` INFERRED_REASONABLE and
+``generated`` FABRICATED (the figures are three-way and binary, where stereotype and fabricated
+count alike; a per-claim row keeps the label as written). ``source_turn_id`` is required for
+GROUNDED / INFERRED_REASONABLE (stated / inferred). ``split`` is optional.
 
 A claim may carry hand-written twins ``text_flat`` (no hedge word) and ``text_hedged``; a
 *variant* picks which text is scored (``flat`` strips hedge words where no twin was written), so
@@ -31,7 +34,7 @@ from enum import StrEnum
 from importlib import resources
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from mirage_guard.guard import Candidate, Label, Role, Turn
 from mirage_guard.guard.errors import InputError
@@ -95,12 +98,23 @@ def strip_hedges(text: str) -> str:
     return out[:1].upper() + out[1:] if text[:1].isupper() else out
 
 
+# the guard's three-way tags, read as the four-way label each stands for (a generated claim
+# may be a stereotype or a fabrication: every figure treats the two alike)
+LABEL_ALIASES = {
+    "STATED": Label.GROUNDED,
+    "INFERRED": Label.INFERRED_REASONABLE,
+    "GENERATED": Label.FABRICATED,
+}
+
+
 class LabelledClaim(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     claim_id: str
     text: str
     label: Label
+    # the label as the file wrote it ("stated", "grounded", ...), kept for the per-claim rows
+    label_as_written: str | None = None
     source_turn_id: str | None = None
     persona_id: str | None = None
     task: str | None = None
@@ -113,13 +127,31 @@ class LabelledClaim(BaseModel):
     phenomenon: str | None = None
     style: str | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _keep_label(cls, data: object) -> object:
+        if isinstance(data, dict) and isinstance(data.get("label"), str):
+            return {**data, "label_as_written": data["label"]}
+        return data
+
+    @field_validator("label", mode="before")
+    @classmethod
+    def _label(cls, v: object) -> object:
+        """Any case of the four-way names; the guard's own tags for the label each stands for."""
+        if not isinstance(v, str):
+            return v
+        key = v.strip().upper().replace("-", "_").replace(" ", "_")
+        return LABEL_ALIASES.get(key, key)
+
     @model_validator(mode="after")
     def _check(self) -> LabelledClaim:
         if self.turns is None and self.persona_id is None and self.conversation_id is None:
             raise ValueError("a claim needs inline `turns`, a `persona_id` or a `conversation_id`")
         linked = self.label in (Label.GROUNDED, Label.INFERRED_REASONABLE)
         if linked and not self.source_turn_id:
-            raise ValueError(f"{self.label.value} claims need a source_turn_id")
+            raise ValueError(
+                f"{self.label_as_written or self.label.value} claims need a source_turn_id"
+            )
         return self
 
     def variant(self, variant: TextVariant) -> LabelledClaim:

@@ -215,7 +215,7 @@ def claim_rows(
                 claim_id=e.claim.claim_id,
                 conversation_id=e.conversation_id,
                 text=e.claim.text,
-                label=e.claim.label.value,
+                label=e.claim.label_as_written or e.claim.label.value,
                 expected=expected.value,
                 provenance=d.provenance.value,
                 correct=d.provenance is expected,

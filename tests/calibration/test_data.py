@@ -69,6 +69,33 @@ def test_inline_and_persona_claims_load(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    ("written", "label"),
+    [
+        ("stated", Label.GROUNDED), ("Inferred", Label.INFERRED_REASONABLE),
+        ("GENERATED", Label.FABRICATED), ("grounded", Label.GROUNDED),
+        ("inferred-reasonable", Label.INFERRED_REASONABLE),
+        (" Inferred_Stereotype ", Label.INFERRED_STEREOTYPE), ("fabricated", Label.FABRICATED),
+    ],
+)  # fmt: skip
+def test_labels_in_any_case_or_as_the_guards_tags(
+    tmp_path: Path, written: str, label: Label
+) -> None:
+    row = {"claim_id": "a", "text": "Is a nurse", "label": written, "turns": TURNS}
+    if label in (Label.GROUNDED, Label.INFERRED_REASONABLE):
+        row["source_turn_id"] = "t1"
+    (ex,) = load_examples(write(tmp_path / "c.jsonl", [row]))
+    assert ex.claim.label is label
+    assert ex.claim.label_as_written == written
+    assert ex.is_oi is label.is_over_inference
+
+
+def test_a_stated_claim_without_its_turn_names_the_label_as_written(tmp_path: Path) -> None:
+    row = {"claim_id": "a", "text": "x", "label": "stated", "turns": TURNS}
+    with pytest.raises(InputError, match="stated claims need a source_turn_id"):
+        load_examples(write(tmp_path / "c.jsonl", [row]))
+
+
+@pytest.mark.parametrize(
     ("row", "message"),
     [
         ({"claim_id": "a", "text": "x", "label": "GROUNDED", "turns": TURNS}, "source_turn_id"),

@@ -378,6 +378,29 @@ async def test_figures_are_the_same_with_or_without_persona_ids_when_turn_ids_re
     assert reports[0] == reports[1]
 
 
+async def test_labels_written_as_the_guards_tags_give_the_same_figures(
+    claims_file: Path, linker: EvidenceLinker, tmp_path: Path
+) -> None:
+    """A set labelled stated / inferred / generated (the guard's promise) scores as the same
+    set in the four-way taxonomy; its per-claim rows keep the labels as written."""
+    tag = {"GROUNDED": "stated", "INFERRED_REASONABLE": "Inferred",
+           "INFERRED_STEREOTYPE": "generated", "FABRICATED": "GENERATED"}  # fmt: skip
+    rows = [json.loads(line) for line in claims_file.read_text().splitlines()]  # noqa: ASYNC240
+    tagged = tmp_path / "tagged.jsonl"
+    tagged.write_text("".join(json.dumps({**r, "label": tag[r["label"]]}) + "\n" for r in rows))
+    examples = load_examples(claims_file)
+    guard = _fitted_guard(examples, claims_file, linker)
+    reports, labels = [], []
+    for path in (claims_file, tagged):
+        ex = load_examples(path)
+        decisions = await decide_all(guard, ex)
+        reports.append(evaluate(ex, decisions, data="x", n_boot=50).model_dump())
+        labels.append([r.label for r in claim_rows(ex, decisions, data="x")])
+    assert reports[0] == reports[1]
+    assert labels[0] == [r["label"] for r in rows]
+    assert labels[1] == [tag[r["label"]] for r in rows]
+
+
 async def test_claim_rows_say_what_the_guard_decided_about_each_claim(
     claims_file: Path, linker: EvidenceLinker, tmp_path: Path
 ) -> None:
