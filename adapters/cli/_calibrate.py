@@ -73,6 +73,31 @@ PersonasOpt = Annotated[
 ]
 
 
+def _objective(value: str) -> str:
+    """A threshold objective checked before any work (a usage error, not a traceback)."""
+    try:
+        Objective.parse(value)
+    except InputError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    return value
+
+
+# the over-inference threshold: what it must meet on the fitting claims
+OiObjectiveOpt = Annotated[
+    str, typer.Option(callback=_objective, help="e.g. recall>=0.9 (see --stated-objective)")
+]
+# the gate of a stated fact: a claim is stored as one only above the threshold that meets this
+# on the fitting claims (stricter: fewer facts, fewer of them wrong)
+StatedObjectiveOpt = Annotated[
+    str,
+    typer.Option(
+        callback=_objective,
+        help="what the stated-vs-inferred threshold must meet on the fitting claims, e.g. "
+        "precision>=0.95 (stricter: fewer claims stored as facts)",
+    ),
+]
+
+
 def _linker(support_dir: Path | None = None) -> EvidenceLinker:
     """The shipped linker, with the claim-support model of ``support_dir`` (default:
     ``MIRAGE_SUPPORT_DIR``) when one is given."""
@@ -106,7 +131,8 @@ def fit_evidence(
     ),
     split: Annotated[str, typer.Option(help="split to fit on")] = "train",
     eval_split: Annotated[str, typer.Option(help="split to report on")] = "dev",
-    oi_objective: Annotated[str, typer.Option(help="e.g. recall>=0.8")] = "recall>=0.8",
+    oi_objective: OiObjectiveOpt = "recall>=0.8",
+    stated_objective: StatedObjectiveOpt = "precision>=0.85",
     support_dir: Annotated[
         Path | None,
         typer.Option(
@@ -137,6 +163,7 @@ def fit_evidence(
         split=split,
         embedder=linker.embedder.name,
         oi_objective=oi_objective,
+        stated_objective=stated_objective,
         support_model=linker.support_sha256,
     )
     held_out = featurize(load_examples(path, personas=personas, split=eval_split), linker)
@@ -364,7 +391,8 @@ def fit(
     data: DataOpt = None,
     personas: PersonasOpt = None,
     mode: Annotated[ProfileMode, typer.Option()] = ProfileMode.SELF_AUDIT_SEPARATE,
-    oi_objective: str = "recall>=0.9",
+    oi_objective: OiObjectiveOpt = "recall>=0.9",
+    stated_objective: StatedObjectiveOpt = "precision>=0.85",
 ) -> None:
     """Fit a per-model self-audit profile (evidence + the model's own labels)."""
     if not mode.uses_audit:
@@ -387,6 +415,7 @@ def fit(
         writer_model=writer_model,
         prompt_version=prompt_version,
         oi_objective=oi_objective,
+        stated_objective=stated_objective,
         support_model=linker.support_sha256,
     )
     scored = summarize_scores(profile, featurize(dev, linker, by_claim))

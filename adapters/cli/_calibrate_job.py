@@ -18,7 +18,14 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 import typer
 
-from mirage_guard.adapters.cli._calibrate import app, audit, console, fit
+from mirage_guard.adapters.cli._calibrate import (
+    OiObjectiveOpt,
+    StatedObjectiveOpt,
+    app,
+    audit,
+    console,
+    fit,
+)
 from mirage_guard.guard.settings import AuditMode, GuardSettings
 
 RELOAD_PATH = "/v1/admin/profiles/reload"
@@ -81,7 +88,8 @@ def job(
     work_dir: Annotated[Path, typer.Option(help="where the verdicts JSONL goes (scratch)")] = Path(
         "/tmp/mirage-calibration"
     ),
-    oi_objective: Annotated[str, typer.Option(help="e.g. recall>=0.9")] = "recall>=0.9",
+    oi_objective: OiObjectiveOpt = "recall>=0.9",
+    stated_objective: StatedObjectiveOpt = "precision>=0.85",
     concurrency: Annotated[int, typer.Option(min=1, help="self-audit calls in flight")] = 4,
     max_tokens: Annotated[
         int | None, typer.Option(help="cap each self-audit answer (a weak model may never stop)")
@@ -120,7 +128,13 @@ def job(
         concurrency=concurrency,
         max_tokens=max_tokens,
     )
-    fit(verdicts=verdicts, profile_dir=settings.profile_dir, data=data, oi_objective=oi_objective)
+    fit(
+        verdicts=verdicts,
+        profile_dir=settings.profile_dir,
+        data=data,
+        oi_objective=oi_objective,
+        stated_objective=stated_objective,
+    )
     if reload_url is None or not settings.admin_key_list():
         console.print(
             "profile saved, sidecar not asked to reload (needs --reload-url and "

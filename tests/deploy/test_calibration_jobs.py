@@ -114,6 +114,7 @@ def test_cronjob_runs_a_real_calibrate_job_invocation() -> None:
     assert path == "calibrate job"
     values = _values()["calibration"]
     assert params["oi_objective"] == values["oiObjective"]
+    assert params["stated_objective"] == values["statedObjective"]
     assert params["concurrency"] == values["concurrency"]
     assert params["max_tokens"] == values["maxTokens"]
     assert params["reload_url"]  # the sidecar's in-cluster URL (templated)
