@@ -206,8 +206,20 @@ def _kin(word: str) -> str | None:
     return KIN.get(w) or (KIN.get(w[:-1]) if w.endswith("s") else None)
 
 
+# a rank in words, as its value ("second" is "2nd"); "2nd" itself is read as the number 2
+_ORDINALS = dict(
+    zip(("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
+         "tenth"),
+        ("1st", "2nd", "3rd", "4th", "5th", "6th", "7th", "8th", "9th", "10th"), strict=True)
+)  # fmt: skip
+
+
 def _relation(ws: list[str], i: int) -> tuple[str, str] | None:
-    """(kind, value) of a relative ("kin") or a side of the body ("side") at ``ws[i]``."""
+    """(kind, value) of a relative ("kin"), a side of the body ("side") or a rank ("ordinal")
+    at ``ws[i]``."""
+    rank = _ORDINALS.get(ws[i])
+    if rank is not None:
+        return "ordinal", rank
     kin = _kin(ws[i])
     if kin is not None:
         # a chain names one relative by way of another ("my mum's sister" is an aunt): neither
@@ -224,8 +236,10 @@ def _relation(ws: list[str], i: int) -> tuple[str, str] | None:
 
 
 def value_kind(value: str) -> str | None:
-    """ "number", "day", "month", "kin" or "side" for a value :func:`changed_values` gives,
-    else None."""
+    """ "number", "day", "month", "kin", "side" or "ordinal" for a value :func:`changed_values`
+    gives, else None."""
+    if value in _ORDINALS.values():
+        return "ordinal"
     if value in _KIN_FORMS:
         return "kin"
     if value in ("left", "right"):
@@ -275,8 +289,8 @@ def _values(text: str) -> list[tuple[str, str, frozenset[str]]]:
 
 
 def changed_values(claim: str, evidence: str) -> list[tuple[str, str]]:
-    """(said, claimed): a number, day, month, relative or side of the body of the claim that
-    ``evidence`` does not say where the evidence says another value of the same kind about the
+    """(said, claimed): a number, day, month, relative, side of the body or rank of the claim
+    that ``evidence`` does not say where the evidence says another value of the same kind about the
     same thing (a content word near both): "Parents live 4 hours away" against "my parents live
     2 hours away" gives [("2", "4")]; "Returns to work on Wednesday" against "I go back to work
     on monday" gives [("monday", "wednesday")]; "Stayed with his sister in Gliwice" against "we

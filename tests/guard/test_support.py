@@ -381,6 +381,12 @@ def test_a_group_attribute_from_evidence_about_something_else_is_generated() -> 
          [("august", "june")]),
         # ... but not where the turn gives two days and neither is about the claim's thing
         ("Has a dentist appointment on Tuesday", "I'm free monday and thursday", []),
+        # a rank in words ("2nd" in digits is the number 2)
+        ("This is your second baby", "First baby!", [("1st", "2nd")]),
+        ("Plays first violin in the band", "got into the band!! second violin lol",
+         [("2nd", "1st")]),
+        ("Came second in the race", "came 2nd in the race", []),
+        ("At first disliked running", "at first I hated running", []),
         # relatives: another relative about the same thing; a synonym or a plural says the same
         ("Stayed with his sister in Gliwice", "we stay with my brother in Gliwice",
          [("brother", "sister")]),
@@ -455,6 +461,8 @@ def test_another_relative_or_side_than_the_users_turn_is_generated() -> None:
     (changed,) = [r for r in d.reasons if r.code is ReasonCode.CHANGED_VALUE]
     assert changed.params == {"turn_id": "u1", "said": "brother", "claimed": "sister"}
     d = _decide_on("Had pain in her right knee", "pain in my left knee after the half", [], 0.0)
+    assert d.provenance is Provenance.GENERATED
+    d = _decide_on("This is your second baby", "First baby!", [], 0.0)
     assert d.provenance is Provenance.GENERATED
     d = _decide_on("Lives with her mum in Leeds", "I live with my mother in Leeds.", [], 0.0)
     assert d.provenance is Provenance.STATED
