@@ -22,6 +22,7 @@ from mirage_guard.guard._policy import Policy
 from mirage_guard.guard._reasons import Reason, ReasonCode, reason
 from mirage_guard.guard.evidence import (
     KINDS,
+    RELATION_KINDS,
     changed_values,
     exact_word,
     retracted_stems,
@@ -98,9 +99,8 @@ def changed_value(claim: str, evidence: str | None, link: EvidenceLink) -> tuple
     parents live 2 hours away" / "Parents live 4 hours away"; "back to work on monday" /
     "Returns to work on Wednesday"; "we stay with my brother" / "Stayed with his sister"), the
     claimed value being said in no user turn (a number), not in the turns the claim was aligned
-    to (a day or month) or not in the linked turn (a relative, a side of the body or a rank:
-    the aligner pairs "sister" with "brother", so its unsaid words cannot tell). A rule on the
-    words: the
+    to (a day or month) or not in the linked turn (a relative, a side of the body, a rank or a
+    word of a closed class: ``RELATION_KINDS``). A rule on the words: the
     support model misses many of these."""
     if evidence is None:
         return None
@@ -110,7 +110,7 @@ def changed_value(claim: str, evidence: str | None, link: EvidenceLink) -> tuple
         if kind == "number":
             if link.features.get("unsupported_numbers", 0.0) > 0:
                 return said, claimed
-        elif kind in ("kin", "side", "ordinal") or claimed in unsaid or f"{claimed}s" in unsaid:
+        elif kind in RELATION_KINDS or claimed in unsaid or f"{claimed}s" in unsaid:
             return said, claimed
     return None
 

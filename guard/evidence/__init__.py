@@ -47,6 +47,7 @@ from mirage_guard.guard.evidence._support import (
 )
 from mirage_guard.guard.evidence._text import (
     HEDGES,
+    RELATION_KINDS,
     changed_values,
     content_stems,
     denied_stems,
@@ -65,6 +66,7 @@ __all__ = [
     "MAX_PAIR_TOKENS",
     "PRECISIONS",
     "PROFILE_FEATURES",
+    "RELATION_KINDS",
     "SUPPORT_FEATURES",
     "TOPIC_FEATURES",
     "WEIGHTS",

@@ -206,6 +206,38 @@ def _kin(word: str) -> str | None:
     return KIN.get(w) or (KIN.get(w[:-1]) if w.endswith("s") else None)
 
 
+# closed classes of things a memory entry swaps for another of the same class ("has a cat" / "my
+# dog", "in the winter" / "in summer", "prefers red wine" / "white wine"): a word of a class is
+# a value of that kind. Words that are as often something else are left out ("fall", "orange",
+# "bass", "squash"), and so are languages (a nationality says one: "I'm Brazilian" / "Speaks
+# Portuguese" is an inference, not another value)
+_CLASS_FORMS = {
+    "pet": {"dog": "dog dogs puppy", "cat": "cat cats kitten", "rabbit": "rabbit rabbits",
+            "hamster": "hamster hamsters", "parrot": "parrot", "tortoise": "tortoise",
+            "horse": "horse horses"},
+    "daypart": {"morning": "morning mornings", "afternoon": "afternoon afternoons",
+                "evening": "evening evenings", "night": "night nights tonight"},
+    "season": {"spring": "spring", "summer": "summer", "autumn": "autumn", "winter": "winter"},
+    "colour": {c: c for c in ("red", "blue", "green", "yellow", "black", "white", "purple",
+                              "pink", "brown", "grey", "gray", "navy", "burgundy")},
+    "sport": {s: s for s in ("football", "soccer", "basketball", "tennis", "rugby", "cricket",
+                             "baseball", "hockey", "volleyball", "netball", "badminton", "golf",
+                             "swimming", "running", "cycling", "climbing", "bouldering", "boxing",
+                             "karate", "judo", "yoga", "pilates")},
+    "instrument": {s: s for s in ("piano", "guitar", "violin", "cello", "drums", "flute",
+                                  "clarinet", "saxophone", "trumpet", "ukulele", "harp")},
+}  # fmt: skip
+_CLASS_WORDS = {
+    form: (kind, value)
+    for kind, values in _CLASS_FORMS.items()
+    for value, forms in values.items()
+    for form in forms.split()
+}
+_CLASS_KIND = {value: kind for kind, values in _CLASS_FORMS.items() for value in values}
+# the kinds of value that are words of a closed set, not numbers or dates: the linked turn not
+# saying the claim's one is enough (a token aligner pairs "sister" with "brother", "cat" with
+# "dog", so its unsaid words cannot tell)
+RELATION_KINDS = frozenset(("kin", "side", "ordinal", *_CLASS_FORMS))
 # a rank in words, as its value ("second" is "2nd"); "2nd" itself is read as the number 2
 _ORDINALS = dict(
     zip(("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
@@ -215,8 +247,9 @@ _ORDINALS = dict(
 
 
 def _relation(ws: list[str], i: int) -> tuple[str, str] | None:
-    """(kind, value) of a relative ("kin"), a side of the body ("side") or a rank ("ordinal")
-    at ``ws[i]``."""
+    """(kind, value) of a relative ("kin"), a side of the body ("side"), a rank ("ordinal") or
+    a word of a closed class (a pet, a part of the day, a season, a colour, a sport, an
+    instrument) at ``ws[i]``."""
     rank = _ORDINALS.get(ws[i])
     if rank is not None:
         return "ordinal", rank
@@ -232,18 +265,25 @@ def _relation(ws: list[str], i: int) -> tuple[str, str] | None:
         part = ws[i + 1]
         if part in _BODY_PARTS or (part.endswith("s") and part[:-1] in _BODY_PARTS):
             return "side", ws[i]
-    return None
+    return _CLASS_WORDS.get(ws[i])
+
+
+def _is_value_word(word: str) -> bool:
+    """A word :func:`_relation` can read as a value (never the context of another value)."""
+    return _kin(word) is not None or word in _CLASS_WORDS or word in _ORDINALS
 
 
 def value_kind(value: str) -> str | None:
-    """ "number", "day", "month", "kin", "side" or "ordinal" for a value :func:`changed_values`
-    gives, else None."""
+    """ "number", "day", "month", "kin", "side", "ordinal" or a closed class's kind ("pet",
+    "season", ...) for a value :func:`changed_values` gives, else None."""
     if value in _ORDINALS.values():
         return "ordinal"
     if value in _KIN_FORMS:
         return "kin"
     if value in ("left", "right"):
         return "side"
+    if value in _CLASS_KIND:
+        return _CLASS_KIND[value]
     v = _value(value)
     return None if v is None else v[0]
 
@@ -282,7 +322,7 @@ def _values(text: str) -> list[tuple[str, str, frozenset[str]]]:
             continue
         near = ws[max(0, i - VALUE_CONTEXT) : i] + ws[i + 1 : i + 1 + VALUE_CONTEXT]
         context = frozenset(
-            stem(x) for x in near if x not in STOPWORDS and len(x) > 1 and _kin(x) is None
+            stem(x) for x in near if x not in STOPWORDS and len(x) > 1 and not _is_value_word(x)
         )
         out.append((rel[0], rel[1], context))
     return out

@@ -387,6 +387,18 @@ def test_a_group_attribute_from_evidence_about_something_else_is_generated() -> 
          [("2nd", "1st")]),
         ("Came second in the race", "came 2nd in the race", []),
         ("At first disliked running", "at first I hated running", []),
+        # a word of a closed class swapped for another of the same class
+        ("Has a cat named Pepper", "my dog Pepper is 3", [("dog", "cat")]),
+        ("Prefers red wine", "I always order white wine", [("white", "red")]),
+        ("Runs in the evenings before work", "I run in the mornings before work",
+         [("morning", "evening")]),
+        ("Goes skiing every winter", "we go skiing every summer", [("summer", "winter")]),
+        ("Plays piano in a band", "I play guitar in a band", [("guitar", "piano")]),
+        ("Hurt his knee playing pickup soccer", "messed up my knee at pickup basketball",
+         [("basketball", "soccer")]),
+        # both said, or a language (a nationality says one): nothing changed
+        ("Has a cat and a dog", "my dog hates the cat", []),
+        ("Speaks Portuguese at home", "I'm Brazilian, we speak English at home", []),
         # relatives: another relative about the same thing; a synonym or a plural says the same
         ("Stayed with his sister in Gliwice", "we stay with my brother in Gliwice",
          [("brother", "sister")]),
