@@ -268,9 +268,15 @@ def _relation(ws: list[str], i: int) -> tuple[str, str] | None:
     return _CLASS_WORDS.get(ws[i])
 
 
-def _is_value_word(word: str) -> bool:
-    """A word :func:`_relation` can read as a value (never the context of another value)."""
-    return _kin(word) is not None or word in _CLASS_WORDS or word in _ORDINALS
+def _word_kind(word: str) -> str | None:
+    """The kind of value a word alone is (a relative, a rank, a closed class's word), else None:
+    never the context of a value of the same kind ("my dog and my cat")."""
+    if _kin(word) is not None:
+        return "kin"
+    if word in _ORDINALS:
+        return "ordinal"
+    found = _CLASS_WORDS.get(word)
+    return None if found is None else found[0]
 
 
 def value_kind(value: str) -> str | None:
@@ -322,8 +328,9 @@ def _values(text: str) -> list[tuple[str, str, frozenset[str]]]:
             continue
         near = ws[max(0, i - VALUE_CONTEXT) : i] + ws[i + 1 : i + 1 + VALUE_CONTEXT]
         context = frozenset(
-            stem(x) for x in near if x not in STOPWORDS and len(x) > 1 and not _is_value_word(x)
-        )
+            stem(x) for x in near
+            if x not in STOPWORDS and len(x) > 1 and _word_kind(x) != rel[0]
+        )  # fmt: skip
         out.append((rel[0], rel[1], context))
     return out
 
