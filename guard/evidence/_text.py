@@ -413,7 +413,8 @@ def denied_stems(text: str) -> frozenset[str]:
 
 
 # a change of state ends what follows it as a negation denies it ("I quit the bakery", "we sold
-# the car", "instead of evenings at the polytech", "I used to live in Boston"); True: only right
+# the car", "instead of evenings at the polytech", "I used to live in Boston", "no more waakye
+# every morning"); True: only right
 # after the speaker ("I quit", "we've sold"), not "telling me to quit", "my mum used to make",
 # "I'm used to project plans", "the left knee"
 _ENDINGS: dict[tuple[str, ...], bool] = {
@@ -421,7 +422,7 @@ _ENDINGS: dict[tuple[str, ...], bool] = {
     ("quitting",): False, ("stopped",): False, ("gave", "up"): False, ("giving", "up"): False,
     ("no", "longer"): False, ("instead", "of"): False, ("moved", "out", "of"): False,
     ("moved", "away", "from"): False, ("cancelled",): False, ("canceled",): False,
-    ("finished", "at"): False, ("broke", "up", "with"): False,
+    ("finished", "at"): False, ("broke", "up", "with"): False, ("no", "more"): False,
 }  # fmt: skip
 _ENDING_STARTS = frozenset(phrase[0] for phrase in _ENDINGS)
 _SPEAKER = frozenset(

@@ -550,6 +550,7 @@ def test_the_word_rules_read_the_whole_linked_turn() -> None:
         ("we sold our car last year", {"car"}),
         ("I used to live in Boston", {"live", "boston"}),
         ("I no longer work weekends", {"work", "weekend"}),
+        ("no more salt, no more waakye every morning.", {"salt", "waakye", "morn"}),
         # not the speaker's change of state
         ("My wife keeps telling me to quit eating kielbasa", set()),
         ("my mum used to make kopytka", set()),
