@@ -304,7 +304,8 @@ _ONE_AS_PRONOUN = frozenset(
 
 def _values(text: str) -> list[tuple[str, str, frozenset[str]]]:
     """Each value of ``text`` with the content stems around it ("4k" is 4000): numbers, days and
-    months, then relatives and sides of the body (whose context leaves out other relatives)."""
+    months, then the words of closed sets (relatives, sides of the body, ranks, a closed class's
+    words), whose context leaves out words of their own kind."""
     ws = words(text)
     out = []
     for i, w in enumerate(ws):
@@ -336,9 +337,10 @@ def _values(text: str) -> list[tuple[str, str, frozenset[str]]]:
 
 
 def changed_values(claim: str, evidence: str) -> list[tuple[str, str]]:
-    """(said, claimed): a number, day, month, relative, side of the body or rank of the claim
-    that ``evidence`` does not say where the evidence says another value of the same kind about the
-    same thing (a content word near both): "Parents live 4 hours away" against "my parents live
+    """(said, claimed): a number, day, month, relative, side of the body, rank or closed class's
+    word of the claim that ``evidence`` does not say where the evidence says another value of the
+    same kind about the same thing (a content word near both; for a day or month, also when each
+    text gives exactly one): "Parents live 4 hours away" against "my parents live
     2 hours away" gives [("2", "4")]; "Returns to work on Wednesday" against "I go back to work
     on monday" gives [("monday", "wednesday")]; "Stayed with his sister in Gliwice" against "we
     stay with my brother in Gliwice" gives [("brother", "sister")]. A claim that also says the
@@ -414,9 +416,8 @@ def denied_stems(text: str) -> frozenset[str]:
 
 # a change of state ends what follows it as a negation denies it ("I quit the bakery", "we sold
 # the car", "instead of evenings at the polytech", "I used to live in Boston", "no more waakye
-# every morning"); True: only right
-# after the speaker ("I quit", "we've sold"), not "telling me to quit", "my mum used to make",
-# "I'm used to project plans", "the left knee"
+# every morning"); True: only right after the speaker ("I quit", "we've sold"), not "telling me
+# to quit", "my mum used to make", "I'm used to project plans", "the left knee"
 _ENDINGS: dict[tuple[str, ...], bool] = {
     ("quit",): True, ("left",): True, ("sold",): True, ("used", "to"): True,
     ("quitting",): False, ("stopped",): False, ("gave", "up"): False, ("giving", "up"): False,
