@@ -34,7 +34,7 @@ from enum import StrEnum
 from importlib import resources
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from mirage_guard.guard import Candidate, Label, Role, Turn
 from mirage_guard.guard.errors import InputError
@@ -129,19 +129,14 @@ class LabelledClaim(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _keep_label(cls, data: object) -> object:
-        if isinstance(data, dict) and isinstance(data.get("label"), str):
-            return {**data, "label_as_written": data["label"]}
-        return data
-
-    @field_validator("label", mode="before")
-    @classmethod
-    def _label(cls, v: object) -> object:
-        """Any case of the four-way names; the guard's own tags for the label each stands for."""
-        if not isinstance(v, str):
-            return v
-        key = v.strip().upper().replace("-", "_").replace(" ", "_")
-        return LABEL_ALIASES.get(key, key)
+    def _label(cls, data: object) -> object:
+        """Any case of the four-way names; the guard's own tags for the label each stands for;
+        the label as written kept beside it."""
+        if not isinstance(data, dict) or not isinstance(data.get("label"), str):
+            return data
+        written = data["label"]
+        key = written.strip().upper().replace("-", "_").replace(" ", "_")
+        return {**data, "label": LABEL_ALIASES.get(key, key), "label_as_written": written}
 
     @model_validator(mode="after")
     def _check(self) -> LabelledClaim:

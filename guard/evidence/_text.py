@@ -192,7 +192,7 @@ _KIN_FORMS = {
     "grandfather": "grandfather grandpa grandad granddad", "nephew": "nephew",
     "stepmother": "stepmother stepmom stepmum", "stepfather": "stepfather stepdad",
 }  # fmt: skip
-KIN = {f: canon for canon, forms in _KIN_FORMS.items() for f in forms.split()}
+_KIN = {f: canon for canon, forms in _KIN_FORMS.items() for f in forms.split()}
 # "left" / "right" are a side only before one of these ("my left knee"; not "I left work")
 _BODY_PARTS = frozenset(
     ("knee", "ankle", "hand", "arm", "leg", "foot", "shoulder", "hip", "eye", "ear", "wrist",
@@ -203,7 +203,7 @@ _BODY_PARTS = frozenset(
 def _kin(word: str) -> str | None:
     """The relative a word names ("mum's" and "mothers" name the mother), else None."""
     w = word[:-2] if word.endswith("'s") else word.rstrip("'")
-    return KIN.get(w) or (KIN.get(w[:-1]) if w.endswith("s") else None)
+    return _KIN.get(w) or (_KIN.get(w[:-1]) if w.endswith("s") else None)
 
 
 # closed classes of things a memory entry swaps for another of the same class ("has a cat" / "my
@@ -244,6 +244,7 @@ _ORDINALS = dict(
          "tenth"),
         ("1st", "2nd", "3rd", "4th", "5th", "6th", "7th", "8th", "9th", "10th"), strict=True)
 )  # fmt: skip
+_RANKS = frozenset(_ORDINALS.values())
 
 
 def _relation(ws: list[str], i: int) -> tuple[str, str] | None:
@@ -282,7 +283,7 @@ def _word_kind(word: str) -> str | None:
 def value_kind(value: str) -> str | None:
     """ "number", "day", "month", "kin", "side", "ordinal" or a closed class's kind ("pet",
     "season", ...) for a value :func:`changed_values` gives, else None."""
-    if value in _ORDINALS.values():
+    if value in _RANKS:
         return "ordinal"
     if value in _KIN_FORMS:
         return "kin"
