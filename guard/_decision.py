@@ -24,8 +24,11 @@ from mirage_guard.guard.evidence import (
     KINDS,
     RELATION_KINDS,
     changed_values,
+    content_stems,
     exact_word,
     retracted_stems,
+    stem,
+    trait_words,
     value_kind,
 )
 from mirage_guard.guard.scoring import CalibrationProfile
@@ -140,11 +143,33 @@ def group_attribute(link: EvidenceLink) -> str | None:
     turn as saying it either."""
     f = link.features
     top = max(KINDS, key=lambda k: f.get(f"kind_{k}", 0.0))
-    if top not in GROUP_KINDS or f.get("kind_agreement", 1.0) >= SAME_KIND_MIN:
-        return None
-    if f.get("support_model", 0.0) and f.get("sup_entailed", 0.0) >= CONTRADICTED_MIN:
+    if top not in GROUP_KINDS or not _about_else(link):
         return None
     return top
+
+
+def personality_trait(claim: str, evidence: str | None, link: EvidenceLink) -> list[str]:
+    """The personality traits a claim asserts ("Is organized and detail-oriented", "You're
+    careful and risk-averse with money") that its linked turn, about another kind of attribute,
+    does not say, or []: the taxonomy's stereotype, a trait read into a job, a purchase or a
+    plan. A rule on a lexicon of trait words (``trait_words``), whatever the claim's top kind:
+    the kind prototypes read "Drives cautiously" as much about possessions as about personality.
+    The support model must not read the turn as saying it."""
+    traits = trait_words(claim)
+    if not traits or not _about_else(link):
+        return []
+    if evidence is not None and {stem(t) for t in traits} & content_stems(evidence):
+        return []  # the turn has the word, wherever it stands ("I'm a patient man")
+    return traits
+
+
+def _about_else(link: EvidenceLink) -> bool:
+    """The linked turn is about another kind of attribute than the claim, and the support model
+    (when it ran) does not read it as saying the claim."""
+    f = link.features
+    if f.get("kind_agreement", 1.0) >= SAME_KIND_MIN:
+        return False
+    return not (f.get("support_model", 0.0) and f.get("sup_entailed", 0.0) >= CONTRADICTED_MIN)
 
 
 def decide(
@@ -293,6 +318,10 @@ def _provenance(
     group = group_attribute(link)
     if group is not None:
         reasons.append(reason(ReasonCode.GROUP_ATTRIBUTE, kind=group))
+        return Provenance.GENERATED
+    traits = personality_trait(claim, evidence, link)
+    if traits:
+        reasons.append(reason(ReasonCode.PERSONALITY_TRAIT, turn_id=link.turn_id, words=traits))
         return Provenance.GENERATED
     specifics = adds_specifics(link)
     supported = fully_supported(link)

@@ -35,6 +35,7 @@ class ReasonCode(StrEnum):
     DENIED = "denied"  # turn_id, words: the linked turn denies what the claim asserts
     RETRACTED = "retracted"  # turn_id, later_turn_id, words: a later turn denies or ends it
     GROUP_ATTRIBUTE = "group_attribute"  # kind: politics/religion/demographics from other evidence
+    PERSONALITY_TRAIT = "personality_trait"  # turn_id, words: a trait no turn about it says
     UNSUPPORTED_CONTENT = "unsupported_content"  # words: claim words no linked user turn says
     NOT_FULLY_SUPPORTED = "not_fully_supported"  # turn_id: related to the turn, not all said
     SELF_AUDIT_DOWNGRADE = "self_audit_downgrade"  # label
@@ -73,6 +74,10 @@ _TEMPLATES: dict[ReasonCode, str] = {
     ),
     ReasonCode.GROUP_ATTRIBUTE: (
         "a {kind} attribute that no user turn about {kind} says: a group prior, generated"
+    ),
+    ReasonCode.PERSONALITY_TRAIT: (
+        "a personality trait {words} that {turn_id}, about something else, does not say: a "
+        "stereotype, generated"
     ),
     ReasonCode.UNSUPPORTED_CONTENT: "words the user never said: {words}",
     ReasonCode.NOT_FULLY_SUPPORTED: "{turn_id} does not say all of it: not a stated fact",
@@ -120,6 +125,7 @@ _DESCRIPTIONS: dict[ReasonCode, str] = {
     ReasonCode.DENIED: "the user's turn denies what the claim asserts",
     ReasonCode.RETRACTED: "a later user turn denies it or says it ended: stale",
     ReasonCode.GROUP_ATTRIBUTE: "politics, religion or demographics inferred from other evidence",
+    ReasonCode.PERSONALITY_TRAIT: "a personality trait read from evidence about something else",
     ReasonCode.UNSUPPORTED_CONTENT: "the claim has words no linked user turn supports",
     ReasonCode.NOT_FULLY_SUPPORTED: "related to a user turn but not fully supported by it",
     ReasonCode.SELF_AUDIT_DOWNGRADE: "the writer's own audit says over-inference: downgraded",

@@ -55,6 +55,8 @@ from mirage_guard.guard.evidence._text import (
     has_negation,
     retracted_stems,
     sentences,
+    stem,
+    trait_words,
     value_kind,
 )
 
@@ -102,6 +104,8 @@ __all__ = [
     "shipped_linker",
     "shipped_state",
     "shipped_support",
+    "stem",
+    "trait_words",
     "value_kind",
     "verify_support_dir",
 ]

@@ -467,3 +467,55 @@ def retracted_stems(claim: str, text: str) -> frozenset[str]:
     if not set(words(claim)) & _PAST_MARKERS:
         out |= ended_stems(text)
     return out & content_stems(claim)
+
+
+# words that name a lasting disposition of a person: a personality trait ("Is organized and
+# detail-oriented", "Stays calm in stressful situations", "Drives cautiously"). Authored here from
+# the Big Five's adjective markers, not from any labelled claim. States a situation brings are left
+# out (stressed, busy, tired, excited, nervous, anxious, comfortable, frustrated): "Is stressed
+# about the bar exam" from "I'm taking the bar exam" is a one-step inference, not a stereotype.
+# So are words as often about a thing as a person (quiet, warm, bright, sharp, neat, traditional).
+_TRAITS = frozenset(
+    # conscientiousness
+    ("organized", "organised", "disorganized", "disorganised", "meticulous", "detail-oriented",
+     "methodical", "punctual", "tidy", "messy", "orderly", "systematic", "perfectionist",
+     "perfectionistic", "careful", "cautious", "cautiously", "carefully", "risk-averse",
+     "reckless", "impulsive", "strict", "disciplined", "self-disciplined", "diligent",
+     "hardworking", "hard-working", "conscientious", "responsible", "reliable", "dependable",
+     "lazy", "workaholic", "ambitious", "frugal", "thrifty", "stingy", "extravagant",
+     # extraversion
+     "outgoing", "sociable", "chatty", "talkative", "extroverted", "extrovert", "extraverted",
+     "extravert", "introverted", "introvert", "shy", "reserved", "gregarious", "bubbly",
+     "adventurous", "spontaneous", "daring", "fearless", "confident", "cheerful",
+     # agreeableness
+     "polite", "courteous", "friendly", "caring", "nurturing", "compassionate", "empathetic",
+     "generous", "considerate", "selfless", "loyal", "honest", "humble", "modest", "arrogant",
+     "stubborn", "headstrong", "competitive", "grumpy",
+     # emotional stability
+     "calm", "patient", "impatient", "easygoing", "easy-going", "laid-back", "even-tempered",
+     "level-headed", "hot-headed", "short-tempered", "insecure", "optimistic", "pessimistic",
+     "moody",
+     # openness
+     "curious", "imaginative", "analytical", "pragmatic", "sensible", "independent",
+     "old-fashioned")
+)  # fmt: skip
+
+
+# a trait word says something of the person only where it ends the phrase ("Is organized and
+# tidy", "Stays calm in a crisis", "Is strict with her kids"); before a noun it describes the
+# thing ("competitive chess", "an easygoing landlord", "independent contractor", "caring for")
+_AFTER_TRAIT = frozenset(
+    ("and", "or", "but", "with", "about", "around", "in", "at", "when", "under", "toward",
+     "towards", "by", "as", "to", "person", "people", ",", ".", ";", ":", "!", "?", "(", ")")
+)  # fmt: skip
+
+
+def trait_words(text: str) -> list[str]:
+    """The words of ``text`` that name a personality trait of a person (``_TRAITS``, where the
+    phrase ends with it: ``_AFTER_TRAIT``), in order."""
+    toks = [t.lower() for t in _CLAUSE_TOKEN.findall(text)]
+    return [
+        t
+        for i, t in enumerate(toks)
+        if t in _TRAITS and (i + 1 == len(toks) or toks[i + 1] in _AFTER_TRAIT)
+    ]

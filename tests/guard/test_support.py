@@ -13,7 +13,13 @@ from mirage_guard.guard import Candidate, Decision, EvidenceLink, Policy, Proven
 from mirage_guard.guard._decision import decide, fully_supported
 from mirage_guard.guard._reasons import ReasonCode
 from mirage_guard.guard.errors import SupportModelError
-from mirage_guard.guard.evidence import changed_values, denied_stems, ended_stems, retracted_stems
+from mirage_guard.guard.evidence import (
+    changed_values,
+    denied_stems,
+    ended_stems,
+    retracted_stems,
+    trait_words,
+)
 from mirage_guard.guard.evidence._linker import RETRACT_MIN_SIM, _retracted, _Unit
 from mirage_guard.guard.evidence._support import (
     SUPPORT_FEATURES,
@@ -344,6 +350,58 @@ def test_a_group_attribute_from_evidence_about_something_else_is_generated() -> 
         sup_contradicted=0.1, kind_agreement=0.05, **{**kinds, "kind_hobby": 0.8}, **read
     )
     assert ReasonCode.GROUP_ATTRIBUTE not in codes
+
+
+@pytest.mark.parametrize(
+    ("text", "traits"),
+    [
+        ("Is organized and detail-oriented", ["organized", "detail-oriented"]),
+        ("You're careful and risk-averse with money", ["careful", "risk-averse"]),
+        ("Drives cautiously and under the limit", ["cautiously"]),
+        ("Stays calm in stressful situations", ["calm"]),
+        ("Is a patient person", ["patient"]),
+        # before a noun the word describes the thing, not the person
+        ("Plays competitive chess", []),
+        ("Has an easygoing landlord", []),
+        ("Is an independent contractor", []),
+        ("Has experience caring for teenagers", []),
+        # a state a situation brings is not a trait
+        ("Is stressed about passing the bar", []),
+    ],
+)
+def test_trait_words_name_a_disposition_of_the_person(text: str, traits: list[str]) -> None:
+    assert trait_words(text) == traits
+
+
+def _trait_decision(claim: str, turn: str, **features: float) -> Decision:
+    read = {"sup_entailed": 0.05, "sup_inferable": 0.6, "sup_unsupported": 0.3}
+    link = _link([], sup_contradicted=0.05, **{**read, **features})
+    return decide(
+        Candidate(text=claim), link, p_oi=0.2, p_stated=0.3, profile=make_profile(),
+        policy=Policy(), turn_text=turn,
+    )  # fmt: skip
+
+
+def test_a_personality_trait_from_evidence_about_something_else_is_generated() -> None:
+    """ "Is organized and detail-oriented" from "Got a rack and plates in the garage from a
+    neighbour": the taxonomy's stereotype; the reason names the trait words."""
+    turn = "Got a rack and a bunch of plates in the garage from a neighbour."
+    d = _trait_decision("Is organized and detail-oriented", turn, kind_agreement=0.1)
+    assert d.provenance is Provenance.GENERATED
+    (r,) = [r for r in d.reasons if r.code is ReasonCode.PERSONALITY_TRAIT]
+    assert r.params == {"turn_id": "u1", "words": ["organized", "detail-oriented"]}
+    # the turn says the trait, wherever the word stands ("I'm a patient man"): not this rule
+    d = _trait_decision("Is patient", "I'm a patient man, but this queue...", kind_agreement=0.1)
+    assert ReasonCode.PERSONALITY_TRAIT not in {r.code for r in d.reasons}
+    # the turn is about the same kind of attribute ("I hate being late"): an inference
+    d = _trait_decision("Is punctual", "I hate being late to anything.", kind_agreement=0.7)
+    assert d.provenance is Provenance.INFERRED
+    # the support model reads the turn as saying it ("I'm never late"): not this rule
+    d = _trait_decision("Is punctual", "I'm never late.", kind_agreement=0.1, sup_entailed=0.8)
+    assert ReasonCode.PERSONALITY_TRAIT not in {r.code for r in d.reasons}
+    # a claim without a trait word is left to the scores
+    d = _trait_decision("Keeps gym equipment in the garage", turn, kind_agreement=0.1)
+    assert d.provenance is Provenance.INFERRED
 
 
 @pytest.mark.parametrize(
