@@ -378,7 +378,7 @@ _PSEUDO_BEFORE = frozenset(("if", "or", "whether"))
 # ... nor before these ("not only", "not just", "no doubt", "not sure", "not yet")
 _PSEUDO_AFTER = frozenset(("only", "just", "doubt", "sure", "yet", "really", "even", "too"))
 # words a negation reaches that say how much or when, not what ("not every other weekend")
-_NOT_DENIED = frozenset(("every", "anymore", "yet", "lol", "sure", "idk", "else", "ever"))
+_NOT_DENIED = frozenset(("every", "anymore", "yet", "lol", "sure", "idk", "btw", "else", "ever"))
 _CLAUSE_TOKEN = re.compile(r"[A-Za-z][A-Za-z'\-]*|\d+(?:[.,]\d+)?|[,.;:!?()]")
 # content words this far after a negation are what it denies ("I'm not a mom", "no meal plan")
 DENIED_SPAN = 3
@@ -412,7 +412,19 @@ def denied_stems(text: str) -> frozenset[str]:
         if t == "no" and (not after or after[0] in STOPWORDS or not after[0][:1].isalpha()):
             continue
         out |= _span_stems(toks, i + 1)
+    for i, t in enumerate(toks):
+        if t == "none" and toks[i + 1 : i + 3] in (["of", "us"], ["of", "them"]):
+            out |= _span_stems(toks, i + 3)  # "none of us eat beef": as "we don't eat beef"
+        elif t == "nothing" and _speaker_verb(toks, i) and toks[i + 1 : i + 2] != ["but"]:
+            # "I take nothing for blood pressure": the speaker's verb only ("we paid nothing for
+            # the flights" does not deny the flights); not "I eat nothing but salad"
+            out.add(stem(toks[i - 1]))
     return frozenset(out)
+
+
+def _speaker_verb(toks: list[str], i: int) -> bool:
+    """``toks[i]`` follows the speaker and one content word ("I take nothing", "we ate nothing")."""
+    return i >= 2 and toks[i - 2] in ("i", "we") and toks[i - 1] not in STOPWORDS
 
 
 # a change of state ends what follows it as a negation denies it ("I quit the bakery", "we sold

@@ -560,6 +560,14 @@ def test_a_value_some_user_turn_says_is_not_a_changed_value() -> None:
         ("its every weekend now, not every other.", set()),
         ("I hate running but I do it anyway", set()),  # a feeling, not a denial
         ("I don't run, but I swim every day", {"run"}),  # the clause ends at the comma
+        # "none of us" says "we don't"; "I <verb> nothing" denies the verb, not its object
+        ("None of us eat beef btw, my mom is Buddhist", {"eat", "beef"}),
+        ("I take nothing for blood pressure.", {"take"}),
+        ("we paid nothing for the flights", {"paid"}),
+        ("I eat nothing but salad", set()),  # only salad
+        ("I have nothing planned", set()),  # no content verb
+        ("nothing beats a long hike", set()),  # not the speaker's verb
+        ("none of the shops were open", set()),
     ],
 )
 def test_denied_stems(text: str, denied: set[str]) -> None:
@@ -578,6 +586,11 @@ def test_a_claim_the_linked_turn_denies_is_generated_and_names_the_words() -> No
     # a denial of something else in the turn: not this claim's
     d = _decide_on("Lives off campus", "no meal plan lol i live off campus", [], 0.0)
     assert ReasonCode.DENIED not in {r.code for r in d.reasons}
+    # "none of us" and "I <verb> nothing" deny too
+    d = _decide_on("Might eat beef when dining out", "None of us eat beef btw.", [], 0.0)
+    assert d.provenance is Provenance.GENERATED
+    d = _decide_on("Takes medication for blood pressure", "I take nothing for BP.", [], 0.0)
+    assert d.provenance is Provenance.GENERATED
 
 
 def test_the_word_rules_read_the_whole_linked_turn() -> None:
