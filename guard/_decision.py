@@ -102,8 +102,8 @@ def changed_value(claim: str, evidence: str | None, link: EvidenceLink) -> tuple
     parents live 2 hours away" / "Parents live 4 hours away"; "back to work on monday" /
     "Returns to work on Wednesday"; "we stay with my brother" / "Stayed with his sister"), the
     claimed value being said in no user turn (a number), not in the turns the claim was aligned
-    to (a day or month) or not in the linked turn (a relative, a side of the body, a rank or a
-    word of a closed class: ``RELATION_KINDS``). A rule on the words: the
+    to (a day or month) or not in the linked turn (a relative, a side of the body, a rank, an
+    age in decades or a word of a closed class: ``RELATION_KINDS``). A rule on the words: the
     support model misses many of these."""
     if evidence is None:
         return None

@@ -234,10 +234,10 @@ _CLASS_WORDS = {
     for form in forms.split()
 }
 _CLASS_KIND = {value: kind for kind, values in _CLASS_FORMS.items() for value in values}
-# the kinds of value that are words of a closed set, not numbers or dates: the linked turn not
-# saying the claim's one is enough (a token aligner pairs "sister" with "brother", "cat" with
-# "dog", so its unsaid words cannot tell)
-RELATION_KINDS = frozenset(("kin", "side", "ordinal", *_CLASS_FORMS))
+# the kinds of value that are words of a closed set (and an age in decades), not numbers or
+# dates: the linked turn not saying the claim's one is enough (a token aligner pairs "sister"
+# with "brother", "cat" with "dog", so its unsaid words cannot tell)
+RELATION_KINDS = frozenset(("kin", "side", "ordinal", "age", *_CLASS_FORMS))
 # a rank in words, as its value ("second" is "2nd"); "2nd" itself is read as the number 2
 _ORDINALS = dict(
     zip(("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
@@ -281,8 +281,8 @@ def _word_kind(word: str) -> str | None:
 
 
 def value_kind(value: str) -> str | None:
-    """ "number", "day", "month", "kin", "side", "ordinal" or a closed class's kind ("pet",
-    "season", ...) for a value :func:`changed_values` gives, else None."""
+    """ "number", "day", "month", "kin", "side", "ordinal", "age" or a closed class's kind
+    ("pet", "season", ...) for a value :func:`changed_values` gives, else None."""
     if value in _RANKS:
         return "ordinal"
     if value in _KIN_FORMS:
@@ -291,6 +291,8 @@ def value_kind(value: str) -> str | None:
         return "side"
     if value in _CLASS_KIND:
         return _CLASS_KIND[value]
+    if _DECADE.search(f"in their {value}"):
+        return "age"
     v = _value(value)
     return None if v is None else v[0]
 
@@ -338,14 +340,15 @@ def _values(text: str) -> list[tuple[str, str, frozenset[str]]]:
 
 
 def changed_values(claim: str, evidence: str) -> list[tuple[str, str]]:
-    """(said, claimed): a number, day, month, relative, side of the body, rank or closed class's
-    word of the claim that ``evidence`` does not say where the evidence says another value of the
-    same kind about the same thing (a content word near both; for a day or month, also when each
-    text gives exactly one): "Parents live 4 hours away" against "my parents live
-    2 hours away" gives [("2", "4")]; "Returns to work on Wednesday" against "I go back to work
-    on monday" gives [("monday", "wednesday")]; "Stayed with his sister in Gliwice" against "we
-    stay with my brother in Gliwice" gives [("brother", "sister")]. A claim that also says the
-    evidence's value (a range, a correction) gives nothing for it."""
+    """(said, claimed): a number, day, month, relative, side of the body, rank, closed class's
+    word or age in decades of the claim that ``evidence`` does not say where the evidence says
+    another value of the same kind about the same thing (a content word near both; for a day or
+    month, also when each text gives exactly one; for an age, the speaker's own): "Parents live
+    4 hours away" against "my parents live 2 hours away" gives [("2", "4")]; "Returns to work on
+    Wednesday" against "I go back to work on monday" gives [("monday", "wednesday")]; "Stayed
+    with his sister in Gliwice" against "we stay with my brother in Gliwice" gives [("brother",
+    "sister")]; "You're in your mid-thirties" against "I'm 41" gives [("41", "mid-thirties")].
+    A claim that also says the evidence's value (a range, a correction) gives nothing for it."""
     claimed = _values(claim)
     said = _values(evidence)
     said_set = {(k, v) for k, v, _ in said}
@@ -358,6 +361,9 @@ def changed_values(claim: str, evidence: str) -> list[tuple[str, str]]:
             if kind2 == kind and (kind2, value2) not in claimed_set and context & context2:
                 out.append((value2, value))
                 break
+    age = _age_mismatch(claim, evidence)
+    if age is not None:
+        out.append(age)
     # one day (or month) in each, and another one: the same thing said with other words around
     # it ("Getting tacos with Theo on Tuesday" / "we're getting tacos thursday")
     for kind in ("day", "month"):
@@ -368,6 +374,50 @@ def changed_values(claim: str, evidence: str) -> list[tuple[str, str]]:
             if pair not in out:
                 out.append(pair)
     return out
+
+
+# an age in decades ("You're in your mid-thirties", "Is in their 40s") against the age the user
+# gives ("I'm 41 actually", "I'm 54 and thinking about a bootcamp"): the years of the decade each
+# part covers, generously (an age on the edge of two parts is in both)
+_DECADE_WORDS = {
+    "twenties": 20, "thirties": 30, "forties": 40, "fifties": 50, "sixties": 60,
+    "seventies": 70, "eighties": 80, "nineties": 90,
+}  # fmt: skip
+_DECADE_PARTS = {"early": (0, 4), "mid": (3, 7), "late": (6, 9), None: (0, 9)}
+_DECADE = re.compile(
+    r"\bin\s+(?:his|her|their|your|my)\s+(?:(early|mid|late)[-\s]+)?"
+    r"(twenties|thirties|forties|fifties|sixties|seventies|eighties|nineties|[2-9]0s)\b",
+    re.IGNORECASE,
+)
+# a claim that gives a range or a bound ("in his forties or older", "at least in her fifties")
+# is not one decade
+_AGE_BOUNDS = frozenset(("or", "least", "older", "younger", "over", "under", "thereabouts"))
+# the speaker's own age: "I'm 41", "I am 26, just got my first job", "I just turned 54"; not a
+# distance or a duration ("I'm 20 minutes away")
+_OWN_AGE = re.compile(
+    r"\b(?:i'm|i am|im|i just turned|i turned)\s+(?:only\s+|now\s+|actually\s+)?(\d{2})\b"
+    r"(?!\s*(?:%|k\b|kg|km|min|hour|hr|week|month|day|mile|lb|pound|euro|dollar|quid|percent))",
+    re.IGNORECASE,
+)
+
+
+def _age_mismatch(claim: str, evidence: str) -> tuple[str, str] | None:
+    """(the user's age, the claim's decade) when the claim puts the user in a decade (or a part
+    of one) the age the evidence gives is not in, else None."""
+    m = _DECADE.search(claim)
+    if m is None or set(words(claim)) & _AGE_BOUNDS:
+        return None
+    ages = {int(a) for a in _OWN_AGE.findall(evidence)}
+    if len(ages) != 1:
+        return None
+    (age,) = ages
+    part = m.group(1).lower() if m.group(1) else None
+    word = m.group(2).lower()
+    decade = _DECADE_WORDS.get(word) or int(word[:2])
+    low, high = _DECADE_PARTS[part]
+    if decade + low <= age <= decade + high:
+        return None
+    return str(age), m.group(0)[m.group(0).lower().index(part or word) :].lower()
 
 
 # grammatical negations only ("I hate running" is a feeling about running, not a denial of it)

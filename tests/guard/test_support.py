@@ -476,6 +476,14 @@ def test_a_personality_trait_from_evidence_about_something_else_is_generated() -
         ("Had pain in her right knee", "A bit of IT band pain in my left knee",
          [("left", "right")]),
         ("Left work early", "I left work early, my right hand hurt", []),
+        # an age in decades against the age the user gives
+        ("You're in your mid-thirties", "I'm 41 actually.", [("41", "mid-thirties")]),
+        ("User is in their 40s", "I'm 54 and thinking about a bootcamp", [("54", "40s")]),
+        ("Is in their mid-fifties", "I'm 54 and thinking about a bootcamp", []),
+        ("Is in her early thirties", "I just turned 34", []),  # an edge is in both parts
+        ("Is in his forties or older", "I'm 38", []),  # a bound, not one decade
+        ("Is in her late twenties", "I'm 20 minutes away", []),  # not an age
+        ("Is in her late twenties", "my sister is 35", []),  # not the speaker's age
     ],
 )  # fmt: skip
 def test_changed_values(claim: str, evidence: str, expected: list[tuple[str, str]]) -> None:
@@ -534,6 +542,9 @@ def test_another_relative_or_side_than_the_users_turn_is_generated() -> None:
     assert d.provenance is Provenance.GENERATED
     d = _decide_on("This is your second baby", "First baby!", [], 0.0)
     assert d.provenance is Provenance.GENERATED
+    d = _decide_on("You're in your mid-thirties", "I'm 41 actually.", [], 0.0)
+    (changed,) = [r for r in d.reasons if r.code is ReasonCode.CHANGED_VALUE]
+    assert changed.params == {"turn_id": "u1", "said": "41", "claimed": "mid-thirties"}
     d = _decide_on("Lives with her mum in Leeds", "I live with my mother in Leeds.", [], 0.0)
     assert d.provenance is Provenance.STATED
 
