@@ -162,6 +162,12 @@ def _needs_exact(word: str) -> bool:
     return w in tx.NEGATIONS or w in _EXACT or bool(tx.numbers(w))
 
 
+def _said_number(word: str, said: frozenset[str]) -> bool:
+    """``word`` is a number the evidence says in any form ("four" by "4", "50" by "50th")."""
+    values = tx.numbers(word)
+    return bool(values) and values <= said
+
+
 def _is_content(word: str) -> bool:
     w = word.lower()
     if w in tx.NEGATIONS:
@@ -191,12 +197,13 @@ class TokenAligner:
         ev_lower = set(ev_words)
         ev_stems = {tx.stem(w) for w in ev_words}
         ev_negated = bool(ev_lower & tx.NEGATIONS)
+        ev_numbers = tx.numbers(" ".join(ev_words))
         for n, i in enumerate(keep):
             w = cw.words[i]
             if w in tx.NEGATIONS:  # polarity: "does not" is said by "I don't", "never", "no"
                 best[n] = 1.0 if ev_negated else 0.0
             elif _needs_exact(w):
-                best[n] = 1.0 if w in ev_lower else 0.0
+                best[n] = 1.0 if w in ev_lower or _said_number(w, ev_numbers) else 0.0
             elif tx.stem(w) in ev_stems:
                 best[n] = 1.0
         low = [cw.words[i] for n, i in enumerate(keep) if best[n] < self.threshold]
@@ -218,9 +225,10 @@ class LexicalAligner:
         said_words = frozenset().union(*(tx.word_set(e) for e in evidence)) if evidence else set()
         said = {tx.stem(w) for w in said_words}
         negated = bool(said_words & tx.NEGATIONS)
+        said_numbers = tx.numbers(" ".join(evidence))
         ok = [
             negated if w in tx.NEGATIONS
-            else (w in said_words) if _needs_exact(w)
+            else (w in said_words or _said_number(w, said_numbers)) if _needs_exact(w)
             else (tx.stem(w) in said or w in said_words)
             for w in words
         ]  # fmt: skip

@@ -128,10 +128,27 @@ def word_set(text: str) -> frozenset[str]:
     return frozenset(words(text))
 
 
+# a number glued to a unit or an ending says the number: "4k" (4000), "50th", "the under 18s",
+# "3am", "10p to 6a", "6ish", "250g", "5mg", "10hrs", "3x" ("m" is left out: metres or millions)
+_SUFFIXED = re.compile(
+    r"\b(\d+(?:\.\d+)?)(k|th|st|nd|rd|s|am|pm|a|p|ish|g|kg|mg|ml|km|cm|mm|h|hr|hrs|min|mins|x|yo"
+    r"|yr|yrs)\b",
+    re.IGNORECASE,
+)
+
+
 @lru_cache(maxsize=65536)
 def numbers(text: str) -> frozenset[str]:
+    """The numbers ``text`` says, as values: "4", "four" and "4th" are all "4", "4k" is "4000",
+    "1,500" is "1500"; "hundred", "dozen" and "decade(s)" stay words."""
     found = {n.replace(",", "") for n in _NUMBER.findall(text)}
-    found |= {w for w in words(text) if w in _NUMBER_WORDS}
+    for n, unit in _SUFFIXED.findall(text):
+        if unit.lower() != "k":
+            found.add(n)
+        else:
+            value = float(n) * 1000
+            found.add(str(int(value)) if value.is_integer() else str(value))
+    found |= {_NUMBER_VALUES.get(w, w) for w in words(text) if w in _NUMBER_WORDS}
     return frozenset(found)
 
 

@@ -17,6 +17,7 @@ from mirage_guard.guard.evidence import (
     changed_values,
     denied_stems,
     ended_stems,
+    exact_word,
     retracted_stems,
     trait_words,
 )
@@ -110,6 +111,21 @@ def test_a_restatement_has_no_unsupported_word() -> None:
     al = LexicalAligner().align_text("Lives in Lisbon", ["I live in Lisbon."])
     assert al.unsupported_words == ()
     assert al.unsupported_share == 0.0
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("Returns to work in June, four days a week", "I go back to work in June, 4 days a week."),
+        ("Owns a four-person tent", "I have a 4-man tent from a festival."),
+        ("Wife is turning 50", "need a gift idea for my wife's 50th."),
+        ("Works nights, 10pm to 6am", "i work night shift 10p to 6a"),
+    ],
+)
+def test_a_number_is_said_in_any_of_its_forms(claim: str, evidence: str) -> None:
+    """ "four" is said by "4", "50" by "50th", "10pm" by "10p": the same value."""
+    al = LexicalAligner().align_text(claim, [evidence])
+    assert not any(exact_word(w) for w in al.unsupported_words), al.unsupported_words
 
 
 def _link(words: list[str], **support: float) -> EvidenceLink:
@@ -496,7 +512,9 @@ def test_changed_values(claim: str, evidence: str, expected: list[tuple[str, str
         ("It cost 1,500,000 dollars", {"1500000"}),
         ("12,345.67 in total", {"12345.67"}),
         ("4.5 km, then 1,500 m and 2,000 more", {"4.5", "1500", "2000"}),
-        ("two kids", {"two"}),
+        ("two kids", {"2"}),  # a number word is its value
+        ("4k for the car, back by 3am on the 5th", {"4000", "3", "5"}),
+        ("night shift 10p to 6a, gym at 6ish, 250g butter", {"10", "6", "250"}),
     ],
 )
 def test_a_number_with_thousands_commas_is_one_number(text: str, expected: set[str]) -> None:
