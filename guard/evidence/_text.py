@@ -106,6 +106,8 @@ def _abbreviated(sentence: str) -> bool:
 
 def stem(word: str) -> str:
     w = word.lower().strip("'-")
+    if w in _NUMBER_VALUES:
+        return _NUMBER_VALUES[w]  # "three" is the stem of "3": the same value
     for suffix in ("ing", "edly", "ed", "ies", "es", "s", "ly", "er"):
         if len(w) > len(suffix) + 3 and w.endswith(suffix):
             return w[: -len(suffix)]
@@ -115,7 +117,9 @@ def stem(word: str) -> str:
 @lru_cache(maxsize=65536)
 def content_stems(text: str) -> frozenset[str]:
     return frozenset(
-        stem(w) for w in _WORD.findall(text) if w.lower() not in STOPWORDS and len(w) > 1
+        stem(w)
+        for w in _WORD.findall(text)
+        if w.lower() not in STOPWORDS and (len(w) > 1 or w.isdigit())
     )
 
 
@@ -457,7 +461,9 @@ def _span_stems(toks: list[str], start: int) -> set[str]:
     for x in toks[start : start + DENIED_SPAN]:
         if not x[:1].isalnum() or x in ("but", "just"):
             break
-        if x not in STOPWORDS and x not in NEGATIONS and x not in _NOT_DENIED and len(x) > 1:
+        if x in STOPWORDS or x in NEGATIONS or x in _NOT_DENIED:
+            continue
+        if len(x) > 1 or x.isdigit():  # "its 4 roommates not 3"
             out.add(stem(x))
     return out
 

@@ -597,10 +597,20 @@ def test_a_value_some_user_turn_says_is_not_a_changed_value() -> None:
         ("I have nothing planned", set()),  # no content verb
         ("nothing beats a long hike", set()),  # not the speaker's verb
         ("none of the shops were open", set()),
+        # a number denied in a correction, whatever its form in the claim ("three" is "3")
+        ("sorry wrong number earlier, its 4 roommates not 3.", {"3"}),
     ],
 )
 def test_denied_stems(text: str, denied: set[str]) -> None:
     assert denied_stems(text) == denied
+
+
+def test_a_number_word_and_its_digits_share_a_stem() -> None:
+    from mirage_guard.guard.evidence import _text as tx
+
+    assert tx.stem("three") == tx.stem("3") == "3"
+    assert retracted_stems("Has three roommates", "its 4 roommates not 3.") == {"3"}
+    assert retracted_stems("Has four roommates", "its 4 roommates not 3.") == frozenset()
 
 
 def test_a_claim_the_linked_turn_denies_is_generated_and_names_the_words() -> None:
