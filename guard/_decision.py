@@ -26,6 +26,7 @@ from mirage_guard.guard.evidence import (
     changed_values,
     content_stems,
     exact_word,
+    glued_phrases,
     retracted_stems,
     stem,
     trait_words,
@@ -116,6 +117,18 @@ def changed_value(claim: str, evidence: str | None, link: EvidenceLink) -> tuple
         elif kind in RELATION_KINDS or claimed in unsaid or f"{claimed}s" in unsaid:
             return said, claimed
     return None
+
+
+def glued_detail(claim: str, link: EvidenceLink) -> list[str]:
+    """The phrases a claim the scores read as a restatement glues onto what the user said ("...
+    with a bouncy castle", "... along the river", "... while fishing with his dad"): a phrase
+    from "with", "while", "along" or "after" whose every content word the token aligner finds in
+    no user turn (``glued_phrases``). Only for a claim that would be stated: an inference's
+    conclusion is unsaid by nature. Measured on the four phrase words only; "at", "in", "for",
+    "to" fired on as many restatements as fabrications on the dev split and BEGIN."""
+    if not link.features.get("support_model", 0.0):
+        return []
+    return glued_phrases(claim, link.unsupported_words)
 
 
 def denied_words(claim: str, evidence: str | None) -> list[str]:
@@ -326,6 +339,10 @@ def _provenance(
     specifics = adds_specifics(link)
     supported = fully_supported(link)
     if p_stated >= profile.stated_threshold and not specifics and supported:
+        glued = glued_detail(claim, link)
+        if glued:
+            reasons.append(reason(ReasonCode.GLUED_DETAIL, turn_id=link.turn_id, words=glued))
+            return Provenance.GENERATED
         reasons.append(
             reason(ReasonCode.STATED_SCORE, p_stated=p_stated, threshold=profile.stated_threshold)
         )

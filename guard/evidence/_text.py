@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 
 # a number with thousands commas is one number ("1,500,000"), else digits with at most one "."
@@ -604,3 +605,32 @@ def trait_words(text: str) -> list[str]:
         for i, t in enumerate(toks)
         if t in _TRAITS and (i + 1 == len(toks) or toks[i + 1] in _AFTER_TRAIT)
     ]
+
+
+# a phrase glued onto what the user said ("Planning a dinosaur party with a bouncy castle",
+# "Walks her dogs twice a day along the river", "Nearly drowned at 8 while fishing with his
+# dad"): it starts at one of these words and runs to the next of them, a comma or "and"
+_GLUE = frozenset(("with", "while", "along", "after"))
+_GLUE_END = frozenset(("with", "while", "along", "after", "and", "but", "or", "who", "which",
+                       "that", ",", ".", ";", ":", "!", "?"))  # fmt: skip
+
+
+def glued_phrases(claim: str, unsupported: Iterable[str]) -> list[str]:
+    """The phrases of ``claim`` that start with "with", "while", "along" or "after" and whose
+    every content word is one of the ``unsupported`` words (no user turn says any of them)."""
+    unsaid = {w.lower() for w in unsupported}
+    toks = [t.lower() for t in _CLAUSE_TOKEN.findall(claim)]
+    out: list[str] = []
+    i = 0
+    while i < len(toks):
+        if toks[i] not in _GLUE:
+            i += 1
+            continue
+        j = i + 1
+        while j < len(toks) and toks[j] not in _GLUE_END:
+            j += 1
+        content = [w for w in toks[i + 1 : j] if w not in STOPWORDS and len(w) > 1]
+        if content and all(w in unsaid for w in content):
+            out.append(" ".join(toks[i:j]))
+        i = j
+    return out

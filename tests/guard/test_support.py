@@ -18,6 +18,7 @@ from mirage_guard.guard.evidence import (
     denied_stems,
     ended_stems,
     exact_word,
+    glued_phrases,
     retracted_stems,
     trait_words,
 )
@@ -396,6 +397,45 @@ def _trait_decision(claim: str, turn: str, **features: float) -> Decision:
         Candidate(text=claim), link, p_oi=0.2, p_stated=0.3, profile=make_profile(),
         policy=Policy(), turn_text=turn,
     )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("claim", "unsaid", "glued"),
+    [
+        ("Planning a dinosaur party with a bouncy castle", ["bouncy", "castle"],
+         ["with a bouncy castle"]),
+        ("Nearly drowned at 8 while fishing with his dad", ["fishing", "dad"],
+         ["while fishing", "with his dad"]),
+        # a phrase with a word the user said is not glued on
+        ("Walks her dogs along the river Lagan", ["river"], []),
+        ("Walks her dogs along the river", [], []),
+        # the phrase ends at a comma or "and"
+        ("Lives with her sister, and works at night", ["sister"], ["with her sister"]),
+        # other prepositions are not read ("at a warehouse", "in Galway")
+        ("Works at a warehouse", ["warehouse"], []),
+    ],
+)  # fmt: skip
+def test_glued_phrases(claim: str, unsaid: list[str], glued: list[str]) -> None:
+    assert glued_phrases(claim, unsaid) == glued
+
+
+def test_a_restatement_with_a_glued_detail_is_generated_and_names_the_phrase() -> None:
+    """The scores read it as stated; a phrase none of whose words the user said is glued on."""
+    link = _link(["bouncy", "castle"], sup_entailed=0.9, sup_inferable=0.05,
+                 sup_unsupported=0.03, sup_contradicted=0.02)  # fmt: skip
+    kwargs = {"p_oi": 0.05, "p_stated": 0.95, "profile": make_profile(), "policy": Policy()}
+    d = decide(Candidate(text="Planning a dinosaur party with a bouncy castle"), link, **kwargs)  # type: ignore[arg-type]
+    assert d.provenance is Provenance.GENERATED
+    (r,) = [r for r in d.reasons if r.code is ReasonCode.GLUED_DETAIL]
+    assert r.params == {"turn_id": "u1", "words": ["with a bouncy castle"]}
+    # an inference's conclusion is unsaid by nature: not this rule
+    d = decide(Candidate(text="Planning a dinosaur party with a bouncy castle"), link,
+               **{**kwargs, "p_stated": 0.1})  # type: ignore[arg-type]  # fmt: skip
+    assert d.provenance is Provenance.INFERRED
+    # without the claim-support model (no token alignment): not this rule
+    plain = link.model_copy(update={"features": {**link.features, "support_model": 0.0}})
+    d = decide(Candidate(text="Planning a dinosaur party with a bouncy castle"), plain, **kwargs)  # type: ignore[arg-type]
+    assert ReasonCode.GLUED_DETAIL not in {r.code for r in d.reasons}
 
 
 def test_a_personality_trait_from_evidence_about_something_else_is_generated() -> None:
