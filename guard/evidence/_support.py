@@ -162,6 +162,14 @@ def _needs_exact(word: str) -> bool:
     return w in tx.NEGATIONS or w in _EXACT or bool(tx.numbers(w))
 
 
+def _joined(words: Sequence[str]) -> str:
+    """Merged word pieces as text again, a number's thousands back in one ("4 , 000": "4,000")."""
+    return _THOUSANDS.sub(r"\1,\2", " ".join(words))
+
+
+_THOUSANDS = re.compile(r"(\d) ?, ?(\d{3})\b")
+
+
 def _said_number(word: str, said: frozenset[str]) -> bool:
     """``word`` is a number the evidence says in any form ("four" by "4", "50" by "50th")."""
     values = tx.numbers(word)
@@ -197,13 +205,17 @@ class TokenAligner:
         ev_lower = set(ev_words)
         ev_stems = {tx.stem(w) for w in ev_words}
         ev_negated = bool(ev_lower & tx.NEGATIONS)
-        ev_numbers = tx.numbers(" ".join(ev_words))
+        ev_numbers = tx.numbers(_joined(ev_words))
+        # every number of the claim said: its pieces are too ("€4,000" is "€4", ",", "000")
+        claim_numbers = tx.numbers(_joined(cw.words))
+        all_said = bool(claim_numbers) and claim_numbers <= ev_numbers
         for n, i in enumerate(keep):
             w = cw.words[i]
             if w in tx.NEGATIONS:  # polarity: "does not" is said by "I don't", "never", "no"
                 best[n] = 1.0 if ev_negated else 0.0
             elif _needs_exact(w):
-                best[n] = 1.0 if w in ev_lower or _said_number(w, ev_numbers) else 0.0
+                said = w in ev_lower or _said_number(w, ev_numbers)
+                best[n] = 1.0 if said or (all_said and bool(tx.numbers(w))) else 0.0
             elif tx.stem(w) in ev_stems:
                 best[n] = 1.0
         low = [cw.words[i] for n, i in enumerate(keep) if best[n] < self.threshold]

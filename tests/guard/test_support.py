@@ -205,6 +205,17 @@ def test_a_conclusion_is_not_stated_when_both_support_signals_say_so() -> None:
     assert fully_supported(entailed)
 
 
+def test_word_pieces_of_a_number_read_as_the_number() -> None:
+    """The encoder's pieces of "€4,000" are "€4", ",", "000": joined again, they are 4000,
+    which "4k" says."""
+    from mirage_guard.guard.evidence import _text as tx
+    from mirage_guard.guard.evidence._support import _joined
+
+    assert tx.numbers(_joined(["sell", "for", "€4", ",", "000"])) == {"4000"}
+    assert tx.numbers(_joined(["sell", "for", "maybe", "4k"])) == {"4000"}
+    assert tx.numbers(_joined(["apples", ",", "pears"])) == frozenset()
+
+
 @pytest.mark.parametrize(
     ("claim", "evidence"),
     [
