@@ -313,7 +313,7 @@ def value_kind(value: str) -> str | None:
         return "side"
     if value in _CLASS_KIND:
         return _CLASS_KIND[value]
-    if _DECADE.search(f"in their {value}"):
+    if re.fullmatch(_DECADE_VALUE, value, re.IGNORECASE):
         return "age"
     v = _value(value)
     return None if v is None else v[0]
@@ -406,10 +406,13 @@ _DECADE_WORDS = {
     "seventies": 70, "eighties": 80, "nineties": 90,
 }  # fmt: skip
 _DECADE_PARTS = {"early": (0, 4), "mid": (3, 7), "late": (6, 9), None: (0, 9)}
+# the decade as a value: "mid-thirties", "late 40s", "twenties"
+_DECADE_VALUE = (
+    r"(?:(?P<part>early|mid|late)[-\s]+)?"
+    r"(?P<word>twenties|thirties|forties|fifties|sixties|seventies|eighties|nineties|[2-9]0s)"
+)
 _DECADE = re.compile(
-    r"\bin\s+(?:his|her|their|your|my)\s+(?:(early|mid|late)[-\s]+)?"
-    r"(twenties|thirties|forties|fifties|sixties|seventies|eighties|nineties|[2-9]0s)\b",
-    re.IGNORECASE,
+    rf"\bin\s+(?:his|her|their|your|my)\s+(?P<value>{_DECADE_VALUE})\b", re.IGNORECASE
 )
 # a claim that gives a range or a bound ("in his forties or older", "at least in her fifties")
 # is not one decade
@@ -433,13 +436,13 @@ def _age_mismatch(claim: str, evidence: str) -> tuple[str, str] | None:
     if len(ages) != 1:
         return None
     (age,) = ages
-    part = m.group(1).lower() if m.group(1) else None
-    word = m.group(2).lower()
+    part = m.group("part").lower() if m.group("part") else None
+    word = m.group("word").lower()
     decade = _DECADE_WORDS.get(word) or int(word[:2])
     low, high = _DECADE_PARTS[part]
     if decade + low <= age <= decade + high:
         return None
-    return str(age), m.group(0)[m.group(0).lower().index(part or word) :].lower()
+    return str(age), m.group("value").lower()
 
 
 # grammatical negations only ("I hate running" is a feeling about running, not a denial of it)
@@ -452,6 +455,13 @@ _PSEUDO_AFTER = frozenset(("only", "just", "doubt", "sure", "yet", "really", "ev
 # words a negation reaches that say how much or when, not what ("not every other weekend")
 _NOT_DENIED = frozenset(("every", "anymore", "yet", "lol", "sure", "idk", "btw", "else", "ever"))
 _CLAUSE_TOKEN = re.compile(r"[A-Za-z][A-Za-z'\-]*|\d+(?:[.,]\d+)?|[,.;:!?()]")
+
+
+def _clause_tokens(text: str) -> list[str]:
+    """Lower-cased words, numbers and the punctuation that ends a clause, in order."""
+    return [t.lower() for t in _CLAUSE_TOKEN.findall(text)]
+
+
 # content words this far after a negation are what it denies ("I'm not a mom", "no meal plan")
 DENIED_SPAN = 3
 
@@ -475,7 +485,7 @@ def denied_stems(text: str) -> frozenset[str]:
     clause ("no meal plan lol" -> meal, plan; "I'm not a mom!!" -> mom). Not after "if" / "or"
     ("if not I'll look"), not in "not only", "not sure", "no doubt"..., and "no" only right
     before a content word ("no husband", but not "no, the pharmacy is ...")."""
-    toks = [t.lower() for t in _CLAUSE_TOKEN.findall(text)]
+    toks = _clause_tokens(text)
     out: set[str] = set()
     for i, t in enumerate(toks):
         if t not in _DENIALS or (i > 0 and toks[i - 1] in _PSEUDO_BEFORE):
@@ -529,7 +539,7 @@ _PAST_MARKERS = frozenset(
 def ended_stems(text: str) -> frozenset[str]:
     """Stems of the content words a change of state in ``text`` ends: the next few words of its
     clause ("I quit the bakery last month" -> bakery; "we sold our car" -> car)."""
-    toks = [t.lower() for t in _CLAUSE_TOKEN.findall(text)]
+    toks = _clause_tokens(text)
     out: set[str] = set()
     for i, t in enumerate(toks):
         if t not in _ENDING_STARTS:
@@ -599,7 +609,7 @@ _AFTER_TRAIT = frozenset(
 def trait_words(text: str) -> list[str]:
     """The words of ``text`` that name a personality trait of a person (``_TRAITS``, where the
     phrase ends with it: ``_AFTER_TRAIT``), in order."""
-    toks = [t.lower() for t in _CLAUSE_TOKEN.findall(text)]
+    toks = _clause_tokens(text)
     return [
         t
         for i, t in enumerate(toks)
@@ -619,7 +629,7 @@ def glued_phrases(claim: str, unsupported: Iterable[str]) -> list[str]:
     """The phrases of ``claim`` that start with "with", "while", "along" or "after" and whose
     every content word is one of the ``unsupported`` words (no user turn says any of them)."""
     unsaid = {w.lower() for w in unsupported}
-    toks = [t.lower() for t in _CLAUSE_TOKEN.findall(claim)]
+    toks = _clause_tokens(claim)
     out: list[str] = []
     i = 0
     while i < len(toks):
