@@ -105,11 +105,19 @@ def _abbreviated(sentence: str) -> bool:
     return len(last) <= 1 or last in _ABBREVIATIONS
 
 
+# one pass, longest first; "ings" and "ers" so a plural has its singular's stem ("evenings" and
+# "evening" are "even", "daughters" and "daughter" "daught"; with "s" alone the plural kept the
+# "ing" / "er" its singular lost); a word in "ss" keeps it
+_SUFFIXES = ("ings", "ers", "ing", "edly", "ed", "ies", "es", "s", "ly", "er")
+
+
 def stem(word: str) -> str:
     w = word.lower().strip("'-")
     if w in _NUMBER_VALUES:
         return _NUMBER_VALUES[w]  # "three" is the stem of "3": the same value
-    for suffix in ("ing", "edly", "ed", "ies", "es", "s", "ly", "er"):
+    for suffix in _SUFFIXES:
+        if suffix == "s" and w.endswith("ss"):
+            break  # not a plural: "class" is the stem of "classes", "boss" of "bosses"
         if len(w) > len(suffix) + 3 and w.endswith(suffix):
             return w[: -len(suffix)]
     return w
