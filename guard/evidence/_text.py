@@ -529,7 +529,19 @@ _ENDINGS: dict[tuple[str, ...], bool] = {
     ("no", "longer"): False, ("instead", "of"): False, ("moved", "out", "of"): False,
     ("moved", "away", "from"): False, ("cancelled",): False, ("canceled",): False,
     ("finished", "at"): False, ("broke", "up", "with"): False, ("no", "more"): False,
+    ("dropped",): True, ("gone", "off"): True, ("scrap",): False, ("scrapped",): False,
+    ("called", "off"): False,
 }  # fmt: skip
+# ... and these end what comes before them in the clause, a plan that did not happen ("the
+# Chorlton house fell through", "Dave has pulled out", "the trip got cancelled"); after the
+# speaker they are something else ("I fell through the ice", "I pulled out my phone")
+_ENDED_BEFORE = (
+    ("fell", "through"), ("falls", "through"), ("fallen", "through"), ("pulled", "out"),
+    ("was", "cancelled"), ("got", "cancelled"), ("was", "canceled"), ("got", "canceled"),
+    ("was", "called", "off"), ("got", "called", "off"),
+)  # fmt: skip
+# "dropped" ends a plan, not "dropped off the kids" / "dropped by"
+_NOT_ENDED_AFTER = frozenset(("off", "by", "in", "me", "him", "her", "them", "us"))
 _ENDING_STARTS = frozenset(phrase[0] for phrase in _ENDINGS)
 _SPEAKER = frozenset(
     ("i", "we", "i've", "we've", "i'd", "we'd", "just", "finally", "already", "also")
@@ -543,10 +555,31 @@ _PAST_MARKERS = frozenset(
 )  # fmt: skip
 
 
+def _stems_before(toks: list[str], end: int) -> set[str]:
+    """Stems of the content words in the DENIED_SPAN + 1 tokens before ``end``, in its clause."""
+    out: set[str] = set()
+    for x in reversed(toks[max(0, end - DENIED_SPAN - 1) : end]):
+        if not x[:1].isalnum() or x in ("but", "and", "so"):
+            break
+        if x not in STOPWORDS and x not in NEGATIONS and (len(x) > 1 or x.isdigit()):
+            out.add(stem(x))
+    return out
+
+
+# "I said 8 years, but ... it's 10": the numbers said before "but" and not after it are no
+# longer so (only numbers: "Has five grandchildren" shares "grandchildren" with "I said four
+# grandchildren, but now it is five" and is what the user says now)
+_SAID_BEFORE = re.compile(
+    r"\bi (?:said|told you|thought)\b(?P<old>[^.!?]*?)\bbut\b(?P<new>[^.!?]*)"
+)
+
+
 @lru_cache(maxsize=65536)
 def ended_stems(text: str) -> frozenset[str]:
     """Stems of the content words a change of state in ``text`` ends: the next few words of its
-    clause ("I quit the bakery last month" -> bakery; "we sold our car" -> car)."""
+    clause ("I quit the bakery last month" -> bakery; "we sold our car" -> car), the words before
+    a plan that fell through ("the Chorlton house fell through" -> chorlton, house) and a number
+    the user takes back ("I said 8 years, but it's 10" -> 8)."""
     toks = _clause_tokens(text)
     out: set[str] = set()
     for i, t in enumerate(toks):
@@ -557,7 +590,15 @@ def ended_stems(text: str) -> frozenset[str]:
                 continue
             if after_speaker and not (i > 0 and toks[i - 1] in _SPEAKER):
                 continue
+            if toks[i + len(phrase) : i + len(phrase) + 1] in ([w] for w in _NOT_ENDED_AFTER):
+                continue
             out |= _span_stems(toks, i + len(phrase))
+    for i in range(1, len(toks)):
+        for phrase in _ENDED_BEFORE:
+            if tuple(toks[i : i + len(phrase)]) == phrase and toks[i - 1] not in _SPEAKER:
+                out |= _stems_before(toks, i)
+    for m in _SAID_BEFORE.finditer(text.lower()):
+        out |= numbers(m.group("old")) - numbers(m.group("new"))
     return frozenset(out)
 
 

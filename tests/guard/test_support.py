@@ -729,7 +729,23 @@ def test_the_word_rules_read_the_whole_linked_turn() -> None:
         ("I used to live in Boston", {"live", "boston"}),
         ("I no longer work weekends", {"work", "weekend"}),
         ("no more salt, no more waakye every morning.", {"salt", "waakye", "morn"}),
+        # a plan that did not happen, the plan before the words ...
+        ("the Chorlton house fell through. survey found subsidence", {"chorlton", "house"}),
+        ("Dave has pulled out, family emergency", {"dave"}),
+        ("the trip to Oslo got cancelled", {"trip", "oslo"}),
+        # ... or after them
+        ("btw I dropped the Whitefield flat", {"whitefield", "flat"}),
+        ("we've gone off Brighton.", {"brighton"}),
+        ("So scrap Chicago, I'm only looking at Denver", {"chicago"}),
+        ("we called off the wedding", {"wedd"}),
+        # a number the user takes back, not the one said now nor the thing counted
+        ("I said 8 years, but I counted wrong, it's 10 years total.", {"8"}),
+        ("I said four grandchildren, but now it is five.", {"4"}),
+        ("I said 3 cats but yes, 3 cats and a dog", set()),
         # not the speaker's change of state
+        ("I dropped off the kids at school", set()),
+        ("I fell through the ice once", set()),
+        ("I pulled out my phone", set()),
         ("My wife keeps telling me to quit eating kielbasa", set()),
         ("my mum used to make kopytka", set()),
         ("I work in IT so I'm used to project plans", set()),
@@ -748,6 +764,20 @@ def test_retracted_stems_are_the_claims_words_a_turn_denies_or_ends() -> None:
     # a past claim is still denied by a negation ("never had")
     assert retracted_stems("Had a dog as a child", "I never had a dog.") == {"dog"}
     assert retracted_stems("Works at a cafe", "I quit the bakery.") == set()
+
+
+def test_a_later_plan_that_fell_through_or_a_number_taken_back_retracts_the_claim() -> None:
+    units = _units("Found one, a 2BHK in Whitefield. Paying the token amount next week.",
+                   "btw I dropped the Whitefield flat, EMI would be 70% of my salary.",
+                   "I said four grandchildren, but now it is five.")  # fmt: skip
+    last = {u.turn_id: j for j, u in enumerate(units)}
+    sims = np.array([0.8, 0.6, 0.5], np.float32)
+    link = EvidenceLink(turn_id="u1", similarity=0.8, span=units[0].text)
+    out = _retracted("Is buying a 2BHK in Whitefield", link, sims, units, last)
+    assert (out.retracted_by, out.retracted_words) == ("u2", ["whitefield"])
+    out = _retracted("Has four grandchildren", link, sims, units, last)
+    assert (out.retracted_by, out.retracted_words) == ("u3", ["4"])
+    assert _retracted("Has five grandchildren", link, sims, units, last).retracted_by is None
 
 
 def test_a_claim_its_linked_turn_says_has_ended_is_generated() -> None:
