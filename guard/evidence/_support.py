@@ -176,6 +176,11 @@ def _said_number(word: str, said: frozenset[str]) -> bool:
     return bool(values) and values <= said
 
 
+def _litotes(words: Sequence[str], i: int) -> bool:
+    """The negation ``words[i]`` comes before a word it turns positive ("never misses")."""
+    return words[i + 1 : i + 2] != [] and words[i + 1].lower() in tx.LITOTES
+
+
 def _is_content(word: str) -> bool:
     w = word.lower()
     if w in tx.NEGATIONS:
@@ -211,7 +216,9 @@ class TokenAligner:
         all_said = bool(claim_numbers) and claim_numbers <= ev_numbers
         for n, i in enumerate(keep):
             w = cw.words[i]
-            if w in tx.NEGATIONS:  # polarity: "does not" is said by "I don't", "never", "no"
+            if w in tx.NEGATIONS and _litotes(cw.words, i):
+                best[n] = 1.0  # "Never misses a class": the claim says the positive
+            elif w in tx.NEGATIONS:  # polarity: "does not" is said by "I don't", "never", "no"
                 best[n] = 1.0 if ev_negated else 0.0
             elif _needs_exact(w):
                 said = w in ev_lower or _said_number(w, ev_numbers)
@@ -239,10 +246,11 @@ class LexicalAligner:
         negated = bool(said_words & tx.NEGATIONS)
         said_numbers = tx.numbers(" ".join(evidence))
         ok = [
-            negated if w in tx.NEGATIONS
+            True if w in tx.NEGATIONS and _litotes(words, n)
+            else negated if w in tx.NEGATIONS
             else (w in said_words or _said_number(w, said_numbers)) if _needs_exact(w)
             else (tx.stem(w) in said or w in said_words)
-            for w in words
+            for n, w in enumerate(words)
         ]  # fmt: skip
         low = tuple(dict.fromkeys(w for w, k in zip(words, ok, strict=True) if not k))
         share = sum(not k for k in ok) / len(words)

@@ -156,7 +156,12 @@ def numbers(text: str) -> frozenset[str]:
     "1,500" is "1500"; "hundred", "dozen" and "decade(s)" stay words."""
     found = {n.replace(",", "") for n in _NUMBER.findall(text)}
     for n, unit in _SUFFIXED.findall(text):
-        if unit.lower() != "k":
+        if unit.lower() == "s" and re.fullmatch(r"\d0|\d\d[1-9]0", n):
+            # a decade: "the 90s" is "the 1990s" ("00s" to "20s" this century; "1800s" is a
+            # century, left as it is)
+            short = n[-2:]
+            found |= {short, n if len(n) == 4 else ("20" if int(n) < 30 else "19") + n}
+        elif unit.lower() != "k":
             found.add(n)
         else:
             value = float(n) * 1000
@@ -460,6 +465,9 @@ _DENIALS = NEGATIONS - {"dislikes", "hates", "avoids", "dislike", "hate", "avoid
 _PSEUDO_BEFORE = frozenset(("if", "or", "whether"))
 # ... nor before these ("not only", "not just", "no doubt", "not sure", "not yet")
 _PSEUDO_AFTER = frozenset(("only", "just", "doubt", "sure", "yet", "really", "even", "too"))
+# ... and a negation before these says the opposite of a denial ("I never miss a game", "I don't
+# mind cooking", "can't wait to move"): what follows is kept, done or wanted
+LITOTES = frozenset(("miss", "misses", "missed", "mind", "minds", "wait", "resist", "help"))
 # words a negation reaches that say how much or when, not what ("not every other weekend")
 _NOT_DENIED = frozenset(("every", "anymore", "yet", "lol", "sure", "idk", "btw", "else", "ever"))
 _CLAUSE_TOKEN = re.compile(r"[A-Za-z][A-Za-z'\-]*|\d+(?:[.,]\d+)?|[,.;:!?()]")
@@ -499,7 +507,7 @@ def denied_stems(text: str) -> frozenset[str]:
         if t not in _DENIALS or (i > 0 and toks[i - 1] in _PSEUDO_BEFORE):
             continue
         after = toks[i + 1 : i + 1 + DENIED_SPAN]
-        if after and after[0] in _PSEUDO_AFTER:
+        if after and (after[0] in _PSEUDO_AFTER or after[0] in LITOTES):
             continue
         if t == "no" and (not after or after[0] in STOPWORDS or not after[0][:1].isalpha()):
             continue
@@ -550,6 +558,7 @@ _SPEAKER = frozenset(
 # bakery", "Quit smoking", "Was a nurse"): an ending in the user's words confirms it
 _PAST_MARKERS = frozenset(
     ("used", "former", "formerly", "previously", "once", "quit", "left", "stopped", "ex", "past",
+     "spent",
      "until", "before", "sold", "gave", "longer", "anymore", "moved", "ended", "finished",
      "was", "had")
 )  # fmt: skip

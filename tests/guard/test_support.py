@@ -665,6 +665,44 @@ def test_a_number_word_and_its_digits_share_a_stem() -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "denied"),
+    [
+        ("I don't miss paying 1800 for one room", set()),
+        ("I never miss a game", set()),
+        ("I don't mind cooking", set()),
+        ("I can't wait to move to Denver", set()),
+        ("I don't eat pork", {"eat", "pork"}),
+    ],
+)
+def test_a_negation_before_miss_mind_or_wait_denies_nothing(text: str, denied: set[str]) -> None:
+    assert denied_stems(text) == denied
+
+
+def test_a_decade_in_two_digits_or_four_is_one_decade() -> None:
+    from mirage_guard.guard.evidence import _text as tx
+
+    assert tx.numbers("since the 90s") == tx.numbers("since the 1990s") == {"90", "1990"}
+    assert tx.numbers("in her 20s") == {"20", "2020"}
+    assert tx.numbers("the 1800s") == {"1800"}  # a century
+    assert tx.numbers("the under 18s") == {"18"}
+    al = LexicalAligner().align_text("Has DJed since the 1990s", ["been at it since the 90s"])
+    assert "1990" not in al.unsupported_words
+    al = LexicalAligner().align_text("Grew up in the 80s", ["I grew up in the 1990s"])
+    assert "80" in al.unsupported_words
+
+
+def test_never_misses_says_the_positive() -> None:
+    """ "Never misses her Pilates class" is what "my Pilates class is sacred" says: the negation
+    before "misses" needs no negation in the evidence."""
+    al = LexicalAligner().align_text(
+        "Never misses her Pilates class", ["my 6am Pilates class on Saturday is sacred"]
+    )
+    assert "never" not in al.unsupported_words
+    al = LexicalAligner().align_text("Never goes to Pilates class", ["my Pilates class"])
+    assert "never" in al.unsupported_words
+
+
+@pytest.mark.parametrize(
     ("singular", "plural"),
     [("evening", "evenings"), ("daughter", "daughters"), ("building", "buildings"),
      ("teacher", "teachers"), ("thing", "things"), ("paper", "papers"), ("class", "classes")],
