@@ -27,6 +27,7 @@ from mirage_guard.guard.evidence import (
     content_stems,
     exact_word,
     glued_phrases,
+    group_words,
     retracted_stems,
     stem,
     trait_words,
@@ -150,13 +151,14 @@ GROUP_KINDS = ("politics", "religion")
 SAME_KIND_MIN = 0.5
 
 
-def group_attribute(link: EvidenceLink) -> str | None:
+def group_attribute(claim: str, link: EvidenceLink) -> str | None:
     """The group kind a claim asserts without evidence about it ("Probably votes progressive"
-    from "I'm a software engineer in Seattle"), or None. The support model must not read the
-    turn as saying it either."""
+    from "I'm a software engineer in Seattle"), or None. The claim must name a religion or a
+    politics (``group_words``): the kind prototypes alone read "Is vegan" or "Roller derby
+    practice is Tuesday" as religion. The support model must not read the turn as saying it."""
     f = link.features
     top = max(KINDS, key=lambda k: f.get(f"kind_{k}", 0.0))
-    if top not in GROUP_KINDS or not _about_else(link):
+    if top not in GROUP_KINDS or not group_words(claim) or not _about_else(link):
         return None
     return top
 
@@ -328,7 +330,7 @@ def _provenance(
             reason(ReasonCode.CHANGED_VALUE, turn_id=link.turn_id, said=said, claimed=claimed)
         )
         return Provenance.GENERATED
-    group = group_attribute(link)
+    group = group_attribute(claim, link)
     if group is not None:
         reasons.append(reason(ReasonCode.GROUP_ATTRIBUTE, kind=group))
         return Provenance.GENERATED

@@ -702,3 +702,26 @@ def glued_phrases(claim: str, unsupported: Iterable[str]) -> list[str]:
             out.append(" ".join(toks[i:j]))
         i = j
     return out
+
+
+# words that name a religion or a politics, what ``group_attribute`` is about: the attribute
+# kinds' prototypes alone read "Roller derby practice is Tuesday" or "Is afraid of putting his
+# face in the water" as religion. Authored here (faiths, their practices and places, parties
+# and leanings), not from any labelled claim.
+_GROUP_WORDS = frozenset(
+    ("religion", "religious", "faith", "god", "church", "churchgoer", "chapel", "parish", "mass",
+     "mosque", "synagogue", "temple", "gurdwara", "pray", "prays", "prayer", "prayers", "bible",
+     "quran", "koran", "torah", "sabbath", "shabbat", "ramadan", "christian",
+     "catholic", "protestant", "anglican", "methodist", "baptist", "evangelical", "orthodox",
+     "mormon", "muslim", "islam", "islamic", "jewish", "judaism", "hindu", "hinduism", "sikh",
+     "buddhist", "buddhism", "atheist", "agnostic", "spiritual", "devout", "kosher", "halal",
+     "politics", "political", "politically", "vote", "votes", "voted", "voter", "voting",
+     "election", "democrat", "democrats", "democratic", "republican", "republicans", "liberal",
+     "conservative", "progressive", "labour", "tory", "tories", "socialist", "libertarian",
+     "left-wing", "right-wing", "leftist", "activist", "partisan")
+)  # fmt: skip
+
+
+def group_words(text: str) -> list[str]:
+    """The words of ``text`` that name a religion or a politics (``_GROUP_WORDS``), in order."""
+    return [w for w in words(text) if w in _GROUP_WORDS]

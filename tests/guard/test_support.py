@@ -236,11 +236,11 @@ def test_a_negation_against_a_positive_statement_stays_unsupported() -> None:
 
 
 def _decided(
-    words: list[str] | None = None, **features: float
+    words: list[str] | None = None, claim: str = "Lives in Boston", **features: float
 ) -> tuple[Provenance, set[ReasonCode]]:
     link = _link(words or [], **features)
     d = decide(
-        Candidate(text="Lives in Boston"), link, p_oi=0.01, p_stated=0.99,
+        Candidate(text=claim), link, p_oi=0.01, p_stated=0.99,
         profile=make_profile(), policy=Policy(),
     )  # fmt: skip
     return d.provenance, {r.code for r in d.reasons}
@@ -363,21 +363,39 @@ def test_a_group_attribute_from_evidence_about_something_else_is_generated() -> 
 
     kinds = {f"kind_{k}": 0.1 for k in KINDS}
     read = {"sup_entailed": 0.1, "sup_inferable": 0.4, "sup_unsupported": 0.4}
+    votes = "Probably votes progressive"
     prov, codes = _decided(
-        sup_contradicted=0.1, kind_agreement=0.05, **{**kinds, "kind_politics": 0.8}, **read
-    )
+        claim=votes, sup_contradicted=0.1, kind_agreement=0.05,
+        **{**kinds, "kind_politics": 0.8}, **read,
+    )  # fmt: skip
     assert prov is Provenance.GENERATED
     assert ReasonCode.GROUP_ATTRIBUTE in codes
     # evidence about the same kind ("I volunteer for the Greens"): not this rule
     prov, codes = _decided(
-        sup_contradicted=0.1, kind_agreement=0.8, **{**kinds, "kind_politics": 0.8}, **read
-    )
+        claim=votes, sup_contradicted=0.1, kind_agreement=0.8,
+        **{**kinds, "kind_politics": 0.8}, **read,
+    )  # fmt: skip
     assert ReasonCode.GROUP_ATTRIBUTE not in codes
     # another kind of attribute (a hobby) from other evidence: an inference, not this rule
     prov, codes = _decided(
-        sup_contradicted=0.1, kind_agreement=0.05, **{**kinds, "kind_hobby": 0.8}, **read
-    )
+        claim="Probably plays tennis", sup_contradicted=0.1, kind_agreement=0.05,
+        **{**kinds, "kind_hobby": 0.8}, **read,
+    )  # fmt: skip
     assert ReasonCode.GROUP_ATTRIBUTE not in codes
+    # the kind prototypes read it as religion, but the claim names no religion or politics
+    prov, codes = _decided(
+        claim="Is vegan", sup_contradicted=0.1, kind_agreement=0.05,
+        **{**kinds, "kind_religion": 0.8}, **read,
+    )  # fmt: skip
+    assert ReasonCode.GROUP_ATTRIBUTE not in codes
+
+
+def test_group_words() -> None:
+    from mirage_guard.guard.evidence import group_words
+
+    assert group_words("Goes to Mass on Sundays") == ["mass"]
+    assert group_words("Probably votes Labour") == ["votes", "labour"]
+    assert group_words("Roller derby practice is Tuesday") == []
 
 
 @pytest.mark.parametrize(
