@@ -245,10 +245,13 @@ class LexicalAligner:
         said = {tx.stem(w) for w in said_words}
         negated = bool(said_words & tx.NEGATIONS)
         said_numbers = tx.numbers(" ".join(evidence))
+        claim_numbers = tx.numbers(claim)
+        all_said = bool(claim_numbers) and claim_numbers <= said_numbers
         ok = [
             True if w in tx.NEGATIONS and _litotes(words, n)
             else negated if w in tx.NEGATIONS
-            else (w in said_words or _said_number(w, said_numbers)) if _needs_exact(w)
+            else (w in said_words or _said_number(w, said_numbers) or all_said)
+            if _needs_exact(w)
             else (tx.stem(w) in said or w in said_words)
             for n, w in enumerate(words)
         ]  # fmt: skip

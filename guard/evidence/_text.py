@@ -153,7 +153,8 @@ _SUFFIXED = re.compile(
 @lru_cache(maxsize=65536)
 def numbers(text: str) -> frozenset[str]:
     """The numbers ``text`` says, as values: "4", "four" and "4th" are all "4", "4k" is "4000",
-    "1,500" is "1500"; "hundred", "dozen" and "decade(s)" stay words."""
+    "1,500" is "1500", "three decades" is "30"; "hundred", "dozen" and "decade(s)" otherwise stay
+    words."""
     found = {n.replace(",", "") for n in _NUMBER.findall(text)}
     for n, unit in _SUFFIXED.findall(text):
         if unit.lower() == "s" and re.fullmatch(r"\d0|\d\d[1-9]0", n):
@@ -167,7 +168,19 @@ def numbers(text: str) -> frozenset[str]:
             value = float(n) * 1000
             found.add(str(int(value)) if value.is_integer() else str(value))
     found |= {_NUMBER_VALUES.get(w, w) for w in words(text) if w in _NUMBER_WORDS}
+    for m in _DECADES.finditer(text):
+        # "three decades" is 30 years: the value, not its count and its unit
+        n = m.group(1).lower()
+        count = _NUMBER_VALUES.get(n, n)
+        found -= {count, "decades"}
+        found.add(str(int(count) * 10))
     return frozenset(found)
+
+
+_DECADES = re.compile(
+    rf"\b(\d|{'|'.join(w for w, v in _NUMBER_VALUES.items() if int(v) < 10)}) decades\b",
+    re.IGNORECASE,
+)
 
 
 def proper_names(text: str) -> set[str]:

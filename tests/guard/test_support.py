@@ -703,6 +703,11 @@ def test_a_decade_in_two_digits_or_four_is_one_decade() -> None:
     assert tx.numbers("in her 20s") == {"20", "2020"}
     assert tx.numbers("the 1800s") == {"1800"}  # a century
     assert tx.numbers("the under 18s") == {"18"}
+    # "three decades" is thirty years; "decades" alone stays a word
+    assert tx.numbers("after three decades illustrating") == tx.numbers("thirty years") == {"30"}
+    assert tx.numbers("for decades") == {"decades"}
+    al = LexicalAligner().align_text("Drove trucks for two decades", ["I drove trucks 20 years"])
+    assert not {"two", "decades"} & set(al.unsupported_words)
     al = LexicalAligner().align_text("Has DJed since the 1990s", ["been at it since the 90s"])
     assert "1990" not in al.unsupported_words
     al = LexicalAligner().align_text("Grew up in the 80s", ["I grew up in the 1990s"])
