@@ -562,7 +562,7 @@ _ENDED_BEFORE = (
     ("was", "called", "off"), ("got", "called", "off"),
 )  # fmt: skip
 # "dropped" ends a plan, not "dropped off the kids" / "dropped by"
-_NOT_ENDED_AFTER = frozenset(("off", "by", "in", "me", "him", "her", "them", "us"))
+_NOT_DROPPED = frozenset(("off", "by", "in", "me", "him", "her", "them", "us"))
 _ENDING_STARTS = frozenset(phrase[0] for phrase in _ENDINGS)
 _SPEAKER = frozenset(
     ("i", "we", "i've", "we've", "i'd", "we'd", "just", "finally", "already", "also")
@@ -571,9 +571,8 @@ _SPEAKER = frozenset(
 # bakery", "Quit smoking", "Was a nurse"): an ending in the user's words confirms it
 _PAST_MARKERS = frozenset(
     ("used", "former", "formerly", "previously", "once", "quit", "left", "stopped", "ex", "past",
-     "spent",
-     "until", "before", "sold", "gave", "longer", "anymore", "moved", "ended", "finished",
-     "was", "had")
+     "spent", "until", "before", "sold", "gave", "longer", "anymore", "moved", "ended",
+     "finished", "was", "had")
 )  # fmt: skip
 
 
@@ -612,7 +611,8 @@ def ended_stems(text: str) -> frozenset[str]:
                 continue
             if after_speaker and not (i > 0 and toks[i - 1] in _SPEAKER):
                 continue
-            if toks[i + len(phrase) : i + len(phrase) + 1] in ([w] for w in _NOT_ENDED_AFTER):
+            nxt = toks[i + len(phrase) : i + len(phrase) + 1]
+            if phrase == ("dropped",) and nxt and nxt[0] in _NOT_DROPPED:
                 continue
             out |= _span_stems(toks, i + len(phrase))
     for i in range(1, len(toks)):
