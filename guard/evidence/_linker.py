@@ -141,13 +141,22 @@ def _retracted(
     """The link, with the first user sentence said after its turn that retracts the claim: "I
     work early shifts at a bakery" ... "I quit the bakery last month" makes "Works early shifts
     at a bakery" stale, as do "I don't have a truck yet" and "we didn't stay in Ciaran's flat in
-    the end" for the claims they deny. ``last_unit``: each turn's last sentence index (units
-    follow the conversation, a turn's contiguous)."""
+    the end" for the claims they deny, and "Actually we moved to Denver" (at any similarity: a
+    move to a named place) for "Lives in Boston". ``last_unit``: each turn's last sentence
+    index (units follow the conversation, a turn's contiguous)."""
     last = last_unit.get(link.turn_id or "")
     if last is None:
         return link
-    for j in (np.flatnonzero(sims[last + 1 :] >= RETRACT_MIN_SIM) + last + 1).tolist():
-        words = tx.retracted_stems(claim, units[j].text)
+    # a move to a named place leaves a claim about where the user lives behind, however unlike
+    # the claim the sentence reads ("Lives in Boston" / "Actually we moved to Denver")
+    lives = tx.residence(claim) is not None
+    for j in range(last + 1, len(units)):
+        if sims[j] >= RETRACT_MIN_SIM:
+            words = tx.retracted_stems(claim, units[j].text)
+        elif lives:
+            words = tx.moved_from(claim, units[j].text)
+        else:
+            continue
         if words:
             update = {"retracted_by": units[j].turn_id, "retracted_words": sorted(words)}
             return link.model_copy(update=update)

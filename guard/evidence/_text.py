@@ -631,9 +631,58 @@ def retracted_stems(claim: str, text: str) -> frozenset[str]:
     if has_negation(claim):
         return frozenset()
     out = denied_stems(text)
+    claimed = content_stems(claim)
     if not set(words(claim)) & _PAST_MARKERS:
-        out |= ended_stems(text)
-    return out & content_stems(claim)
+        ended = ended_stems(text)
+        # "I quit the pharmacy job" ends "Works as a pharmacist": one word, two endings
+        out |= ended | {c for c in claimed for e in ended if c != e and _same_word(c, e)}
+        out |= moved_from(claim, text)
+    return out & claimed
+
+
+def _same_word(a: str, b: str) -> bool:
+    """Two stems of one word with other endings ("pharmacist" / "pharmacy", "baker" / "bakery"):
+    one begins the other, or they share their first seven letters."""
+    short, long_ = sorted((a, b), key=len)
+    return (len(short) >= 5 and long_.startswith(short)) or (
+        len(short) >= 7 and short[:7] == long_[:7]
+    )
+
+
+# where the user lives, the claim's subject being the user ("Lives in Boston", "User is based in
+# Leeds"; not "Wife's parents are based in Setúbal") ...
+_RESIDENCE = re.compile(
+    r"^\s*(?:(?:the\s+)?user\s+|you\s+|he\s+|she\s+|they\s+)?(?:currently\s+|now\s+|still\s+)?"
+    r"(?:lives?|living|(?:is\s+|are\s+)?based|resides?)\s+in\s+(?P<place>[^,.;!?]+)",
+    re.I,
+)
+# ... and the speaker's move to a named place ("Actually we moved to Denver", "I've relocated to
+# Leeds"; not "we moved to a bigger flat", "my sister moved to Denver")
+_MOVED_TO = re.compile(
+    r"\b(?:[Ii]|[Ww]e|[Ii]'ve|[Ww]e've|[Ii] have|[Ww]e have|just|finally|also|actually)\s+"
+    r"(?:moved|relocated)\s+(?:back\s+|over\s+)?to\s+(?:the\s+)?(?P<place>[A-Z][\w'-]*)"
+)
+
+
+@lru_cache(maxsize=65536)
+def residence(claim: str) -> str | None:
+    """The place a claim says the user lives in ("Lives in Boston": "Boston"), else None."""
+    m = _RESIDENCE.search(claim)
+    return None if m is None else m.group("place")
+
+
+def moved_from(claim: str, text: str) -> frozenset[str]:
+    """The place words of a claim about where the user lives that ``text`` leaves behind: the
+    speaker moved to a named place the claim does not name, and the text does not name the
+    claim's ("Lives in Boston" / "Actually we moved to Denver last spring")."""
+    lives = residence(claim)
+    moved = _MOVED_TO.search(text)
+    if lives is None or moved is None:
+        return frozenset()
+    place = content_stems(lives)
+    if stem(moved.group("place")) in place or place & content_stems(text):
+        return frozenset()
+    return place
 
 
 # words that name a lasting disposition of a person: a personality trait ("Is organized and

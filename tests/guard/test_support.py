@@ -841,6 +841,35 @@ def test_a_later_plan_that_fell_through_or_a_number_taken_back_retracts_the_clai
     assert _retracted("Has five grandchildren", link, sims, units, last).retracted_by is None
 
 
+def test_a_move_to_a_named_place_retracts_where_the_user_lived() -> None:
+    """The issue's own example: "Actually we moved to Denver" makes "Lives in Boston" stale,
+    however unlike the claim the sentence reads (cosine under RETRACT_MIN_SIM)."""
+    from mirage_guard.guard.evidence import moved_from
+
+    units = _units("We live in Boston with our two cats.", "I work as a pharmacist.",
+                   "Actually we moved to Denver last spring.")  # fmt: skip
+    last = {u.turn_id: j for j, u in enumerate(units)}
+    sims = np.array([0.8, 0.1, RETRACT_MIN_SIM - 0.2], np.float32)
+    link = EvidenceLink(turn_id="u1", similarity=0.8, span=units[0].text)
+    out = _retracted("Lives in Boston", link, sims, units, last)
+    assert (out.retracted_by, out.retracted_words) == ("u3", ["boston"])
+    assert _retracted("Has two cats", link, sims, units, last).retracted_by is None
+    denver = "Actually we moved to Denver last spring."
+    assert moved_from("User is based in Leeds", "I've relocated to York") == {"leed"}
+    assert moved_from("Lives in Denver", denver) == set()  # the new place itself
+    assert moved_from("Lives in Boston", "we moved to a bigger flat") == set()  # not a place
+    assert moved_from("Lives in Boston", "my sister moved to Denver") == set()  # not the user
+    assert moved_from("Wife's parents are based in Setúbal", denver) == set()  # not the user's
+    assert moved_from("Grew up in Boston", denver) == set()  # where they lived, not live
+
+
+def test_an_ending_reads_another_form_of_the_same_word() -> None:
+    turn = "I quit the pharmacy job and now I teach chemistry."
+    assert retracted_stems("Works as a pharmacist", turn) == {"pharmacist"}
+    assert retracted_stems("Works at a bakery", "I quit being a baker.") == {"bakery"}
+    assert retracted_stems("Works as a nurse", "I quit the night shifts.") == set()
+
+
 def test_a_claim_its_linked_turn_says_has_ended_is_generated() -> None:
     d = _decide_on("Works at a cafe", "big news! I finished at the cafe on Friday", [], 0.0)
     assert d.provenance is Provenance.GENERATED
