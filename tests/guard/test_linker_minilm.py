@@ -180,3 +180,24 @@ def test_a_later_correction_makes_an_earlier_fact_stale(
     [link] = minilm_linker.link(MOVED, [Candidate(id="c", text=text)])
     assert link.turn_id == turn_id
     assert link.features["superseded"] == stale
+
+
+def test_the_issues_correction_example_with_the_shipped_guard() -> None:
+    """ "Actually we moved to Denver" and "I quit the pharmacy job" make the earlier facts stale:
+    never stored as stated (the issue's own example; both were stored as stated before)."""
+    from mirage_guard.guard import Guard, Provenance
+    from mirage_guard.guard._reasons import ReasonCode
+    from mirage_guard.guard.scoring import ProfileStore
+
+    guard = Guard(linker=shipped_linker(), evidence_profile=ProfileStore().evidence_only())
+    cands = [
+        Candidate(id="boston", text="Lives in Boston"),
+        Candidate(id="pharmacist", text="Works as a pharmacist"),
+        Candidate(id="cats", text="Has two cats"),
+    ]
+    d = {x.candidate.id: x for x in guard.tag(MOVED, cands)}
+    for cid, later in (("boston", "m4"), ("pharmacist", "m5")):
+        assert d[cid].provenance is Provenance.GENERATED, cid
+        (r,) = [r for r in d[cid].reasons if r.code is ReasonCode.RETRACTED]
+        assert r.params["later_turn_id"] == later
+    assert d["cats"].provenance is Provenance.STATED  # a later sentence repeats the cats
