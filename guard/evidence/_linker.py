@@ -149,14 +149,15 @@ def _retracted(
         return link
     # a move to a named place leaves a claim about where the user lives behind, however unlike
     # the claim the sentence reads ("Lives in Boston" / "Actually we moved to Denver")
-    lives = tx.residence(claim) is not None
-    for j in range(last + 1, len(units)):
+    if tx.residence(claim) is not None:
+        later = list(range(last + 1, len(units)))
+    else:  # only the sentences near the claim can retract it: no Python loop over the history
+        later = (np.flatnonzero(sims[last + 1 :] >= RETRACT_MIN_SIM) + last + 1).tolist()
+    for j in later:
         if sims[j] >= RETRACT_MIN_SIM:
             words = tx.retracted_stems(claim, units[j].text)
-        elif lives:
-            words = tx.moved_from(claim, units[j].text)
         else:
-            continue
+            words = tx.moved_from(claim, units[j].text)
         if words:
             update = {"retracted_by": units[j].turn_id, "retracted_words": sorted(words)}
             return link.model_copy(update=update)

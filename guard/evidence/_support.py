@@ -178,7 +178,7 @@ def _said_number(word: str, said: frozenset[str]) -> bool:
 
 def _litotes(words: Sequence[str], i: int) -> bool:
     """The negation ``words[i]`` comes before a word it turns positive ("never misses")."""
-    return words[i + 1 : i + 2] != [] and words[i + 1].lower() in tx.LITOTES
+    return i + 1 < len(words) and words[i + 1].lower() in tx.LITOTES
 
 
 def _is_content(word: str) -> bool:
