@@ -113,6 +113,8 @@ _SUFFIXES = ("ings", "ers", "ing", "edly", "ed", "ies", "es", "s", "ly", "er")
 
 def stem(word: str) -> str:
     w = word.lower().strip("'-")
+    if w.endswith("'s"):
+        w = w[:-2]  # a possessive: "teacher's" is "teacher"
     if w in _NUMBER_VALUES:
         return _NUMBER_VALUES[w]  # "three" is the stem of "3": the same value
     for suffix in _SUFFIXES:

@@ -201,3 +201,19 @@ def test_the_issues_correction_example_with_the_shipped_guard() -> None:
         (r,) = [r for r in d[cid].reasons if r.code is ReasonCode.RETRACTED]
         assert r.params["later_turn_id"] == later
     assert d["cats"].provenance is Provenance.STATED  # a later sentence repeats the cats
+
+
+def test_a_possessive_claim_is_denied_by_the_noun_it_owns() -> None:
+    """ "You're on a teacher's pension" against "I'm not a teacher!": the possessive's stem is the
+    noun's, so the denial reads it (before, "teacher's" matched no "teacher" and the claim was
+    stored as stated)."""
+    from mirage_guard.guard import Guard, Provenance
+    from mirage_guard.guard._reasons import ReasonCode
+    from mirage_guard.guard.scoring import ProfileStore
+
+    guard = Guard(linker=shipped_linker(), evidence_profile=ProfileStore().evidence_only())
+    turns = [Turn(id="u1", role=Role.USER, content="I'm not a teacher! I worked in insurance.")]
+    (d,) = guard.tag(turns, [Candidate(text="You're on a teacher's pension")])
+    assert d.provenance is Provenance.GENERATED
+    (r,) = [r for r in d.reasons if r.code is ReasonCode.DENIED]
+    assert r.params["words"] == ["teach"]

@@ -736,6 +736,22 @@ def test_a_plural_has_its_singulars_stem(singular: str, plural: str) -> None:
     assert tx.stem(singular) == tx.stem(plural)
 
 
+@pytest.mark.parametrize(
+    ("word", "possessive"),
+    [("teacher", "teacher's"), ("parents", "parents'"), ("boss", "boss's"), ("mum", "mum's"),
+     ("Ruth", "Ruth's")],
+)  # fmt: skip
+def test_a_possessive_has_its_nouns_stem(word: str, possessive: str) -> None:
+    """ "teacher's" was "teacher'" (the "s" stripped, the apostrophe kept), so a claim about "a
+    teacher's pension" never met the "teacher" of "I'm not a teacher!"."""
+    from mirage_guard.guard.evidence import _text as tx
+
+    assert tx.stem(possessive) == tx.stem(word)
+    assert tx.retracted_stems(f"Is on a {possessive} pension", f"I'm not a {word}!") == {
+        tx.stem(word)
+    }
+
+
 def test_an_ending_reads_a_plural_against_the_claims_singular() -> None:
     # "evenings" lost only its "s" before, "evening" its "ing": the ending did not match
     turn = "also I'm doing the design course online now instead of evenings at the polytech"
