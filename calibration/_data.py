@@ -50,6 +50,11 @@ class _PersonaTurns(BaseModel):
     model_config = ConfigDict(extra="ignore")
     persona_id: str
     revealed_facts: list[_Fact]
+    profile: dict[str, object] = {}
+
+    def user_name(self) -> str | None:
+        name = self.profile.get("name")
+        return name if isinstance(name, str) and name.strip() else None
 
     def turns(self) -> list[Turn]:
         return [Turn(id=f.turn_id, role=Role.USER, content=f.text) for f in self.revealed_facts]
@@ -71,6 +76,7 @@ class _Conversation(BaseModel):
     model_config = ConfigDict(extra="ignore")
     conversation_id: str
     turns: list[_ConvTurn]
+    user_name: str | None = None  # the user's own name: a claim that names them says nothing new
 
 
 class TextVariant(StrEnum):
@@ -167,6 +173,7 @@ class Example:
     claim: LabelledClaim
     conversation_id: str
     turns: tuple[Turn, ...]
+    user_name: str | None = None
 
     @property
     def candidate(self) -> Candidate:
@@ -225,6 +232,7 @@ def load_examples(
     path, conversations = resolve_data(path or packaged("claims.jsonl"), conversations)
     convs: dict[str, tuple[Turn, ...]] = {}
     threads: dict[str, tuple[Turn, ...]] | None = None
+    names: dict[str, str | None] = {}
     inline_personas: dict[str, str] = {}
     persona_path = personas or packaged("personas.jsonl")
     out: list[Example] = []
@@ -245,14 +253,14 @@ def load_examples(
                         f"{path}:{n}: claims name a conversation_id: pass a conversations file "
                         "(or the set's folder)"
                     )
-                threads = _load_conversations(conversations)
+                threads = _load_conversations(conversations, names)
             if claim.conversation_id not in threads:
                 raise InputError(f"{path}:{n}: unknown conversation_id {claim.conversation_id!r}")
             conv_id, turns = claim.conversation_id, threads[claim.conversation_id]
         else:
             assert claim.persona_id is not None
             if not convs:
-                convs = _load_persona_turns(persona_path)
+                convs = _load_persona_turns(persona_path, names)
             if claim.persona_id not in convs:
                 raise InputError(f"{path}:{n}: unknown persona_id {claim.persona_id!r}")
             conv_id, turns = claim.persona_id, convs[claim.persona_id]
@@ -264,7 +272,9 @@ def load_examples(
                 f"{path}:{n}: source_turn_id {claim.source_turn_id!r} is not a user turn "
                 "(only what the user said is evidence)"
             )
-        out.append(Example(claim=claim, conversation_id=conv_id, turns=turns))
+        out.append(
+            Example(claim=claim, conversation_id=conv_id, turns=turns, user_name=names.get(conv_id))
+        )
     if not out:
         raise InputError(f"{path}: no labelled claims" + (f" in split {split!r}" if split else ""))
     return out
@@ -295,7 +305,7 @@ def conversation_key(turns: Sequence[Turn]) -> str:
     return f"conv-{h.hexdigest()[:16]}"
 
 
-def _load_conversations(path: Path) -> dict[str, tuple[Turn, ...]]:
+def _load_conversations(path: Path, names: dict[str, str | None]) -> dict[str, tuple[Turn, ...]]:
     out: dict[str, tuple[Turn, ...]] = {}
     for n, obj in _read_jsonl(path):
         try:
@@ -305,10 +315,11 @@ def _load_conversations(path: Path) -> dict[str, tuple[Turn, ...]]:
         if conv.conversation_id in out:
             raise InputError(f"{path}:{n}: duplicate conversation_id {conv.conversation_id!r}")
         out[conv.conversation_id] = tuple(t.turn() for t in conv.turns)
+        names[conv.conversation_id] = conv.user_name
     return out
 
 
-def _load_persona_turns(path: Path) -> dict[str, tuple[Turn, ...]]:
+def _load_persona_turns(path: Path, names: dict[str, str | None]) -> dict[str, tuple[Turn, ...]]:
     out: dict[str, tuple[Turn, ...]] = {}
     for n, obj in _read_jsonl(path):
         try:
@@ -316,6 +327,7 @@ def _load_persona_turns(path: Path) -> dict[str, tuple[Turn, ...]]:
         except ValidationError as exc:
             raise InputError(f"{path}:{n}: {exc.errors()[0]['msg']}") from exc
         out[p.persona_id] = tuple(p.turns())
+        names[p.persona_id] = p.user_name()
     return out
 
 

@@ -72,7 +72,9 @@ async def decide_all(
     out: dict[str, Decision] = {}
     for group in group_by_conversation(examples).values():
         audit = [verdicts[e.claim.claim_id] for e in group] if verdicts is not None else None
-        decisions = await guard.atag(group[0].turns, [e.candidate for e in group], audit=audit)
+        decisions = await guard.atag(
+            group[0].turns, [e.candidate for e in group], audit=audit, user_name=group[0].user_name
+        )
         for ex, d in zip(group, decisions, strict=True):
             out[ex.claim.claim_id] = d
     return out

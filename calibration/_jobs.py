@@ -73,7 +73,7 @@ def featurize(
     table = FeatureTable(examples=[])
     for group in group_by_conversation(examples).values():
         turns = group[0].turns
-        links = linker.link(turns, [e.candidate for e in group])
+        links = linker.link(turns, [e.candidate for e in group], user_name=group[0].user_name)
         checked = _checked_verdicts(group, verdicts)
         spans = quote_links(linker, [e.candidate for e in group], checked) if checked else {}
         for ex, link in zip(group, links, strict=True):

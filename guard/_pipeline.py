@@ -252,8 +252,11 @@ class Guard:
         *,
         writer_model: str | None = None,
         audit: Sequence[AuditVerdict] | None = None,
+        user_name: str | None = None,
     ) -> list[Decision]:
-        """Decide every candidate of one write. ``audit`` passes inline self-audit verdicts."""
+        """Decide every candidate of one write. ``audit`` passes inline self-audit verdicts;
+        ``user_name``, the user's own name when the caller knows it: a claim that names the user
+        ("Ingrid worked as a pharmacist") does not assert a name the user never said."""
         if self._closed:
             raise InputError("this Guard is closed")
         validate_write(turns, candidates)
@@ -261,7 +264,7 @@ class Guard:
             return []
         check_limits(turns, candidates, self.limits)  # before the shared encoder sees anything
         with self._stage("linker"):
-            links = await self._run_linker(turns, candidates)
+            links = await self._run_linker(turns, candidates, user_name)
         verdicts, audit_error = await self._verdicts(turns, candidates, audit)
         with self._stage("score"):  # scoring the quotes against their claims is part of it
             spans = await self._quote_spans(candidates, verdicts)
@@ -280,17 +283,22 @@ class Guard:
         *,
         writer_model: str | None = None,
         audit: Sequence[AuditVerdict] | None = None,
+        user_name: str | None = None,
     ) -> list[Decision]:
         """Synchronous twin of :meth:`atag` (do not call from inside a running event loop)."""
 
         async def _run() -> list[Decision]:
-            return await self.atag(turns, candidates, writer_model=writer_model, audit=audit)
+            return await self.atag(
+                turns, candidates, writer_model=writer_model, audit=audit, user_name=user_name
+            )
 
         return anyio.run(_run)
 
-    def link(self, turns: Sequence[Turn], candidates: Sequence[Candidate]) -> list[EvidenceLink]:
+    def link(
+        self, turns: Sequence[Turn], candidates: Sequence[Candidate], user_name: str | None = None
+    ) -> list[EvidenceLink]:
         validate_write(turns, candidates)
-        return self.linker.link(turns, candidates)
+        return self.linker.link(turns, candidates, user_name)
 
     async def _verdicts(
         self,
@@ -416,9 +424,9 @@ class Guard:
         }
 
     async def _run_linker(
-        self, turns: Sequence[Turn], candidates: Sequence[Candidate]
+        self, turns: Sequence[Turn], candidates: Sequence[Candidate], user_name: str | None = None
     ) -> list[EvidenceLink]:
-        return await self._in_linker_thread(self.linker.link, turns, candidates)
+        return await self._in_linker_thread(self.linker.link, turns, candidates, user_name)
 
     async def _in_linker_thread(self, fn: Callable[..., _R], *args: Any) -> _R:
         try:

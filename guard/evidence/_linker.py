@@ -334,8 +334,15 @@ class EvidenceLinker:
         cached = np.stack([local[k] for k in keys]) if keys else np.zeros((0, dim), np.float32)
         return cached.astype(np.float32), out[len(missing) :]
 
-    def link(self, turns: Sequence[Turn], candidates: Sequence[Candidate]) -> list[EvidenceLink]:
-        """One EvidenceLink per candidate, same order. Only user turns are evidence."""
+    def link(
+        self,
+        turns: Sequence[Turn],
+        candidates: Sequence[Candidate],
+        user_name: str | None = None,
+    ) -> list[EvidenceLink]:
+        """One EvidenceLink per candidate, same order. Only user turns are evidence.
+        ``user_name``: the user's own name, which a claim may use for the user without asserting
+        an unsaid name."""
         units = evidence_units(turns)
         # per turn, only the sentences that can be evidence about the user (not questions to
         # or remarks about the other party): they alone feed the lexical checks too
@@ -364,9 +371,10 @@ class EvidenceLinker:
         starts = [i for i, u in enumerate(units) if i == 0 or units[i - 1].turn_id != u.turn_id]
         turn_max = np.maximum.reduceat(sims, starts, axis=1)  # (n_cand, n_turns)
         texts = tuple(turn_text.values())
-        all_user_stems = frozenset().union(*(tx.content_stems(t) for t in texts))
+        known = (user_name,) if user_name else ()
+        all_user_stems = frozenset().union(*(tx.content_stems(t) for t in texts + known))
         all_user_numbers = frozenset().union(*(tx.numbers(t) for t in texts))
-        all_user_names = frozenset().union(*(tx.word_set(t) for t in texts))
+        all_user_names = frozenset().union(*(tx.word_set(t) for t in texts + known))
         later_fix = _corrections(units, unit_kinds)
         links = [
             self._features(
@@ -384,9 +392,18 @@ class EvidenceLinker:
             turn_toks = [by_id[tid] for tid in turn_text]
         links = self._with_support(candidates, links, turn_text, turn_max, cand_toks, turn_toks)
         last_unit = {u.turn_id: j for j, u in enumerate(units)}  # later sentences overwrite
-        return [
+        out = [
             _retracted(c.text, link, sims[i], units, last_unit)
             for i, (c, link) in enumerate(zip(candidates, links, strict=True))
+        ]
+        if not known:
+            return out
+        name = tx.word_set(known[0])  # the user's name is said: never an unsupported word
+        return [
+            link.model_copy(
+                update={"unsupported_words": [w for w in link.unsupported_words if w not in name]}
+            )
+            for link in out
         ]
 
     def _with_support(

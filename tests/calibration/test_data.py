@@ -241,6 +241,35 @@ def test_a_set_folder_reads_claims_against_its_conversations(tmp_path: Path) -> 
         load_examples(bad, conversations=folder / "conversations.jsonl")
 
 
+def test_the_users_name_comes_from_the_conversation_or_the_persona(tmp_path: Path) -> None:
+    """A conversation's `user_name` and a persona's `profile.name` reach every example; a set
+    without one has none (the guard then treats a name in a claim as unsaid)."""
+    folder = tmp_path / "set"
+    folder.mkdir()
+    turns = [{"id": "t1", "role": "user", "content": "I was a pharmacist for 38 years."}]
+    write(
+        folder / "conversations.jsonl",
+        [{"conversation_id": "k1", "user_name": "Ingrid Solberg", "turns": turns},
+         {"conversation_id": "k2", "turns": turns}],
+    )  # fmt: skip
+    write(
+        folder / "claims.jsonl",
+        [{"claim_id": "a", "conversation_id": "k1", "text": "Ingrid was a pharmacist",
+          "label": "GROUNDED", "source_turn_id": "t1"},
+         {"claim_id": "b", "conversation_id": "k2", "text": "Was a pharmacist",
+          "label": "GROUNDED", "source_turn_id": "t1"}],
+    )  # fmt: skip
+    assert [e.user_name for e in load_examples(folder)] == ["Ingrid Solberg", None]
+    personas = write(tmp_path / "personas.jsonl", [{**PERSONA, "profile": {"name": "Ana Ruiz"}}])
+    claims = write(
+        tmp_path / "claims.jsonl",
+        [{"claim_id": "c", "persona_id": "x-001", "text": "Ana repairs bicycles",
+          "label": "GROUNDED", "source_turn_id": "x-001-t1"}],
+    )  # fmt: skip
+    (ex,) = load_examples(claims, personas=personas)
+    assert ex.user_name == "Ana Ruiz"
+
+
 def test_text_variants_use_the_hand_written_twins_or_strip_hedges(tmp_path: Path) -> None:
     claims = write(
         tmp_path / "c.jsonl",

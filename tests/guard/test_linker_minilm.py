@@ -217,3 +217,25 @@ def test_a_possessive_claim_is_denied_by_the_noun_it_owns() -> None:
     assert d.provenance is Provenance.GENERATED
     (r,) = [r for r in d.reasons if r.code is ReasonCode.DENIED]
     assert r.params["words"] == ["teach"]
+
+
+def test_a_claim_that_names_the_user_asserts_no_unsaid_name() -> None:
+    """ "For 38 years Ingrid worked as a pharmacist": with the user's name given, "Ingrid" is not
+    a name or a word the user never said (the features, the unsupported words, the reasons);
+    without it, it is, as before."""
+    from mirage_guard.guard import Guard
+    from mirage_guard.guard._reasons import ReasonCode
+    from mirage_guard.guard.scoring import ProfileStore
+
+    guard = Guard(linker=shipped_linker(), evidence_profile=ProfileStore().evidence_only())
+    turns = [Turn(id="u1", role=Role.USER, content="I was a pharmacist for 38 years.")]
+    cand = [Candidate(text="For 38 years Ingrid worked as a pharmacist")]
+    (named,) = guard.link(turns, cand, user_name="Ingrid Solberg")
+    (bare,) = guard.link(turns, cand)
+    assert (named.features["unsupported_names"], bare.features["unsupported_names"]) == (0.0, 1.0)
+    assert named.features["novel_ratio"] < bare.features["novel_ratio"]
+    assert "ingrid" not in named.unsupported_words
+    assert "ingrid" in bare.unsupported_words
+    (d,) = guard.tag(turns, cand, user_name="Ingrid Solberg")
+    said = [r.params["words"] for r in d.reasons if r.code is ReasonCode.UNSUPPORTED_CONTENT]
+    assert not any("ingrid" in words for words in said)
