@@ -195,8 +195,11 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         infer: bool = True,
         memory_type: str | None = None,
         prompt: str | None = None,
+        user_name: str | None = None,
     ) -> dict[str, Any]:
-        """Guarded ``Memory.add``; returns ``{"results", "decisions", "turns"}``."""
+        """Guarded ``Memory.add``; returns ``{"results", "decisions", "turns"}``. ``user_name``
+        (not Mem0's): the user's own name, so an extracted fact that names the user does not
+        count as asserting a name the user never said."""
         if timestamp is not None or expiration_date is not None:
             raise InputError("timestamp / expiration_date are not supported by guarded memory")
         if memory_type is not None:
@@ -212,7 +215,7 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         if not any(t.content.strip() for t in turns):  # nothing to extract or store
             return {**add_result([], turns), "message": NOTHING_TO_WRITE}
         if infer:
-            writer_model, decisions = await self._inferred(turns)
+            writer_model, decisions = await self._inferred(turns, user_name)
         else:
             writer_model, decisions = None, self._verbatim(turns)
         return await self._write(decisions, scope, meta, turns, writer_model)
@@ -229,6 +232,7 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         metadata: dict[str, Any] | None = None,
         writer_model: str | None = None,
         audit: Sequence[AuditVerdict] | None = None,
+        user_name: str | None = None,
     ) -> dict[str, Any]:
         """Guarded write of caller-given candidates (an agent's save-memory tool): no extraction
         call; the conversation is the evidence. Returns what :meth:`add` returns."""
@@ -236,7 +240,9 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         meta = caller_metadata(metadata)
         turns = await self._turns(messages, scope)
         cands = [c if isinstance(c, Candidate) else Candidate(text=c) for c in candidates]
-        decisions = await self.guard.atag(turns, cands, writer_model=writer_model, audit=audit)
+        decisions = await self.guard.atag(
+            turns, cands, writer_model=writer_model, audit=audit, user_name=user_name
+        )
         return await self._write(decisions, scope, meta, turns, writer_model)
 
     async def _turns(self, messages: Any, scope: MemoryScope) -> list[Turn]:
@@ -246,7 +252,9 @@ class AsyncGuardedMemory(BaseGuardedMemory):
             await anyio.to_thread.run_sync(self.decision_log.check_turns, self.tenant, scope, turns)
         return turns
 
-    async def _inferred(self, turns: Sequence[Turn]) -> tuple[str, list[Decision]]:
+    async def _inferred(
+        self, turns: Sequence[Turn], user_name: str | None = None
+    ) -> tuple[str, list[Decision]]:
         if self.extractor is None:
             raise ConfigError(
                 "add(infer=True) needs a writer model: set MIRAGE_WRITER_MODEL or pass "
@@ -264,7 +272,7 @@ class AsyncGuardedMemory(BaseGuardedMemory):
                 self.metrics.on_stage("extract", time.perf_counter() - start)
         model = self.extractor.model
         decisions = await self.guard.atag(
-            turns, result.candidates, writer_model=model, audit=result.audit
+            turns, result.candidates, writer_model=model, audit=result.audit, user_name=user_name
         )
         return model, decisions
 

@@ -59,6 +59,7 @@ class GuardedMemory(BaseGuardedMemory):
         infer: bool = True,
         memory_type: str | None = None,
         prompt: str | None = None,
+        user_name: str | None = None,
     ) -> dict[str, Any]:
         """Guarded ``Memory.add`` (see :meth:`AsyncGuardedMemory.add`)."""
         return self._runner.run(
@@ -73,6 +74,7 @@ class GuardedMemory(BaseGuardedMemory):
                 infer=infer,
                 memory_type=memory_type,
                 prompt=prompt,
+                user_name=user_name,
             )
         )
 
@@ -87,6 +89,7 @@ class GuardedMemory(BaseGuardedMemory):
         metadata: dict[str, Any] | None = None,
         writer_model: str | None = None,
         audit: Sequence[AuditVerdict] | None = None,
+        user_name: str | None = None,
     ) -> dict[str, Any]:
         """Guarded write of caller-given candidates (see :meth:`AsyncGuardedMemory.remember`)."""
         return self._runner.run(
@@ -99,6 +102,7 @@ class GuardedMemory(BaseGuardedMemory):
                 metadata=metadata,
                 writer_model=writer_model,
                 audit=audit,
+                user_name=user_name,
             )
         )
 

@@ -152,6 +152,13 @@ class TagRequest(_Write):
     candidates: list[Candidate] = Field(max_length=100)
     writer_model: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
     audit: list[AuditVerdict] | None = Field(default=None, max_length=100)
+    user_name: (
+        Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+        | None
+    ) = Field(
+        default=None,
+        description="the user's own name: a claim that names the user says no new name",
+    )
 
 
 class TagResponse(BaseModel):

@@ -311,7 +311,11 @@ async def tag(body: TagRequest, sidecar: SidecarDep, tenant: TenantDep) -> TagRe
     """Stateless: decisions for the given turns and candidates; nothing is written or logged."""
     with cache_namespace(tenant):  # no answer is faster because another tenant sent the text
         decisions = await sidecar.memory.guard.atag(
-            body.turns, body.candidates, writer_model=body.writer_model, audit=body.audit
+            body.turns,
+            body.candidates,
+            writer_model=body.writer_model,
+            audit=body.audit,
+            user_name=body.user_name,
         )
     return TagResponse(decisions=decisions)
 

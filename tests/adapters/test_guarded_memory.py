@@ -353,3 +353,25 @@ async def test_duplicate_message_ids_in_one_call_are_an_input_error(
     with pytest.raises(InputError, match="unique"):
         await memory.add(messages, user_id="u", infer=infer)
     assert store.items == {}
+
+
+async def test_add_and_remember_pass_the_users_name_to_the_guard(
+    build_memory: Build, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``user_name`` (not a Mem0 argument) reaches the guard from ``add(infer=True)`` and
+    ``remember``; Mem0's own calls, without it, pass None."""
+    from tests.fakes.mem0 import conversation_reply
+
+    memory = build_memory(ScriptedLLM([conversation_reply()] * 2, model="mock/writer"))
+    seen: list[str | None] = []
+    atag = memory.guard.atag
+
+    async def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(kwargs.get("user_name"))
+        return await atag(*args, **kwargs)
+
+    monkeypatch.setattr(memory.guard, "atag", spy)
+    await memory.add(CONVERSATION, user_id="alice", user_name="Alice Moreau")
+    await memory.remember(CONVERSATION, [STATED_TEXT], user_id="alice", user_name="Alice Moreau")
+    await memory.add(CONVERSATION, user_id="alice")
+    assert seen == ["Alice Moreau", "Alice Moreau", None]

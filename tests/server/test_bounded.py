@@ -231,3 +231,28 @@ def test_guard_tag_caches_are_per_tenant(make_client: Client) -> None:
     counting.reset()
     assert client.post("/v1/guard/tag", json=body, headers=A).status_code == 200
     assert counting.calls == [["Has a sister"]]  # A's own sentence is cached for A
+
+
+def test_tag_takes_the_users_name(make_client: Client) -> None:
+    """`user_name` on /v1/guard/tag: a claim that names the user asserts no unsaid name, so the
+    name is not among the words the user never said; without it, it is."""
+    client = make_client()
+    body: dict[str, Any] = {
+        "turns": [{"id": "t1", "role": "user", "content": "I went climbing last weekend."}],
+        "candidates": [{"id": "c1", "text": "Last weekend Alice went climbing"}],
+    }
+
+    def unsaid(extra: dict[str, Any]) -> list[str]:
+        r = client.post("/v1/guard/tag", json={**body, **extra})
+        assert r.status_code == 200, r.text
+        (d,) = r.json()["decisions"]
+        return [
+            w
+            for x in d["reasons"]
+            if x["code"] == "unsupported_content"
+            for w in x["params"]["words"]
+        ]
+
+    assert "alice" in unsaid({})
+    assert "alice" not in unsaid({"user_name": "Alice Moreau"})
+    assert client.post("/v1/guard/tag", json={**body, "user_name": ""}).status_code == 422
