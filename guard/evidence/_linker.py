@@ -343,6 +343,8 @@ class EvidenceLinker:
         """One EvidenceLink per candidate, same order. Only user turns are evidence.
         ``user_name``: the user's own name, which a claim may use for the user without asserting
         an unsaid name."""
+        known = (user_name,) if user_name else ()
+        known_words = tx.word_set(user_name) if user_name else frozenset()
         units = evidence_units(turns)
         # per turn, only the sentences that can be evidence about the user (not questions to
         # or remarks about the other party): they alone feed the lexical checks too
@@ -364,6 +366,7 @@ class EvidenceLinker:
                 [self._unlinked(c, cand_kinds[i]) for i, c in enumerate(candidates)],
                 {},
                 np.zeros((len(candidates), 0), np.float32),
+                said=known_words,
             )
         unit_kinds = self._kind_scores(unit_vecs)
         sims = cand_vecs @ unit_vecs.T  # (n_cand, n_units)
@@ -371,7 +374,6 @@ class EvidenceLinker:
         starts = [i for i, u in enumerate(units) if i == 0 or units[i - 1].turn_id != u.turn_id]
         turn_max = np.maximum.reduceat(sims, starts, axis=1)  # (n_cand, n_turns)
         texts = tuple(turn_text.values())
-        known = (user_name,) if user_name else ()
         all_user_stems = frozenset().union(*(tx.content_stems(t) for t in texts + known))
         all_user_numbers = frozenset().union(*(tx.numbers(t) for t in texts))
         all_user_names = frozenset().union(*(tx.word_set(t) for t in texts + known))
@@ -390,20 +392,13 @@ class EvidenceLinker:
             for u, tt in zip(units, unit_toks, strict=True):
                 by_id.setdefault(u.turn_id, []).append(tt)
             turn_toks = [by_id[tid] for tid in turn_text]
-        links = self._with_support(candidates, links, turn_text, turn_max, cand_toks, turn_toks)
+        links = self._with_support(
+            candidates, links, turn_text, turn_max, cand_toks, turn_toks, said=known_words
+        )
         last_unit = {u.turn_id: j for j, u in enumerate(units)}  # later sentences overwrite
-        out = [
+        return [
             _retracted(c.text, link, sims[i], units, last_unit)
             for i, (c, link) in enumerate(zip(candidates, links, strict=True))
-        ]
-        if not known:
-            return out
-        name = tx.word_set(known[0])  # the user's name is said: never an unsupported word
-        return [
-            link.model_copy(
-                update={"unsupported_words": [w for w in link.unsupported_words if w not in name]}
-            )
-            for link in out
         ]
 
     def _with_support(
@@ -414,8 +409,11 @@ class EvidenceLinker:
         turn_max: Vectors,
         cand_toks: list[TokenText] | None = None,
         turn_toks: list[list[TokenText]] | None = None,
+        said: frozenset[str] = frozenset(),
     ) -> list[EvidenceLink]:
-        """Support features, unsupported words and the best-supporting turn of each claim."""
+        """Support features, unsupported words and the best-supporting turn of each claim.
+        ``said``: words the user is known to say without a turn (their own name), never
+        unsupported."""
         ids, texts = list(turn_text), list(turn_text.values())
         verdicts = self.support.assess(
             [c.text for c in candidates], texts, turn_max,
@@ -425,7 +423,7 @@ class EvidenceLinker:
         for link, v in zip(links, verdicts, strict=True):
             update: dict[str, object] = {
                 "features": {**link.features, **v.features},
-                "unsupported_words": list(v.unsupported_words),
+                "unsupported_words": [w for w in v.unsupported_words if w not in said],
             }
             switch = self.switch_turns and self.support.model is not None
             if switch and v.turn_index is not None and ids[v.turn_index] != link.turn_id:
