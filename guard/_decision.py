@@ -28,6 +28,7 @@ from mirage_guard.guard.evidence import (
     exact_word,
     glued_phrases,
     group_words,
+    other_persons_fact,
     retracted_stems,
     stem,
     trait_words,
@@ -279,6 +280,37 @@ def _quote_rule(
     return provenance
 
 
+def _said_otherwise(claim: str, evidence: str | None, link: EvidenceLink) -> Reason | None:
+    """The word rule that makes a claim the scores let through generated, as its reason, or
+    None: the linked turn contradicts, denies or changes it, says it of another person, or the
+    claim is a group prior or a personality trait the turn does not say."""
+    if contradicted(link):
+        return reason(ReasonCode.CONTRADICTED, turn_id=link.turn_id)
+    denied = denied_words(claim, evidence)
+    if denied:
+        return reason(ReasonCode.DENIED, turn_id=link.turn_id, words=denied)
+    changed = changed_value(claim, evidence, link)
+    if changed is not None:
+        said, claimed = changed
+        return reason(ReasonCode.CHANGED_VALUE, turn_id=link.turn_id, said=said, claimed=claimed)
+    # "User is vegan" from "my girlfriend does her own thing, she's vegan": not the user's fact
+    other = other_persons_fact(claim, evidence) if evidence is not None else None
+    if other is not None:
+        return reason(
+            ReasonCode.OTHER_PERSONS_FACT,
+            turn_id=link.turn_id,
+            person=other.person or "another person",
+            words=list(other.words),
+        )
+    group = group_attribute(claim, link)
+    if group is not None:
+        return reason(ReasonCode.GROUP_ATTRIBUTE, kind=group)
+    traits = personality_trait(claim, evidence, link)
+    if traits:
+        return reason(ReasonCode.PERSONALITY_TRAIT, turn_id=link.turn_id, words=traits)
+    return None
+
+
 def _provenance(
     claim: str,
     evidence: str | None,
@@ -315,28 +347,10 @@ def _provenance(
             reason(ReasonCode.OVER_INFERENCE_SCORE, p_oi=p_oi, threshold=profile.oi_threshold)
         )
         return Provenance.GENERATED
-    # what the score missed: the user's turn says otherwise, or a group prior
-    if contradicted(link):
-        reasons.append(reason(ReasonCode.CONTRADICTED, turn_id=link.turn_id))
-        return Provenance.GENERATED
-    denied = denied_words(claim, evidence)
-    if denied:
-        reasons.append(reason(ReasonCode.DENIED, turn_id=link.turn_id, words=denied))
-        return Provenance.GENERATED
-    changed = changed_value(claim, evidence, link)
-    if changed is not None:
-        said, claimed = changed
-        reasons.append(
-            reason(ReasonCode.CHANGED_VALUE, turn_id=link.turn_id, said=said, claimed=claimed)
-        )
-        return Provenance.GENERATED
-    group = group_attribute(claim, link)
-    if group is not None:
-        reasons.append(reason(ReasonCode.GROUP_ATTRIBUTE, kind=group))
-        return Provenance.GENERATED
-    traits = personality_trait(claim, evidence, link)
-    if traits:
-        reasons.append(reason(ReasonCode.PERSONALITY_TRAIT, turn_id=link.turn_id, words=traits))
+    # what the score missed: the user's turn says otherwise, another person's fact, a prior
+    missed = _said_otherwise(claim, evidence, link)
+    if missed is not None:
+        reasons.append(missed)
         return Provenance.GENERATED
     specifics = adds_specifics(link)
     supported = fully_supported(link)

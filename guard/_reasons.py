@@ -33,6 +33,7 @@ class ReasonCode(StrEnum):
     CONTRADICTED = "contradicted"  # turn_id: the user's turn says otherwise
     CHANGED_VALUE = "changed_value"  # turn_id, said, claimed: another number / day / month
     DENIED = "denied"  # turn_id, words: the linked turn denies what the claim asserts
+    OTHER_PERSONS_FACT = "other_persons_fact"  # turn_id, person, words: said of someone else
     RETRACTED = "retracted"  # turn_id, later_turn_id, words: a later turn denies or ends it
     GROUP_ATTRIBUTE = "group_attribute"  # kind: politics/religion/demographics from other evidence
     PERSONALITY_TRAIT = "personality_trait"  # turn_id, words: a trait no turn about it says
@@ -69,6 +70,9 @@ _TEMPLATES: dict[ReasonCode, str] = {
     ReasonCode.CONTRADICTED: "{turn_id} says otherwise: generated",
     ReasonCode.CHANGED_VALUE: "{turn_id} says {said}, the claim says {claimed}: generated",
     ReasonCode.DENIED: "{turn_id} denies {words}, which the claim asserts: generated",
+    ReasonCode.OTHER_PERSONS_FACT: (
+        "{turn_id} says {words} of {person}, not of the user: another person's fact, generated"
+    ),
     ReasonCode.RETRACTED: (
         "{later_turn_id}, said after {turn_id}, denies or ends {words}, which the claim asserts: "
         "stale"
@@ -127,6 +131,7 @@ _DESCRIPTIONS: dict[ReasonCode, str] = {
     ReasonCode.CONTRADICTED: "the user's own turn says otherwise",
     ReasonCode.CHANGED_VALUE: "the user's turn gives another number, day or month for it",
     ReasonCode.DENIED: "the user's turn denies what the claim asserts",
+    ReasonCode.OTHER_PERSONS_FACT: "the user's turn says it of another person, not the user",
     ReasonCode.RETRACTED: "a later user turn denies it or says it ended: stale",
     ReasonCode.GROUP_ATTRIBUTE: "politics, religion or demographics inferred from other evidence",
     ReasonCode.PERSONALITY_TRAIT: "a personality trait read from evidence about something else",

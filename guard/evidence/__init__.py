@@ -35,6 +35,7 @@ from mirage_guard.guard.evidence._linker import (
 )
 from mirage_guard.guard.evidence._namespace import cache_namespace, current_cache_namespace
 from mirage_guard.guard.evidence._shipped import shipped_linker, shipped_support
+from mirage_guard.guard.evidence._subject import OtherPersonsFact, other_persons_fact
 from mirage_guard.guard.evidence._support import (
     SUPPORT_FEATURES,
     WEIGHTS,
@@ -81,6 +82,7 @@ __all__ = [
     "Embedder",
     "EvidenceLinker",
     "MiniLMEmbedder",
+    "OtherPersonsFact",
     "SupportClass",
     "TokenAligner",
     "Vectors",
@@ -102,6 +104,7 @@ __all__ = [
     "minilm_model_path",
     "moved_from",
     "n_layers",
+    "other_persons_fact",
     "resolve_precision",
     "retracted_stems",
     "sentences",

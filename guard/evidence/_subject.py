@@ -1,0 +1,349 @@
+"""Whose fact a user sentence states: the user's own, or another person's.
+
+Users talk about the people around them: "My sister is diabetic", "My girlfriend does her own
+thing, she's vegan", "Lukas is the one who speaks it, he lived in Kyoto for a year", "Sam wants
+a green tie and I want burgundy". Those words are in the user's turn, so every similarity, and
+the support model, reads "Is diabetic", "User is vegan", "Lived in Kyoto for a year" or "Wants
+to wear a green tie" as the user's own facts. They are the other person's.
+
+A rule on the words, clause by clause: a clause's subject is the user ("I", "we", "me and ..."),
+another person ("my sister", "mum", "she", a name before a verb) or unsaid (a clause that goes on
+from the one before it has that one's subject; a sentence that starts without one is the user's,
+as people drop the "I" in chat). A claim about the user whose content words the turn says only
+in clauses about another person, and who does not name that person itself ("Has a sister who is
+diabetic" is the user's fact about the sister), is another person's fact.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from mirage_guard.guard.evidence._text import (
+    HEDGES,
+    STOPWORDS,
+    content_stems,
+    sentences,
+    stem,
+)
+
+# the people a user talks about: kin, partners, friends, people at work, pets
+_PEOPLE = frozenset(
+    """
+    mother mom mum mommy mummy mama ma father dad daddy papa pop parents parent sister brother
+    sis bro sibling siblings son sons daughter daughters kid kids child children baby toddler
+    wife husband partner spouse boyfriend girlfriend fiance fiancee bf gf hubby uncle aunt
+    auntie aunty cousin niece nephew grandmother grandma granny gran nana nan grandfather
+    grandpa grandad granddad grandparents stepmother stepmom stepmum stepfather stepdad friend
+    friends bestie roommate roommates flatmate flatmates housemate housemates colleague
+    colleagues coworker coworkers boss manager neighbour neighbor neighbours neighbors
+    in-laws mil fil dog cat puppy pup kitten teammate teammates
+    """.split()  # noqa: SIM905 - a word list reads best as text
+)
+# words that may stand between "my" and the person ("my little sister", "my best friend")
+_PERSON_ADJECTIVES = frozenset(
+    (
+        "little",
+        "big",
+        "older",
+        "younger",
+        "elder",
+        "eldest",
+        "oldest",
+        "youngest",
+        "best",
+        "new",
+        "old",
+        "late",
+        "twin",
+        "baby",
+    )
+)
+_FIRST_SUBJECTS = frozenset(
+    """i i'm i've i'd i'll im ive we we're we've we'd we'll""".split()  # noqa: SIM905 - as text
+)
+_THIRD_SUBJECTS = frozenset(
+    """
+    he she they he's she's they're he'd she'd they'd he'll she'll they'll they've hes shes
+    theyre
+    """.split()  # noqa: SIM905 - a word list reads best as text
+)
+# words before a clause's subject that are not the subject ("oh and she's vegan", "also mum is")
+_LEAD = frozenset(
+    """
+    and but so or oh also plus then well yeah yes ok okay lol haha btw anyway though because
+    cause cos since while although actually honestly basically like um uh ah hmm fyi
+    """.split()  # noqa: SIM905 - a word list reads best as text
+)
+# what follows a name that is the subject of its clause ("Sam hates", "Ruth doesn't", "Lukas is")
+_AFTER_SUBJECT = frozenset(
+    """
+    is was has had does did doesn't didn't isn't wasn't hasn't can can't will won't would
+    wouldn't could couldn't should also always never still just really already usually often
+    only loves likes hates wants needs thinks says said knows lives lived works worked runs
+    ran plays played speaks spoke got gets went goes used
+    """.split()  # noqa: SIM905 - a word list reads best as text
+)
+_TOKEN = re.compile(r"[A-Za-z][A-Za-z'\-]*|\d+(?:[.,]\d+)?")
+# a clause ends at a comma, a semicolon, a colon, a dash or bracket, and before a conjunction
+_CLAUSE = re.compile(
+    r"\s*(?:[,;:()]|\s[-\u2013\u2014]\s)\s*"
+    r"|\s+(?=(?:and|but|so|though|although|because|while|whereas|plus)\s)",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Clause:
+    """A clause of a user sentence, its subject (``user``, ``other``) and the person it names."""
+
+    text: str
+    subject: str
+    person: str | None = None
+
+
+def _person_after_my(toks: list[str], i: int) -> tuple[str, int] | None:
+    """("sister", index after it) for "my (little) sister (Ana)", else None."""
+    j = i
+    while j < len(toks) and toks[j].lower() in _PERSON_ADJECTIVES and j < i + 2:
+        j += 1
+    if j < len(toks) and toks[j].lower() in _PEOPLE:
+        return toks[j].lower(), j + 1
+    return None
+
+
+_Subject = tuple[str, str | None, int]
+
+
+def _name_at(toks: list[str], j: int) -> str | None:
+    """The name right after a person ("my wife Claire"), or None."""
+    return toks[j] if j < len(toks) and toks[j][:1].isupper() and toks[j] != "I" else None
+
+
+def _subject(toks: list[str], *, opens_sentence: bool = False) -> _Subject | None:
+    """(subject, person, index after the subject) of a clause's tokens, or None when the clause
+    does not say one.
+    ``opens_sentence``: the clause starts its sentence, where every word is capitalised, so a
+    capitalised word is a name only before a verb people do ("Keisha has", not "Surgery went")."""
+    i = 0
+    while i < len(toks) - 1 and toks[i].lower() in _LEAD:
+        i += 1
+    if i >= len(toks):
+        return None
+    first = toks[i].lower()
+    if first in _FIRST_SUBJECTS or (first == "me" and i + 1 < len(toks) and toks[i + 1] == "and"):
+        return "user", None, i + 1
+    if first in _THIRD_SUBJECTS:
+        return "other", None, i + 1
+    if first in ("my", "our"):
+        found = _person_after_my(toks, i + 1)
+        if found is None:
+            return None
+        person, j = found
+        if toks[j - 1].lower().endswith("'s"):
+            return None  # "my sister's wedding": a thing, not the person
+        if j < len(toks) and toks[j] == "and":
+            return "user", None, j  # "my wife and I"
+        name = _name_at(toks, j)
+        return "other", (name or person).lower(), j + (name is not None)
+    after = toks[i + 1].lower() if i + 1 < len(toks) else ""
+    if first in _PEOPLE and (after in _AFTER_SUBJECT or after.endswith("'s")):
+        return "other", first, i + 1  # "mum is strictly vegetarian", "Dad also doesn't eat beef"
+    word = toks[i]
+    named = (
+        word[:1].isupper()
+        and word != "I"
+        and first not in STOPWORDS
+        and first not in _LEAD
+        and not word.isupper()  # an acronym: "WFPS has two divisions"
+        and not first.endswith(_NOT_NAME_ENDINGS)  # "Skiing can be", "Motivation is"
+    )
+    verbs = _AFTER_NAME_OPENING if opens_sentence and i == 0 else _AFTER_SUBJECT
+    if named and (after in verbs or after in _VERBS_S):
+        return "other", first, i + 1  # "Sam hates hiking", "Keisha has a glass of wine sometimes"
+    return None
+
+
+# what follows a capitalised word that opens a sentence when it is a name: not the verbs of
+# events ("Surgery went fine", "Dinner got cancelled")
+_AFTER_NAME_OPENING = _AFTER_SUBJECT - frozenset(
+    ("went", "got", "ran", "used", "played", "spoke", "lived", "worked", "goes", "gets", "runs")
+)
+_NOT_NAME_ENDINGS = ("ing", "tion", "sion", "ness", "ity", "ment", "ism", "ence", "ance")
+# third-person verbs after a name that _AFTER_SUBJECT does not list, by their ending
+_VERBS_S = frozenset(
+    """
+    eats drinks cooks bakes swims rides drives teaches studies hates dislikes prefers enjoys
+    swears owns keeps takes makes visits wears smokes reads writes sings dances trains
+    """.split()  # noqa: SIM905 - a word list reads best as text
+)
+
+
+_FIRST_WORDS = frozenset(
+    """i i'm i've i'd i'll im ive me my mine we we're us our""".split()  # noqa: SIM905 - as text
+)
+
+
+# the user says the other person's fact is theirs too
+_SHARED = re.compile(
+    r"\b(?:like me|as me|as i do|as i am|me too|me as well|both of us|we both|us both|"
+    r"same here|so do i|so am i|so have i)\b",
+    re.IGNORECASE,
+)
+
+
+def _named(toks: list[str]) -> str | None:
+    """The last person a clause names as "my <person> (<Name>)", or None."""
+    person = None
+    for i, tok in enumerate(toks):
+        if tok.lower() in ("my", "our"):
+            found = _person_after_my(toks, i + 1)
+            if found is not None:
+                word, j = found
+                name = (
+                    toks[j] if j < len(toks) and toks[j][:1].isupper() and toks[j] != "I" else None
+                )
+                person = (name or word).lower()
+    return person
+
+
+# the user as the object of another person's clause
+_FIRST_OBJECTS = frozenset(("me", "us"))
+
+
+def clauses(text: str) -> list[Clause]:
+    """The clauses of a user turn, each with whose fact it states."""
+    out: list[Clause] = []
+    for sentence in sentences(text):
+        if _SHARED.search(sentence):
+            out.append(Clause(sentence, "user"))  # "He was a welder, almost like me": both
+            continue
+        previous: tuple[str, str | None] = ("user", None)
+        last_person: str | None = None
+        for n, part in enumerate(_CLAUSE.split(sentence)):
+            toks = _TOKEN.findall(part or "")
+            if not toks:
+                continue
+            lowered = {t.lower() for t in toks}
+            found = _subject(toks, opens_sentence=n == 0)
+            if found is None:
+                # a clause without a subject goes on from the one before ("she's vegan and never
+                # eats out"), unless it speaks of the user ("so that's my week")
+                said = ("user", None) if lowered & _FIRST_WORDS else previous
+            else:
+                said = found[:2]
+            rest = {t.lower() for t in toks[found[2] :]} if found is not None else set()
+            if said[0] == "other" and rest & _FIRST_OBJECTS:
+                # "they made me head of product": the clause is about the user too (not "my
+                # roommate says my music taste is basic": a possessive does not make it so)
+                said = ("user", None)
+            elif said[0] == "other" and said[1] is None:
+                said = ("other", last_person)  # "she", "he": the person named before
+            out.append(Clause(part.strip(), said[0], said[1]))
+            # the person a later "he" or "she" is: this clause's subject, else the last person
+            # it names ("I'll get my neighbour Dev to check, he's a roofer")
+            last_person = (said[1] if said[0] == "other" else None) or _named(toks) or last_person
+            previous = said
+    return out
+
+
+# words before a claim's verb that do not change whose fact it is
+_CLAIM_LEAD = frozenset(
+    """
+    apparently often usually sometimes regularly currently recently now still also really
+    already always never just will would can could should might may must used to
+    """.split()  # noqa: SIM905 - a word list reads best as text
+)
+_IRREGULAR_PAST = frozenset(
+    """
+    was had did grew went got made took ran met became began bought left lost won sold kept
+    built spent wrote drove flew gave found felt knew taught thought told came saw broke chose
+    """.split()  # noqa: SIM905 - a word list reads best as text
+)
+_THIRD_IN_CLAIM = frozenset(
+    ("he", "she", "they", "it", "he's", "she's", "they're", "it's", "him", "them")
+)
+
+
+def _about_user(claim: str) -> bool:
+    """Whether a claim's subject is the user: "Is vegan", "User is vegan", "You don't drink",
+    "Apparently lived in Kyoto"; not "Mother has MS", "Owen dislikes hiking", "Your wife has
+    been to Kew", "the album is a great recording" or a claim with "he", "she" or "it" in it."""
+    toks = [t for t in _TOKEN.findall(claim) if t.lower() not in HEDGES]
+    if any(t.lower() in _THIRD_IN_CLAIM for t in toks):
+        return False
+    if toks and toks[0].lower() in ("user", "you", "i", "i'm", "you're"):
+        return True
+    while toks and toks[0].lower() in _CLAIM_LEAD:
+        toks = toks[1:]
+    if not toks:
+        return False
+    first = toks[0].lower()
+    if first in _AFTER_SUBJECT or first in _VERBS_S or first in _IRREGULAR_PAST:
+        return True
+    # a verb in the third person or the past ("Loves", "Coaches", "Lived"), not a plural noun
+    # before its verb ("Parents live", "Kids are")
+    after = toks[1].lower() if len(toks) > 1 else ""
+    verb_form = first.endswith(("s", "ed")) and not first.endswith("ss") and len(first) > 3
+    return verb_form and first not in _PEOPLE and after not in _AFTER_SUBJECT
+
+
+# the verbs a claim frames its value with: said of both people, they say whose fact it is not
+_FRAME = frozenset(
+    stem(w)
+    for w in """
+    work works live lives like likes love loves want wants have has do does make makes take
+    takes use uses need needs plan plans go goes get gets keep keeps try tries enjoy enjoys
+    """.split()  # noqa: SIM905 - a word list reads best as text
+)
+# the share of a claim's content words that the turn must say only of another person
+OTHER_SHARE = 0.4
+
+
+@dataclass(frozen=True)
+class OtherPersonsFact:
+    """The person whose fact the claim restates, and the claim's words said only of them."""
+
+    person: str | None
+    words: tuple[str, ...]
+
+
+def other_persons_fact(claim: str, turn: str) -> OtherPersonsFact | None:
+    """Whether ``claim``, about the user, restates what ``turn`` says of another person: its
+    content words that the turn says are at least half said only in clauses about someone else,
+    and the claim does not name that person."""
+    if not _about_user(claim):
+        return None
+    parts = clauses(turn)
+    if not any(c.subject == "other" for c in parts):
+        return None
+    wanted = {s for s in content_stems(claim) if s not in ("user", "you", "as")}
+    said_of_user: set[str] = set()
+    said_of_other: dict[str, str | None] = {}
+    for c in parts:
+        found = wanted & content_stems(c.text)
+        if c.subject == "other":
+            for s in found:
+                said_of_other.setdefault(s, c.person)
+        else:
+            said_of_user |= found
+    only_other = sorted(set(said_of_other) - said_of_user)
+    # what the claim says is said of the other person, none of it of the user but its frame
+    # ("Works as a GP" / "I'm a GP ... She works from home as a copywriter" is the user's)
+    if not set(only_other) - _FRAME or said_of_user - _FRAME:
+        return None
+    if len(only_other) < OTHER_SHARE * len(wanted):
+        return None
+    people = {said_of_other[s] for s in only_other}
+    named = {stem(w) for w in _TOKEN.findall(claim)}
+    if any(p is not None and (stem(p) in named or p in claim.lower()) for p in people):
+        return None  # "Has a sister who is diabetic": the user's fact about the sister
+    if named & {stem(w) for w in _PEOPLE}:
+        return None  # the claim names a person of its own ("Cooks vegan for his girlfriend")
+    person = next((p for p in people if p is not None), None)
+    # the claim's own words, as written, not their stems
+    words = dict.fromkeys(t.lower() for t in _TOKEN.findall(claim) if stem(t) in only_other)
+    return OtherPersonsFact(person, tuple(words))
+
+
+__all__ = ["Clause", "OtherPersonsFact", "clauses", "other_persons_fact"]

@@ -1,0 +1,113 @@
+"""Another person's fact is not the user's: ``other_persons_fact`` and its decision.
+
+The turns are the shapes the held-out sets and the support pairs showed the guard storing as the
+user's own facts; the negative cases are the user's facts in the same sentences, and facts about
+a relative that the claim says are the relative's.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from mirage_guard.guard import Candidate, EvidenceLink, Policy, Provenance
+from mirage_guard.guard._decision import decide
+from mirage_guard.guard._reasons import ReasonCode, render_reason
+from mirage_guard.guard.evidence import other_persons_fact
+from mirage_guard.guard.evidence._subject import clauses
+from tests.calibration.factories import make_profile
+
+
+@pytest.mark.parametrize(
+    ("claim", "turn", "person", "words"),
+    [
+        ("Is diabetic", "My sister is diabetic, she will be there, so I will boil some for her.",
+         "sister", ["diabetic"]),
+        ("User is vegan", "My girlfriend does her own thing, she's vegan and she makes fun of my "
+         "chicken-and-rice boxes.", "girlfriend", ["vegan"]),
+        ("Apparently lived in Kyoto for a year",
+         "Lukas is the one who speaks it, he lived in Kyoto for a year.", "lukas",
+         ["lived", "kyoto", "year"]),
+        ("User does not eat beef", "Dad also doesn't eat beef, never has", "dad", ["eat", "beef"]),
+        ("Has a tree nut allergy and carries an EpiPen",
+         "My wife Claire has a severe tree nut allergy though, like EpiPen severe.", "claire",
+         ["tree", "nut", "allergy", "epipen"]),
+        ("Is vegetarian", "I'm not doing meat though, mum is strictly vegetarian", "mum",
+         ["vegetarian"]),
+        ("Has a glass of wine now and then",
+         "Keisha has a glass of wine sometimes but we're doing mocktails.", "keisha",
+         ["glass", "wine"]),
+        ("Wants to wear a green tie at the wedding",
+         "we're doing matching navy suits, but Sam wants a green tie and I want burgundy.", "sam",
+         ["green", "tie"]),
+        ("You work as a roofer", "i'll get my neighbour Dev to check, he's a roofer.", "dev",
+         ["roofer"]),
+    ],
+)  # fmt: skip
+def test_a_fact_the_user_said_of_someone_else_is_found_with_the_person_and_words(
+    claim: str, turn: str, person: str, words: list[str]
+) -> None:
+    found = other_persons_fact(claim, turn)
+    assert found is not None
+    assert found.person == person
+    assert list(found.words) == words
+
+
+@pytest.mark.parametrize(
+    ("claim", "turn"),
+    [
+        # the claim says whose fact it is
+        ("Has a sister who is diabetic", "My sister is diabetic, she will be there."),
+        ("Wife Claire has a tree nut allergy", "My wife Claire has a severe tree nut allergy."),
+        ("Mother has MS", "my mum uses a wheelchair, she has MS"),
+        ("Owen dislikes hiking", "Sam hates hiking."),
+        # the user's own fact, in a sentence that also gives someone else's
+        ("Is a nurse", "I'm a nurse and my husband is a teacher."),
+        ("Loves hiking", "My wife and I love hiking."),
+        ("Works as a GP", "I'm a GP so my hours are awful. She works from home as a copywriter."),
+        ("User is allergic to cats", "She has three cats though, and I'm allergic."),
+        ("Was made head of product", "also they made me head of product here."),
+        ("Inspects welds at the shipyard", "He was a welder at the shipyard, almost like me."),
+        # a capitalised word that opens a sentence is not a name before an event's verb
+        ("Has to keep their leg raised for two weeks",
+         "Surgery went fine, just got to keep the leg up for 2 weeks."),
+        # little of the claim is said of the other person: an inference, not their fact
+        ("Stuck on a contradictory brief with a Friday deadline this week",
+         "Client wants the logo bigger but also more minimal by Friday, so that's my week."),
+        # the turn names nobody else
+        ("Is vegan", "I went vegan in January."),
+    ],
+)  # fmt: skip
+def test_the_users_own_facts_and_facts_about_a_named_relative_are_not_found(
+    claim: str, turn: str
+) -> None:
+    assert other_persons_fact(claim, turn) is None
+
+
+def test_a_pronoun_clause_is_the_person_named_before_it() -> None:
+    parts = clauses("My girlfriend does her own thing, she's vegan and I eat chicken.")
+    assert [(c.subject, c.person) for c in parts] == [
+        ("other", "girlfriend"),
+        ("other", "girlfriend"),
+        ("user", None),
+    ]
+
+
+def test_another_persons_fact_that_the_scores_read_as_stated_is_generated() -> None:
+    """The support model reads "User is vegan" as said (entailed 0.9: the word is there); the
+    clause says it of the girlfriend, so it is generated and the reason names her and the word."""
+    link = EvidenceLink(
+        turn_id="u1", similarity=0.8, span="she's vegan",
+        features={"support_model": 1.0, "sup_entailed": 0.9, "sup_inferable": 0.05,
+                  "sup_unsupported": 0.03, "sup_contradicted": 0.02},
+    )  # fmt: skip
+    turn = "No no, just me. My girlfriend does her own thing, she's vegan."
+    kwargs = {"p_oi": 0.05, "p_stated": 0.95, "profile": make_profile(), "policy": Policy()}
+    d = decide(Candidate(text="User is vegan"), link, turn_text=turn, **kwargs)  # type: ignore[arg-type]
+    assert d.provenance is Provenance.GENERATED
+    assert d.source_turn_id is None
+    (other,) = [r for r in d.reasons if r.code is ReasonCode.OTHER_PERSONS_FACT]
+    assert other.params == {"turn_id": "u1", "person": "girlfriend", "words": ["vegan"]}
+    assert "girlfriend" in render_reason(other)
+    # the relative's fact written as the relative's stays what the scores say
+    d = decide(Candidate(text="Girlfriend is vegan"), link, turn_text=turn, **kwargs)  # type: ignore[arg-type]
+    assert d.provenance is Provenance.STATED
