@@ -239,3 +239,38 @@ def test_a_claim_that_names_the_user_asserts_no_unsaid_name() -> None:
     (d,) = guard.tag(turns, cand, user_name="Ingrid Solberg")
     said = [r.params["words"] for r in d.reasons if r.code is ReasonCode.UNSUPPORTED_CONTENT]
     assert not any("ingrid" in words for words in said)
+
+
+def test_another_persons_fact_is_generated_by_the_shipped_guard() -> None:
+    """The mem0_short case: the whole shipped guard (MiniLM, cross-encoder, profile) read "User
+    is vegan" from the girlfriend's clause as the user's stated fact; now it is generated and the
+    reason names her. The user's own fact in the same turn and the girlfriend's fact written as
+    hers are not touched by the rule."""
+    from mirage_guard.guard import Guard, Provenance
+    from mirage_guard.guard._reasons import ReasonCode
+    from mirage_guard.guard.scoring import ProfileStore
+
+    guard = Guard(linker=shipped_linker(), evidence_profile=ProfileStore().evidence_only())
+    turns = [
+        Turn(id="u1", role=Role.USER, content="Can you help me plan meals? I work 12-hour shifts."),
+        Turn(id="a1", role=Role.ASSISTANT, content="Sure. Anyone else to cook for?"),
+        Turn(
+            id="u2",
+            role=Role.USER,
+            content="No, just me. My girlfriend does her own thing, she's vegan and she makes fun "
+            "of my chicken-and-rice boxes.",
+        ),
+    ]
+    cands = [
+        Candidate(id="vegan", text="User is vegan"),
+        Candidate(id="hers", text="Girlfriend is vegan"),
+        Candidate(id="shifts", text="Works 12-hour shifts"),
+    ]
+    d = {x.candidate.id: x for x in guard.tag(turns, cands)}
+    assert d["vegan"].provenance is Provenance.GENERATED
+    (r,) = [r for r in d["vegan"].reasons if r.code is ReasonCode.OTHER_PERSONS_FACT]
+    assert r.params["person"] == "girlfriend"
+    assert r.params["words"] == ["vegan"]
+    for cid in ("hers", "shifts"):
+        assert d[cid].provenance is not Provenance.GENERATED, cid
+        assert ReasonCode.OTHER_PERSONS_FACT not in {x.code for x in d[cid].reasons}
