@@ -201,6 +201,7 @@ def decide(
     calibrated: bool = True,
     writer_model: str | None = None,
     turn_text: str | None = None,
+    user_name: str | None = None,
 ) -> Decision:
     """Provenance, action and reasons of one candidate.
 
@@ -208,6 +209,7 @@ def decide(
     evidence-only profile is calibrated when no self-audit is wanted); ``audit_error`` is the
     self-audit's failure, if it failed. ``turn_text``: the whole linked user turn, which the
     rules on the words read (``link.span`` is often one sentence of it); without it, the span.
+    ``user_name``: the user's own name, when the caller knows it (``other_persons_fact``).
     """
     reasons: list[Reason] = [
         reason(
@@ -219,7 +221,9 @@ def decide(
     if not calibrated:
         reasons.append(reason(ReasonCode.UNCALIBRATED_WRITER, writer_model=writer_model))
     evidence = turn_text or link.span
-    provenance = _provenance(candidate.text, evidence, link, p_oi, p_stated, profile, reasons)
+    provenance = _provenance(
+        candidate.text, evidence, link, p_oi, p_stated, profile, reasons, user_name
+    )
     if link.unsupported_words:
         reasons.append(reason(ReasonCode.UNSUPPORTED_CONTENT, words=list(link.unsupported_words)))
     if verdict is not None and not calibrated and verdict.label.is_over_inference:
@@ -280,7 +284,9 @@ def _quote_rule(
     return provenance
 
 
-def _said_otherwise(claim: str, evidence: str | None, link: EvidenceLink) -> Reason | None:
+def _said_otherwise(
+    claim: str, evidence: str | None, link: EvidenceLink, user_name: str | None = None
+) -> Reason | None:
     """The word rule that makes a claim the scores let through generated, as its reason, or
     None: the linked turn contradicts, denies or changes it, says it of another person, or the
     claim is a group prior or a personality trait the turn does not say."""
@@ -294,7 +300,7 @@ def _said_otherwise(claim: str, evidence: str | None, link: EvidenceLink) -> Rea
         said, claimed = changed
         return reason(ReasonCode.CHANGED_VALUE, turn_id=link.turn_id, said=said, claimed=claimed)
     # "User is vegan" from "my girlfriend does her own thing, she's vegan": not the user's fact
-    other = other_persons_fact(claim, evidence) if evidence is not None else None
+    other = other_persons_fact(claim, evidence, user_name) if evidence is not None else None
     if other is not None:
         return reason(
             ReasonCode.OTHER_PERSONS_FACT,
@@ -319,6 +325,7 @@ def _provenance(
     p_stated: float,
     profile: CalibrationProfile,
     reasons: list[Reason],
+    user_name: str | None = None,
 ) -> Provenance:
     """Provenance from the scores alone (before the self-audit and the policy); adds reasons."""
     if not math.isfinite(p_oi) or not math.isfinite(p_stated):
@@ -348,7 +355,7 @@ def _provenance(
         )
         return Provenance.GENERATED
     # what the score missed: the user's turn says otherwise, another person's fact, a prior
-    missed = _said_otherwise(claim, evidence, link)
+    missed = _said_otherwise(claim, evidence, link, user_name)
     if missed is not None:
         reasons.append(missed)
         return Provenance.GENERATED

@@ -270,7 +270,7 @@ class Guard:
             spans = await self._quote_spans(candidates, verdicts)
             said = {t.id: t.content for t in turns if t.role is Role.USER}
             decisions = self._decide(
-                candidates, links, verdicts, audit_error, writer_model, spans, said
+                candidates, links, verdicts, audit_error, writer_model, spans, said, user_name
             )
             decisions = self._fail_closed_on_language(turns, candidates, decisions)
         self._observer.on_decisions(decisions, writer_model=writer_model or self.writer_model)
@@ -346,6 +346,7 @@ class Guard:
         writer_model: str | None,
         spans: dict[str, EvidenceLink] | None = None,
         said: dict[str, str] | None = None,
+        user_name: str | None = None,
     ) -> list[Decision]:
         """``said``: the user turns' texts by id (the word rules read the whole linked turn)."""
         model = writer_model or self.writer_model
@@ -391,6 +392,7 @@ class Guard:
                 calibrated=calibrated,
                 writer_model=model,
                 turn_text=(said or {}).get(link.turn_id or ""),
+                user_name=user_name,
             )
             for i, (c, link) in enumerate(zip(candidates, links, strict=True))
         ]

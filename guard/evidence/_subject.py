@@ -120,11 +120,14 @@ def _name_at(toks: list[str], j: int) -> str | None:
     return toks[j] if j < len(toks) and toks[j][:1].isupper() and toks[j] != "I" else None
 
 
-def _subject(toks: list[str], *, opens_sentence: bool = False) -> _Subject | None:
+def _subject(
+    toks: list[str], *, opens_sentence: bool = False, user: frozenset[str] = frozenset()
+) -> _Subject | None:
     """(subject, person, index after the subject) of a clause's tokens, or None when the clause
     does not say one.
     ``opens_sentence``: the clause starts its sentence, where every word is capitalised, so a
-    capitalised word is a name only before a verb people do ("Keisha has", not "Surgery went")."""
+    capitalised word is a name only before a verb people do ("Keisha has", not "Surgery went").
+    ``user``: the user's own name, lowercased, by its parts (their name is them)."""
     i = 0
     while i < len(toks) - 1 and toks[i].lower() in _LEAD:
         i += 1
@@ -160,6 +163,8 @@ def _subject(toks: list[str], *, opens_sentence: bool = False) -> _Subject | Non
     )
     verbs = _AFTER_NAME_OPENING if opens_sentence and i == 0 else _AFTER_SUBJECT
     if named and (after in verbs or after in _VERBS_S):
+        if first in user:
+            return "user", None, i + 1
         return "other", first, i + 1  # "Sam hates hiking", "Keisha has a glass of wine sometimes"
     return None
 
@@ -211,21 +216,22 @@ def _named(toks: list[str]) -> str | None:
 _FIRST_OBJECTS = frozenset(("me", "us"))
 
 
-def clauses(text: str) -> list[Clause]:
-    """The clauses of a user turn, each with whose fact it states."""
+def clauses(text: str, user: frozenset[str] = frozenset()) -> list[Clause]:
+    """The clauses of a user turn, each with whose fact it states; ``user``: the user's name, by
+    its lowercased parts."""
     out: list[Clause] = []
+    last_person: str | None = None  # "My sister is visiting. She's vegan": across sentences
     for sentence in sentences(text):
         if _SHARED.search(sentence):
             out.append(Clause(sentence, "user"))  # "He was a welder, almost like me": both
             continue
         previous: tuple[str, str | None] = ("user", None)
-        last_person: str | None = None
         for n, part in enumerate(_CLAUSE.split(sentence)):
             toks = _TOKEN.findall(part or "")
             if not toks:
                 continue
             lowered = {t.lower() for t in toks}
-            found = _subject(toks, opens_sentence=n == 0)
+            found = _subject(toks, opens_sentence=n == 0, user=user)
             if found is None:
                 # a clause without a subject goes on from the one before ("she's vegan and never
                 # eats out"), unless it speaks of the user ("so that's my week")
@@ -265,14 +271,17 @@ _THIRD_IN_CLAIM = frozenset(
 )
 
 
-def _about_user(claim: str) -> bool:
+_USER_WORDS = frozenset(("user", "you", "i", "i'm", "you're"))
+
+
+def _about_user(claim: str, user: frozenset[str] = frozenset()) -> bool:
     """Whether a claim's subject is the user: "Is vegan", "User is vegan", "You don't drink",
     "Apparently lived in Kyoto"; not "Mother has MS", "Owen dislikes hiking", "Your wife has
     been to Kew", "the album is a great recording" or a claim with "he", "she" or "it" in it."""
     toks = [t for t in _TOKEN.findall(claim) if t.lower() not in HEDGES]
     if any(t.lower() in _THIRD_IN_CLAIM for t in toks):
         return False
-    if toks and toks[0].lower() in ("user", "you", "i", "i'm", "you're"):
+    if toks and toks[0].lower() in _USER_WORDS | user:
         return True
     while toks and toks[0].lower() in _CLAIM_LEAD:
         toks = toks[1:]
@@ -308,16 +317,22 @@ class OtherPersonsFact:
     words: tuple[str, ...]
 
 
-def other_persons_fact(claim: str, turn: str) -> OtherPersonsFact | None:
-    """Whether ``claim``, about the user, restates what ``turn`` says of another person: its
-    content words that the turn says are at least half said only in clauses about someone else,
-    and the claim does not name that person."""
-    if not _about_user(claim):
+def other_persons_fact(
+    claim: str, turn: str, user_name: str | None = None
+) -> OtherPersonsFact | None:
+    """Whether ``claim``, about the user, restates what ``turn`` says of another person: at
+    least ``OTHER_SHARE`` of its content words are said only in clauses about someone else, none
+    but its frame verbs in clauses about the user, and the claim names no person. ``user_name``:
+    the user's own name, when known: a claim that opens with it is about the user ("Keiko enjoys
+    cooking" / "he cooks, I burn water lol"), and a clause whose subject it is, the user's."""
+    user = frozenset(w.lower() for w in _TOKEN.findall(user_name or ""))
+    if not _about_user(claim, user):
         return None
-    parts = clauses(turn)
+    parts = clauses(turn, user)
     if not any(c.subject == "other" for c in parts):
         return None
     wanted = {s for s in content_stems(claim) if s not in ("user", "you", "as")}
+    wanted -= {stem(w) for w in user}
     said_of_user: set[str] = set()
     said_of_other: dict[str, str | None] = {}
     for c in parts:

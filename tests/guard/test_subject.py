@@ -111,3 +111,19 @@ def test_another_persons_fact_that_the_scores_read_as_stated_is_generated() -> N
     # the relative's fact written as the relative's stays what the scores say
     d = decide(Candidate(text="Girlfriend is vegan"), link, turn_text=turn, **kwargs)  # type: ignore[arg-type]
     assert d.provenance is Provenance.STATED
+
+
+def test_a_claim_that_opens_with_the_users_name_is_about_the_user() -> None:
+    """ "Keiko enjoys cooking" from "he cooks, I burn water lol": with the user's name known, the
+    claim is the user's and the cooking is his; without it, "Keiko" reads as another person and
+    the rule stays out of it."""
+    turn = "my husband is a chef. he cooks, I burn water lol"
+    found = other_persons_fact("Keiko enjoys cooking", turn, user_name="Keiko Tanaka")
+    assert found is not None
+    assert found.person == "husband"
+    assert list(found.words) == ["cooking"]
+    assert other_persons_fact("Keiko enjoys cooking", turn) is None
+    # her name as the subject of her own clause is the user
+    assert (
+        other_persons_fact("Keiko loves sushi", "Keiko loves sushi, he hates it.", "Keiko") is None
+    )
