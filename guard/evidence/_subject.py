@@ -112,6 +112,20 @@ def _person_after_my(toks: list[str], i: int) -> tuple[str, int] | None:
     return None
 
 
+# what follows a capitalised word that opens a sentence when it is a name: not the verbs of
+# events ("Surgery went fine", "Dinner got cancelled")
+_AFTER_NAME_OPENING = _AFTER_SUBJECT - frozenset(
+    ("went", "got", "ran", "used", "played", "spoke", "lived", "worked", "goes", "gets", "runs")
+)
+_NOT_NAME_ENDINGS = ("ing", "tion", "sion", "ness", "ity", "ment", "ism", "ence", "ance")
+# third-person verbs after a name that _AFTER_SUBJECT does not list
+_VERBS_S = frozenset(
+    """
+    eats drinks cooks bakes swims rides drives teaches studies hates dislikes prefers enjoys
+    swears owns keeps takes makes visits wears smokes reads writes sings dances trains
+    """.split()  # noqa: SIM905 - a word list reads best as text
+)
+
 _Subject = tuple[str, str | None, int]
 
 
@@ -169,21 +183,6 @@ def _subject(
     return None
 
 
-# what follows a capitalised word that opens a sentence when it is a name: not the verbs of
-# events ("Surgery went fine", "Dinner got cancelled")
-_AFTER_NAME_OPENING = _AFTER_SUBJECT - frozenset(
-    ("went", "got", "ran", "used", "played", "spoke", "lived", "worked", "goes", "gets", "runs")
-)
-_NOT_NAME_ENDINGS = ("ing", "tion", "sion", "ness", "ity", "ment", "ism", "ence", "ance")
-# third-person verbs after a name that _AFTER_SUBJECT does not list, by their ending
-_VERBS_S = frozenset(
-    """
-    eats drinks cooks bakes swims rides drives teaches studies hates dislikes prefers enjoys
-    swears owns keeps takes makes visits wears smokes reads writes sings dances trains
-    """.split()  # noqa: SIM905 - a word list reads best as text
-)
-
-
 _FIRST_WORDS = frozenset(
     """i i'm i've i'd i'll im ive me my mine we we're us our""".split()  # noqa: SIM905 - as text
 )
@@ -205,10 +204,7 @@ def _named(toks: list[str]) -> str | None:
             found = _person_after_my(toks, i + 1)
             if found is not None:
                 word, j = found
-                name = (
-                    toks[j] if j < len(toks) and toks[j][:1].isupper() and toks[j] != "I" else None
-                )
-                person = (name or word).lower()
+                person = (_name_at(toks, j) or word).lower()
     return person
 
 
@@ -355,7 +351,8 @@ def other_persons_fact(
         return None  # "Has a sister who is diabetic": the user's fact about the sister
     if named & {stem(w) for w in _PEOPLE}:
         return None  # the claim names a person of its own ("Cooks vegan for his girlfriend")
-    person = next((p for p in people if p is not None), None)
+    # the first person by the claim's words (sorted), so the reason is the same every run
+    person = next((said_of_other[s] for s in only_other if said_of_other[s] is not None), None)
     # the claim's own words, as written, not their stems
     words = dict.fromkeys(t.lower() for t in _TOKEN.findall(claim) if stem(t) in only_other)
     return OtherPersonsFact(person, tuple(words))
