@@ -7,7 +7,11 @@ a relative that the claim says are the relative's.
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mirage_guard.guard import Candidate, EvidenceLink, Policy, Provenance
 from mirage_guard.guard._decision import decide
@@ -127,3 +131,32 @@ def test_a_claim_that_opens_with_the_users_name_is_about_the_user() -> None:
     assert (
         other_persons_fact("Keiko loves sushi", "Keiko loves sushi, he hates it.", "Keiko") is None
     )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    claim=st.text(max_size=80),
+    turn=st.text(max_size=300),
+    user_name=st.one_of(st.none(), st.text(max_size=20)),
+)
+def test_any_text_gives_a_finding_or_none_naming_only_the_claims_words(
+    claim: str, turn: str, user_name: str | None
+) -> None:
+    """Whatever users type (punctuation only, unicode, empty), the rule answers; a finding names
+    only words of the claim."""
+    found = other_persons_fact(claim, turn, user_name)
+    if found is not None:
+        assert found.words
+        assert set(found.words) <= {
+            w.lower() for w in re.findall(r"[A-Za-z][A-Za-z'\-]*|\d+(?:[.,]\d+)?", claim)
+        }
+
+
+@pytest.mark.parametrize(
+    ("claim", "turn"),
+    [("Is vegan", "My girlfriend is vegan."), ("Lived in Kyoto", "he lived in Kyoto")],
+)
+def test_the_rule_reads_what_people_type_in_any_case(claim: str, turn: str) -> None:
+    assert other_persons_fact(claim, turn) is not None
+    assert other_persons_fact(claim, turn.lower()) is not None
+    assert other_persons_fact(claim, "") is None
