@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
+from mirage_guard.guard.evidence._discourse import FIRST_PERSON
 from mirage_guard.guard.evidence._text import (
     HEDGES,
+    KIN_WORDS,
     STOPWORDS,
     content_stems,
     sentences,
@@ -28,36 +31,20 @@ from mirage_guard.guard.evidence._text import (
 )
 
 # the people a user talks about: kin, partners, friends, people at work, pets
-_PEOPLE = frozenset(
+_PEOPLE = KIN_WORDS | frozenset(
     """
-    mother mom mum mommy mummy mama ma father dad daddy papa pop parents parent sister brother
-    sis bro sibling siblings son sons daughter daughters kid kids child children baby toddler
-    wife husband partner spouse boyfriend girlfriend fiance fiancee bf gf hubby uncle aunt
-    auntie aunty cousin niece nephew grandmother grandma granny gran nana nan grandfather
-    grandpa grandad granddad grandparents stepmother stepmom stepmum stepfather stepdad friend
-    friends bestie roommate roommates flatmate flatmates housemate housemates colleague
-    colleagues coworker coworkers boss manager neighbour neighbor neighbours neighbors
-    in-laws mil fil dog cat puppy pup kitten teammate teammates
+    ma pop parents parent sis bro sibling siblings sons daughters kid kids child children baby
+    toddler partner spouse bf gf hubby nan grandparents friend friends bestie roommate roommates
+    flatmate flatmates housemate housemates colleague colleagues coworker coworkers boss manager
+    neighbour neighbor neighbours neighbors in-laws mil fil dog cat puppy pup kitten teammate
+    teammates
     """.split()  # noqa: SIM905 - a word list reads best as text
 )
 # words that may stand between "my" and the person ("my little sister", "my best friend")
 _PERSON_ADJECTIVES = frozenset(
-    (
-        "little",
-        "big",
-        "older",
-        "younger",
-        "elder",
-        "eldest",
-        "oldest",
-        "youngest",
-        "best",
-        "new",
-        "old",
-        "late",
-        "twin",
-        "baby",
-    )
+    """
+    little big older younger elder eldest oldest youngest best new old late twin baby
+    """.split()  # noqa: SIM905 - a word list reads best as text
 )
 _FIRST_SUBJECTS = frozenset(
     """i i'm i've i'd i'll im ive we we're we've we'd we'll""".split()  # noqa: SIM905 - as text
@@ -183,11 +170,6 @@ def _subject(
     return None
 
 
-_FIRST_WORDS = frozenset(
-    """i i'm i've i'd i'll im ive me my mine we we're us our""".split()  # noqa: SIM905 - as text
-)
-
-
 # the user says the other person's fact is theirs too
 _SHARED = re.compile(
     r"\b(?:like me|as me|as i do|as i am|me too|me as well|both of us|we both|us both|"
@@ -215,6 +197,13 @@ _FIRST_OBJECTS = frozenset(("me", "us"))
 def clauses(text: str, user: frozenset[str] = frozenset()) -> list[Clause]:
     """The clauses of a user turn, each with whose fact it states; ``user``: the user's name, by
     its lowercased parts."""
+    return list(_clauses(text, user))
+
+
+@lru_cache(maxsize=4096)
+def _clauses(text: str, user: frozenset[str]) -> tuple[Clause, ...]:
+    """:func:`clauses`, once per turn: the claims of one write that link to the same turn read
+    it parsed once."""
     out: list[Clause] = []
     last_person: str | None = None  # "My sister is visiting. She's vegan": across sentences
     for sentence in sentences(text):
@@ -231,7 +220,7 @@ def clauses(text: str, user: frozenset[str] = frozenset()) -> list[Clause]:
             if found is None:
                 # a clause without a subject goes on from the one before ("she's vegan and never
                 # eats out"), unless it speaks of the user ("so that's my week")
-                said = ("user", None) if lowered & _FIRST_WORDS else previous
+                said = ("user", None) if lowered & FIRST_PERSON else previous
             else:
                 said = found[:2]
             rest = {t.lower() for t in toks[found[2] :]} if found is not None else set()
@@ -246,7 +235,7 @@ def clauses(text: str, user: frozenset[str] = frozenset()) -> list[Clause]:
             # it names ("I'll get my neighbour Dev to check, he's a roofer")
             last_person = (said[1] if said[0] == "other" else None) or _named(toks) or last_person
             previous = said
-    return out
+    return tuple(out)
 
 
 # words before a claim's verb that do not change whose fact it is
@@ -301,6 +290,7 @@ _FRAME = frozenset(
     takes use uses need needs plan plans go goes get gets keep keeps try tries enjoy enjoys
     """.split()  # noqa: SIM905 - a word list reads best as text
 )
+_PEOPLE_STEMS = frozenset(stem(w) for w in _PEOPLE)
 # the share of a claim's content words that the turn must say only of another person
 OTHER_SHARE = 0.4
 
@@ -324,7 +314,7 @@ def other_persons_fact(
     user = frozenset(w.lower() for w in _TOKEN.findall(user_name or ""))
     if not _about_user(claim, user):
         return None
-    parts = clauses(turn, user)
+    parts = _clauses(turn, user)
     if not any(c.subject == "other" for c in parts):
         return None
     wanted = {s for s in content_stems(claim) if s not in ("user", "you", "as")}
@@ -349,7 +339,7 @@ def other_persons_fact(
     named = {stem(w) for w in _TOKEN.findall(claim)}
     if any(p is not None and (stem(p) in named or p in claim.lower()) for p in people):
         return None  # "Has a sister who is diabetic": the user's fact about the sister
-    if named & {stem(w) for w in _PEOPLE}:
+    if named & _PEOPLE_STEMS:
         return None  # the claim names a person of its own ("Cooks vegan for his girlfriend")
     # the first person by the claim's words (sorted), so the reason is the same every run
     person = next((said_of_other[s] for s in only_other if said_of_other[s] is not None), None)

@@ -243,6 +243,8 @@ _KIN_FORMS = {
     "stepmother": "stepmother stepmom stepmum", "stepfather": "stepfather stepdad",
 }  # fmt: skip
 _KIN = {f: canon for canon, forms in _KIN_FORMS.items() for f in forms.split()}
+# every word that names a relative ("mum", "grandad", "stepdad", ...)
+KIN_WORDS = frozenset(_KIN)
 # "left" / "right" are a side only before one of these ("my left knee"; not "I left work")
 _BODY_PARTS = frozenset(
     ("knee", "ankle", "hand", "arm", "leg", "foot", "shoulder", "hip", "eye", "ear", "wrist",
