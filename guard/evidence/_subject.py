@@ -89,14 +89,52 @@ class Clause:
     person: str | None = None
 
 
+def _person_word(tok: str) -> str | None:
+    """The person a word names, "brother's" too (a contraction or a possessive), or None."""
+    low = tok.lower()
+    base = low[:-2] if low.endswith("'s") else low
+    return base if base in _PEOPLE else None
+
+
 def _person_after_my(toks: list[str], i: int) -> tuple[str, int] | None:
-    """("sister", index after it) for "my (little) sister (Ana)", else None."""
+    """("sister", index after it) for "my (little) sister('s) (Ana)", else None."""
     j = i
     while j < len(toks) and toks[j].lower() in _PERSON_ADJECTIVES and j < i + 2:
         j += 1
-    if j < len(toks) and toks[j].lower() in _PEOPLE:
-        return toks[j].lower(), j + 1
-    return None
+    person = _person_word(toks[j]) if j < len(toks) else None
+    return (person, j + 1) if person is not None else None
+
+
+# what follows "<person>'s" when the "'s" is "is" or "has" ("my brother's getting married",
+# "mum's in hospital", "my dad's a plumber") rather than a possessive ("my sister's wedding")
+_CONTRACTION_NEXT = frozenset(
+    """
+    a an the not never always also still just really so very been got gone in at on back off
+    out home married engaged pregnant retired divorced allergic vegan vegetarian from into now
+    finally currently only all obsessed
+    """.split()  # noqa: SIM905 - a word list reads best as text
+)
+
+
+# nouns in -ing that follow a possessive ("my sister's wedding", "my dad's birthday meeting")
+_ING_NOUNS = frozenset(
+    """
+    wedding weddings christening morning evening meeting building thing things ceiling clothing
+    pudding sibling siblings darling feeling feelings painting paintings ring spring string
+    wing king funding earring earrings stocking stockings
+    """.split()  # noqa: SIM905 - a word list reads best as text
+)
+
+
+def _contracted(toks: list[str], j: int) -> bool:
+    """Whether the word before ``j`` ends in an "'s" that is a verb ("is", "has"): the next word
+    says so ("getting", "in", "a"), not a noun it owns ("wedding")."""
+    if not toks[j - 1].lower().endswith("'s") or j >= len(toks):
+        return False
+    nxt = toks[j].lower()
+    if nxt in _CONTRACTION_NEXT:
+        return True
+    return nxt.endswith("ing") and len(nxt) > 4 and nxt not in _ING_NOUNS
 
 
 # what follows a capitalised word that opens a sentence when it is a name: not the verbs of
@@ -145,6 +183,8 @@ def _subject(
             return None
         person, j = found
         if toks[j - 1].lower().endswith("'s"):
+            if _contracted(toks, j):
+                return "other", person, j  # "my little brother's getting married"
             return None  # "my sister's wedding": a thing, not the person
         if j < len(toks) and toks[j] == "and":
             return "user", None, j  # "my wife and I"
@@ -153,6 +193,9 @@ def _subject(
     after = toks[i + 1].lower() if i + 1 < len(toks) else ""
     if first in _PEOPLE and (after in _AFTER_SUBJECT or after.endswith("'s")):
         return "other", first, i + 1  # "mum is strictly vegetarian", "Dad also doesn't eat beef"
+    bare = _person_word(first)
+    if bare is not None and bare != first and _contracted(toks, i + 1):
+        return "other", bare, i + 1  # "mum's in hospital"
     word = toks[i]
     named = (
         word[:1].isupper()
@@ -192,6 +235,59 @@ def _named(toks: list[str]) -> str | None:
 
 # the user as the object of another person's clause
 _FIRST_OBJECTS = frozenset(("me", "us"))
+# verbs in the past that make a word before them a subject ("my dad had", "Grew up in")
+_IRREGULAR_PAST = frozenset(
+    """
+    was had did grew went got made took ran met became began bought left lost won sold kept
+    built spent wrote drove flew gave found felt knew taught thought told came saw broke chose
+    """.split()  # noqa: SIM905 - a word list reads best as text
+)
+# words that open a sentence and are not a name, capitalised or not ("Thanks, Mel")
+_NOT_NAMES = frozenset(
+    "hi hey hello thanks thank sorry please no yes yeah ok okay".split()  # noqa: SIM905 - as text
+)
+
+
+def _embedded(toks: list[str]) -> _Subject | None:
+    """A clause whose subject is another person after other words, the user not its subject
+    ("main motivation is my dad had a heart attack", "the thing is my sister's moving"), or
+    None. ``my <person>`` must be the clause's first first-person words and be followed by a
+    verb, so "I told my dad", "quit my job because my boss was ..." or "that's my dad's car"
+    are not."""
+    for i, tok in enumerate(toks):
+        low = tok.lower()
+        if low in FIRST_PERSON and low not in ("my", "our"):
+            return None  # the user is a subject before any person
+        if low not in ("my", "our"):
+            continue
+        found = _person_after_my(toks, i + 1)
+        if found is None:
+            return None  # "quit my job because my manager was ...": the user's words first
+        person, j = found
+        if _contracted(toks, j):
+            return "other", person, j
+        name = _name_at(toks, j)
+        k = j + (name is not None)
+        nxt = toks[k].lower() if k < len(toks) and not toks[j - 1].endswith("'s") else ""
+        if nxt in _AFTER_SUBJECT or nxt in _VERBS_S or nxt in _IRREGULAR_PAST:
+            return "other", (name or person).lower(), k
+    return None
+
+
+def _alone(toks: list[str], user: frozenset[str]) -> str | None:
+    """The person a clause of nothing but a name or a person is ("the younger one, Milo, has a
+    peanut allergy", "the other flatmate, Kwame, is never there"), or None."""
+    words = [t.lower() for t in toks]
+    if len(toks) <= 2 and all(t[:1].isupper() and t != "I" and not t.isupper() for t in toks):
+        first = words[0]
+        if first not in STOPWORDS and first not in _LEAD and first not in _NOT_NAMES:
+            return None if first in user else first
+        return None
+    people = [w for w in words if w in _PEOPLE]
+    lead = frozenset(("the", "my", "our", "his", "her", "their", "other")) | _PERSON_ADJECTIVES
+    if len(people) == 1 and all(w in lead or w in _PEOPLE for w in words):
+        return people[0]
+    return None
 
 
 def clauses(text: str, user: frozenset[str] = frozenset()) -> list[Clause]:
@@ -216,8 +312,11 @@ def _clauses(text: str, user: frozenset[str]) -> tuple[Clause, ...]:
             if not toks:
                 continue
             lowered = {t.lower() for t in toks}
-            found = _subject(toks, opens_sentence=n == 0, user=user)
-            if found is None:
+            found = _subject(toks, opens_sentence=n == 0, user=user) or _embedded(toks)
+            alone = _alone(toks, user) if found is None else None
+            if alone is not None:
+                said: tuple[str, str | None] = ("other", alone)  # the clause after says theirs
+            elif found is None:
                 # a clause without a subject goes on from the one before ("she's vegan and never
                 # eats out"), unless it speaks of the user ("so that's my week")
                 said = ("user", None) if lowered & FIRST_PERSON else previous
@@ -243,12 +342,6 @@ _CLAIM_LEAD = frozenset(
     """
     apparently often usually sometimes regularly currently recently now still also really
     already always never just will would can could should might may must used to
-    """.split()  # noqa: SIM905 - a word list reads best as text
-)
-_IRREGULAR_PAST = frozenset(
-    """
-    was had did grew went got made took ran met became began bought left lost won sold kept
-    built spent wrote drove flew gave found felt knew taught thought told came saw broke chose
     """.split()  # noqa: SIM905 - a word list reads best as text
 )
 _THIRD_IN_CLAIM = frozenset(

@@ -45,6 +45,17 @@ from tests.calibration.factories import make_profile
          ["green", "tie"]),
         ("You work as a roofer", "i'll get my neighbour Dev to check, he's a roofer.", "dev",
          ["roofer"]),
+        # "'s" as "is" or "has" after a person
+        ("Is getting married in June", "my little brother's getting married in june and i'm "
+         "the best man", "brother", ["getting", "married", "june"]),
+        ("Is in hospital", "mum's in hospital again, so I'm doing all the school runs", "mum",
+         ["hospital"]),
+        # another person as the subject after other words
+        ("Had a heart attack at 52", "main motivation is my dad had a heart attack at 52 and i "
+         "don't want to go the same way.", "dad", ["heart", "attack", "52"]),
+        # a name set off by commas is the subject of the clause after it
+        ("Has a peanut allergy", "the younger one, Milo, has a peanut allergy so nothing with "
+         "nuts at all", "milo", ["peanut", "allergy"]),
     ],
 )  # fmt: skip
 def test_a_fact_the_user_said_of_someone_else_is_found_with_the_person_and_words(
@@ -79,6 +90,14 @@ def test_a_fact_the_user_said_of_someone_else_is_found_with_the_person_and_words
          "Client wants the logo bigger but also more minimal by Friday, so that's my week."),
         # the turn names nobody else
         ("Is vegan", "I went vegan in January."),
+        # a possessive "'s" before what the person owns is not "is"
+        ("Hopes to lose 15 lbs before October",
+         "and hopefully lose 15 lbs before my sister's wedding in October"),
+        # the user's words come before the person's: the user's clause
+        ("Quit a job at the movie theater",
+         "just quit my job at the movie theater bc my manager was screaming at ppl lol."),
+        # "Thanks, Mel": a word that opens a sentence is not a name on its own
+        ("Is vegan", "Thanks, I went vegan in January."),
     ],
 )  # fmt: skip
 def test_the_users_own_facts_and_facts_about_a_named_relative_are_not_found(
@@ -92,6 +111,16 @@ def test_a_pronoun_clause_is_the_person_named_before_it() -> None:
     assert [(c.subject, c.person) for c in parts] == [
         ("other", "girlfriend"),
         ("other", "girlfriend"),
+        ("user", None),
+    ]
+
+
+def test_a_name_alone_between_commas_makes_the_next_clause_theirs() -> None:
+    parts = clauses("the other flatmate, Kwame, is never there, and I pay the bills.")
+    assert [(c.subject, c.person) for c in parts] == [
+        ("other", "flatmate"),
+        ("other", "kwame"),
+        ("other", "kwame"),
         ("user", None),
     ]
 
