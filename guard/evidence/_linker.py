@@ -376,7 +376,7 @@ class EvidenceLinker:
         texts = tuple(turn_text.values())
         all_user_stems = frozenset().union(*(tx.content_stems(t) for t in texts + known))
         all_user_numbers = frozenset().union(*(tx.numbers(t) for t in texts))
-        all_user_names = frozenset().union(*(tx.word_set(t) for t in texts + known))
+        all_user_names = frozenset().union(*(tx.name_words(t) for t in texts + known))
         later_fix = _corrections(units, unit_kinds)
         links = [
             self._features(

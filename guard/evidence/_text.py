@@ -185,15 +185,32 @@ _DECADES = re.compile(
 )
 
 
+def _unpossessed(word: str) -> str:
+    """A word without its possessive: "Javi's" is "javi", "the Joneses'" is "joneses"."""
+    low = word.lower()
+    if low.endswith("'s"):
+        return low[:-2]
+    return low[:-1] if low.endswith("'") else low
+
+
 def proper_names(text: str) -> set[str]:
-    """Capitalised words that do not start a sentence (cheap named-entity stand-in)."""
+    """Capitalised words that do not start a sentence (cheap named-entity stand-in), without a
+    possessive "'s" ("for Javi's new job" names Javi)."""
     names: set[str] = set()
     for sent in sentences(text):
         toks = _WORD.findall(sent)
         for tok in toks[1:]:
             if tok[:1].isupper() and tok.lower() not in STOPWORDS and tok != "I":
-                names.add(tok.lower())
+                names.add(_unpossessed(tok))
     return names
+
+
+@lru_cache(maxsize=65536)
+def name_words(text: str) -> frozenset[str]:
+    """The words a text says, each also without its possessive: what a claim's names are
+    checked against ("Javi got a job" and "Javi's job" both say Javi)."""
+    said = word_set(text)
+    return said | {_unpossessed(w) for w in said}
 
 
 def has_negation(text: str) -> bool:

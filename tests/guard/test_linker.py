@@ -62,6 +62,24 @@ def test_exact_restatement_has_full_lexical_containment() -> None:
     assert link.features["unsupported_names"] == 0.0
 
 
+def test_a_name_said_with_or_without_its_possessive_is_a_said_name() -> None:
+    turns = [
+        Turn(id="u1", role=Role.USER, content="Javi got offered a job at a hospital in Denver."),
+        Turn(id="u2", role=Role.USER, content="I'm going to Kunle's graduation in Leeds."),
+    ]
+    owned, bare, unsaid = _LINKER.link(
+        turns,
+        [
+            Candidate(id="a", text="Is moving to Denver for Javi's new job"),
+            Candidate(id="b", text="Is going to a graduation for Kunle"),
+            Candidate(id="c", text="Is moving to Denver for Marta's new job"),
+        ],
+    )
+    assert owned.features["unsupported_names"] == 0.0
+    assert bare.features["unsupported_names"] == 0.0
+    assert unsaid.features["unsupported_names"] == 1.0
+
+
 def test_invented_details_show_up_in_the_features() -> None:
     [plain, detailed] = _LINKER.link(
         PAPER_TURNS,
