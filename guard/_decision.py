@@ -202,6 +202,7 @@ def decide(
     writer_model: str | None = None,
     turn_text: str | None = None,
     user_name: str | None = None,
+    people: frozenset[str] = frozenset(),
 ) -> Decision:
     """Provenance, action and reasons of one candidate.
 
@@ -209,7 +210,8 @@ def decide(
     evidence-only profile is calibrated when no self-audit is wanted); ``audit_error`` is the
     self-audit's failure, if it failed. ``turn_text``: the whole linked user turn, which the
     rules on the words read (``link.span`` is often one sentence of it); without it, the span.
-    ``user_name``: the user's own name, when the caller knows it (``other_persons_fact``).
+    ``user_name``: the user's own name, when the caller knows it (``other_persons_fact``);
+    ``people``: the names the conversation's user turns give others (``known_people``).
     """
     reasons: list[Reason] = [
         reason(
@@ -222,7 +224,7 @@ def decide(
         reasons.append(reason(ReasonCode.UNCALIBRATED_WRITER, writer_model=writer_model))
     evidence = turn_text or link.span
     provenance = _provenance(
-        candidate.text, evidence, link, p_oi, p_stated, profile, reasons, user_name
+        candidate.text, evidence, link, p_oi, p_stated, profile, reasons, (user_name, people)
     )
     if link.unsupported_words:
         reasons.append(reason(ReasonCode.UNSUPPORTED_CONTENT, words=list(link.unsupported_words)))
@@ -285,7 +287,11 @@ def _quote_rule(
 
 
 def _said_otherwise(
-    claim: str, evidence: str | None, link: EvidenceLink, user_name: str | None = None
+    claim: str,
+    evidence: str | None,
+    link: EvidenceLink,
+    user_name: str | None = None,
+    people: frozenset[str] = frozenset(),
 ) -> Reason | None:
     """The word rule that makes a claim the scores let through generated, as its reason, or
     None: the linked turn contradicts, denies or changes it, says it of another person, or the
@@ -300,7 +306,7 @@ def _said_otherwise(
         said, claimed = changed
         return reason(ReasonCode.CHANGED_VALUE, turn_id=link.turn_id, said=said, claimed=claimed)
     # "User is vegan" from "my girlfriend does her own thing, she's vegan": not the user's fact
-    other = other_persons_fact(claim, evidence, user_name) if evidence is not None else None
+    other = other_persons_fact(claim, evidence, user_name, people) if evidence is not None else None
     if other is not None:
         return reason(
             ReasonCode.OTHER_PERSONS_FACT,
@@ -325,9 +331,10 @@ def _provenance(
     p_stated: float,
     profile: CalibrationProfile,
     reasons: list[Reason],
-    user_name: str | None = None,
+    who: tuple[str | None, frozenset[str]] = (None, frozenset()),
 ) -> Provenance:
-    """Provenance from the scores alone (before the self-audit and the policy); adds reasons."""
+    """Provenance from the scores alone (before the self-audit and the policy); adds reasons.
+    ``who``: the user's name and the names the conversation gives others."""
     if not math.isfinite(p_oi) or not math.isfinite(p_stated):
         reasons.append(reason(ReasonCode.SCORE_UNDECIDABLE))
         return Provenance.GENERATED
@@ -355,7 +362,7 @@ def _provenance(
         )
         return Provenance.GENERATED
     # what the score missed: the user's turn says otherwise, another person's fact, a prior
-    missed = _said_otherwise(claim, evidence, link, user_name)
+    missed = _said_otherwise(claim, evidence, link, *who)
     if missed is not None:
         reasons.append(missed)
         return Provenance.GENERATED

@@ -37,7 +37,13 @@ from mirage_guard.guard._observer import GuardObserver, NullObserver
 from mirage_guard.guard._policy import Policy
 from mirage_guard.guard._quotes import check_quotes, quote_links
 from mirage_guard.guard.errors import InputError, LLMError, LLMOutputError, ProfileError
-from mirage_guard.guard.evidence import Embedder, EvidenceLinker, shared_minilm, shipped_support
+from mirage_guard.guard.evidence import (
+    Embedder,
+    EvidenceLinker,
+    known_people,
+    shared_minilm,
+    shipped_support,
+)
 from mirage_guard.guard.llm import LLMClient, create_llm
 from mirage_guard.guard.scoring import (
     QUOTE_FEATURES,
@@ -358,6 +364,9 @@ class Guard:
             and all(c.id in verdicts for c in candidates)
         )
         profile = active.audit if use_audit_profile and active.audit else active.evidence
+        # the names the user gives others anywhere in the conversation ("my girlfriend Jess"), so
+        # a later "jess is vegan" is read as Jess's
+        people = known_people((said or {}).values(), user_name)
         rows: list[dict[str, float]] = []
         for c, link in zip(candidates, links, strict=True):
             row = dict(link.features)
@@ -393,6 +402,7 @@ class Guard:
                 writer_model=model,
                 turn_text=(said or {}).get(link.turn_id or ""),
                 user_name=user_name,
+                people=people,
             )
             for i, (c, link) in enumerate(zip(candidates, links, strict=True))
         ]

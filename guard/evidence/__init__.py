@@ -35,7 +35,7 @@ from mirage_guard.guard.evidence._linker import (
 )
 from mirage_guard.guard.evidence._namespace import cache_namespace, current_cache_namespace
 from mirage_guard.guard.evidence._shipped import shipped_linker, shipped_support
-from mirage_guard.guard.evidence._subject import OtherPersonsFact, other_persons_fact
+from mirage_guard.guard.evidence._subject import OtherPersonsFact, known_people, other_persons_fact
 from mirage_guard.guard.evidence._support import (
     SUPPORT_FEATURES,
     WEIGHTS,
@@ -101,6 +101,7 @@ __all__ = [
     "group_words",
     "has_negation",
     "keep_layers",
+    "known_people",
     "minilm_model_path",
     "moved_from",
     "n_layers",

@@ -17,6 +17,7 @@ diabetic" is the user's fact about the sister), is another person's fact.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -151,6 +152,16 @@ _VERBS_S = frozenset(
     """.split()  # noqa: SIM905 - a word list reads best as text
 )
 
+# verbs in the past that make a word before them a subject ("my dad had", "Grew up in")
+_IRREGULAR_PAST = frozenset(
+    """
+    was had did grew went got made took ran met became began bought left lost won sold kept
+    built spent wrote drove flew gave found felt knew taught thought told came saw broke chose
+    """.split()  # noqa: SIM905 - a word list reads best as text
+)
+# a clause that opens with one of these has the subject of a name alone before it
+_OPENING_VERBS = _AFTER_SUBJECT | _VERBS_S | _IRREGULAR_PAST
+
 _Subject = tuple[str, str | None, int]
 
 
@@ -160,13 +171,19 @@ def _name_at(toks: list[str], j: int) -> str | None:
 
 
 def _subject(
-    toks: list[str], *, opens_sentence: bool = False, user: frozenset[str] = frozenset()
+    toks: list[str],
+    *,
+    opens_sentence: bool = False,
+    user: frozenset[str] = frozenset(),
+    people: frozenset[str] = frozenset(),
 ) -> _Subject | None:
     """(subject, person, index after the subject) of a clause's tokens, or None when the clause
     does not say one.
     ``opens_sentence``: the clause starts its sentence, where every word is capitalised, so a
     capitalised word is a name only before a verb people do ("Keisha has", not "Surgery went").
-    ``user``: the user's own name, lowercased, by its parts (their name is them)."""
+    ``user``: the user's own name, lowercased, by its parts (their name is them). ``people``: the
+    names the conversation gives other people, lowercased: typed in lower case ("jess is training
+    for a half marathon") they are names all the same."""
     i = 0
     while i < len(toks) - 1 and toks[i].lower() in _LEAD:
         i += 1
@@ -196,7 +213,22 @@ def _subject(
     bare = _person_word(first)
     if bare is not None and bare != first and _contracted(toks, i + 1):
         return "other", bare, i + 1  # "mum's in hospital"
-    word = toks[i]
+    return _name_subject(toks, i, opens_sentence and i == 0, user, people)
+
+
+def _name_subject(
+    toks: list[str], i: int, opener: bool, user: frozenset[str], people: frozenset[str]
+) -> _Subject | None:
+    """A name as the subject at ``toks[i]``: capitalised before a verb ("Sam hates hiking") or
+    an "'s" that is a verb ("Kamil's allergic to bleach"), or a name the conversation gave
+    someone, in any case ("jess is training", "sue's got a dodgy heart"); the user's own name is
+    the user. ``opener``: the word opens its sentence, where every word is capitalised."""
+    word, first = toks[i], toks[i].lower()
+    after = toks[i + 1].lower() if i + 1 < len(toks) else ""
+    owner = first[:-2] if first.endswith("'s") else first
+    has = owner != first and _contracted(toks, i + 1)
+    if owner in people and owner not in user and (has or after in _OPENING_VERBS):
+        return "other", owner, i + 1
     named = (
         word[:1].isupper()
         and word != "I"
@@ -205,11 +237,13 @@ def _subject(
         and not word.isupper()  # an acronym: "WFPS has two divisions"
         and not first.endswith(_NOT_NAME_ENDINGS)  # "Skiing can be", "Motivation is"
     )
-    verbs = _AFTER_NAME_OPENING if opens_sentence and i == 0 else _AFTER_SUBJECT
-    if named and (after in verbs or after in _VERBS_S):
-        if first in user:
+    verbs = _AFTER_NAME_OPENING if opener else _AFTER_SUBJECT
+    # an "'s" only where not every word is capitalised ("Work's been crazy")
+    has = has and not opener and owner not in STOPWORDS
+    if named and (after in verbs or after in _VERBS_S or has):
+        if owner in user:
             return "user", None, i + 1
-        return "other", first, i + 1  # "Sam hates hiking", "Keisha has a glass of wine sometimes"
+        return "other", owner, i + 1
     return None
 
 
@@ -235,13 +269,6 @@ def _named(toks: list[str]) -> str | None:
 
 # the user as the object of another person's clause
 _FIRST_OBJECTS = frozenset(("me", "us"))
-# verbs in the past that make a word before them a subject ("my dad had", "Grew up in")
-_IRREGULAR_PAST = frozenset(
-    """
-    was had did grew went got made took ran met became began bought left lost won sold kept
-    built spent wrote drove flew gave found felt knew taught thought told came saw broke chose
-    """.split()  # noqa: SIM905 - a word list reads best as text
-)
 # words that open a sentence and are not a name, capitalised or not ("Thanks, Mel")
 _NOT_NAMES = frozenset(
     "hi hey hello thanks thank sorry please no yes yeah ok okay".split()  # noqa: SIM905 - as text
@@ -290,14 +317,42 @@ def _alone(toks: list[str], user: frozenset[str]) -> str | None:
     return None
 
 
-def clauses(text: str, user: frozenset[str] = frozenset()) -> list[Clause]:
+def clauses(
+    text: str, user: frozenset[str] = frozenset(), people: frozenset[str] = frozenset()
+) -> list[Clause]:
     """The clauses of a user turn, each with whose fact it states; ``user``: the user's name, by
-    its lowercased parts."""
-    return list(_clauses(text, user))
+    its lowercased parts; ``people``: the names the conversation gives others, lowercased."""
+    return list(_clauses(text, user, people))
+
+
+def known_people(turns: Iterable[str], user_name: str | None = None) -> frozenset[str]:
+    """The names a user's turns give other people ("my girlfriend Jess", "Sam hates hiking"),
+    lowercased, the user's own name left out: a later "jess is vegan" is about Jess too."""
+    user = _name_parts(user_name)
+    return frozenset().union(*(_turn_people(t, user) for t in turns))
+
+
+@lru_cache(maxsize=16384)
+def _turn_people(text: str, user: frozenset[str]) -> frozenset[str]:
+    """The names one turn gives people: a clause's subject or a "my <person> <Name>", not a
+    capitalised word alone between commas ("Lisbon, Portugal,")."""
+    return frozenset(
+        c.person
+        for c in _clauses(text, user, frozenset())
+        if c.person is not None
+        and c.person not in _PEOPLE
+        and c.person not in user
+        and c.text.strip(" .,!?").lower() != c.person
+    )
+
+
+def _name_parts(user_name: str | None) -> frozenset[str]:
+    """The user's name by its lowercased parts."""
+    return frozenset(w.lower() for w in _TOKEN.findall(user_name or ""))
 
 
 @lru_cache(maxsize=4096)
-def _clauses(text: str, user: frozenset[str]) -> tuple[Clause, ...]:
+def _clauses(text: str, user: frozenset[str], people: frozenset[str]) -> tuple[Clause, ...]:
     """:func:`clauses`, once per turn: the claims of one write that link to the same turn read
     it parsed once."""
     out: list[Clause] = []
@@ -307,15 +362,25 @@ def _clauses(text: str, user: frozenset[str]) -> tuple[Clause, ...]:
             out.append(Clause(sentence, "user"))  # "He was a welder, almost like me": both
             continue
         previous: tuple[str, str | None] = ("user", None)
+        pending: str | None = None  # a person named alone in the clause before
         for n, part in enumerate(_CLAUSE.split(sentence)):
             toks = _TOKEN.findall(part or "")
             if not toks:
                 continue
             lowered = {t.lower() for t in toks}
-            found = _subject(toks, opens_sentence=n == 0, user=user) or _embedded(toks)
+            found = _subject(toks, opens_sentence=n == 0, user=user, people=people) or _embedded(
+                toks
+            )
             alone = _alone(toks, user) if found is None else None
             if alone is not None:
-                said: tuple[str, str | None] = ("other", alone)  # the clause after says theirs
+                # "the younger one, Milo, has a peanut allergy": the clause after is theirs if it
+                # opens with a verb (not "I live in Lisbon, Portugal, and work remotely")
+                out.append(Clause(part.strip(), "other", alone))
+                pending, last_person = alone, alone
+                continue
+            said: tuple[str, str | None]
+            if found is None and pending is not None and toks[0].lower() in _OPENING_VERBS:
+                said = ("other", pending)
             elif found is None:
                 # a clause without a subject goes on from the one before ("she's vegan and never
                 # eats out"), unless it speaks of the user ("so that's my week")
@@ -333,7 +398,7 @@ def _clauses(text: str, user: frozenset[str]) -> tuple[Clause, ...]:
             # the person a later "he" or "she" is: this clause's subject, else the last person
             # it names ("I'll get my neighbour Dev to check, he's a roofer")
             last_person = (said[1] if said[0] == "other" else None) or _named(toks) or last_person
-            previous = said
+            previous, pending = said, None
     return tuple(out)
 
 
@@ -397,17 +462,18 @@ class OtherPersonsFact:
 
 
 def other_persons_fact(
-    claim: str, turn: str, user_name: str | None = None
+    claim: str, turn: str, user_name: str | None = None, people: frozenset[str] = frozenset()
 ) -> OtherPersonsFact | None:
     """Whether ``claim``, about the user, restates what ``turn`` says of another person: at
     least ``OTHER_SHARE`` of its content words are said only in clauses about someone else, none
     but its frame verbs in clauses about the user, and the claim names no person. ``user_name``:
     the user's own name, when known: a claim that opens with it is about the user ("Keiko enjoys
-    cooking" / "he cooks, I burn water lol"), and a clause whose subject it is, the user's."""
-    user = frozenset(w.lower() for w in _TOKEN.findall(user_name or ""))
+    cooking" / "he cooks, I burn water lol"), and a clause whose subject it is, the user's.
+    ``people``: the names the conversation gives others (:func:`known_people`)."""
+    user = _name_parts(user_name)
     if not _about_user(claim, user):
         return None
-    parts = _clauses(turn, user)
+    parts = _clauses(turn, user, people)
     if not any(c.subject == "other" for c in parts):
         return None
     wanted = {s for s in content_stems(claim) if s not in ("user", "you", "as")}
@@ -428,9 +494,9 @@ def other_persons_fact(
         return None
     if len(only_other) < OTHER_SHARE * len(wanted):
         return None
-    people = {said_of_other[s] for s in only_other}
+    persons = {said_of_other[s] for s in only_other}
     named = {stem(w) for w in _TOKEN.findall(claim)}
-    if any(p is not None and (stem(p) in named or p in claim.lower()) for p in people):
+    if any(p is not None and (stem(p) in named or p in claim.lower()) for p in persons):
         return None  # "Has a sister who is diabetic": the user's fact about the sister
     if named & _PEOPLE_STEMS:
         return None  # the claim names a person of its own ("Cooks vegan for his girlfriend")
@@ -441,4 +507,4 @@ def other_persons_fact(
     return OtherPersonsFact(person, tuple(words))
 
 
-__all__ = ["Clause", "OtherPersonsFact", "clauses", "other_persons_fact"]
+__all__ = ["Clause", "OtherPersonsFact", "clauses", "known_people", "other_persons_fact"]

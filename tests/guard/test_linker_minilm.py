@@ -274,3 +274,28 @@ def test_another_persons_fact_is_generated_by_the_shipped_guard() -> None:
     for cid in ("hers", "shifts"):
         assert d[cid].provenance is not Provenance.GENERATED, cid
         assert ReasonCode.OTHER_PERSONS_FACT not in {x.code for x in d[cid].reasons}
+
+
+def test_a_name_the_conversation_gave_someone_reads_as_theirs_in_lower_case() -> None:
+    """The people_mentions case: "my girlfriend Jess" in one turn, "jess is training for a half
+    marathon" in a later one. The guard gathers the names the user's turns give others, so the
+    later lower-case clause is Jess's and "User is training for a half marathon" is generated;
+    without the first turn "jess" is just a word and the claim stays the user's."""
+    from mirage_guard.guard import Guard, Provenance
+    from mirage_guard.guard._reasons import ReasonCode
+    from mirage_guard.guard.scoring import ProfileStore
+
+    guard = Guard(linker=shipped_linker(), evidence_profile=ProfileStore().evidence_only())
+    intro = Turn(id="u1", role=Role.USER, content="it's me and my girlfriend Jess and her 2 kids.")
+    later = Turn(
+        id="u2",
+        role=Role.USER,
+        content="oh and jess is training for a half marathon in june so she needs loads of carbs",
+    )
+    claim = Candidate(id="run", text="User is training for a half marathon in June")
+    (d,) = guard.tag([intro, later], [claim])
+    assert d.provenance is Provenance.GENERATED
+    (r,) = [r for r in d.reasons if r.code is ReasonCode.OTHER_PERSONS_FACT]
+    assert r.params["person"] == "jess"
+    (alone,) = guard.tag([later], [claim])
+    assert ReasonCode.OTHER_PERSONS_FACT not in {x.code for x in alone.reasons}

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from mirage_guard.guard import Candidate, EvidenceLink, Policy, Provenance
 from mirage_guard.guard._decision import decide
 from mirage_guard.guard._reasons import ReasonCode, render_reason
-from mirage_guard.guard.evidence import other_persons_fact
+from mirage_guard.guard.evidence import known_people, other_persons_fact
 from mirage_guard.guard.evidence._subject import clauses
 from tests.calibration.factories import make_profile
 
@@ -189,3 +189,55 @@ def test_the_rule_reads_what_people_type_in_any_case(claim: str, turn: str) -> N
     assert other_persons_fact(claim, turn) is not None
     assert other_persons_fact(claim, turn.lower()) is not None
     assert other_persons_fact(claim, "") is None
+
+
+def test_the_names_a_conversation_gives_others_are_gathered_and_read_in_any_case() -> None:
+    turns = [
+        "it's me and my girlfriend Jess and her 2 kids, Sam hates broccoli",
+        "I moved to Lisbon, Portugal, and work remotely. It's a mess, that's fine.",
+        "Priya here, Priya loves running",
+    ]
+    people = known_people(turns, user_name="Priya")
+    assert people == frozenset({"jess", "sam"})  # not a place alone, "it", or the user
+    turn = "oh and jess is training for a half marathon in june, i'm more of a sofa person"
+    claim = "User is training for a half marathon in June"
+    found = other_persons_fact(claim, turn, "Priya", people)
+    assert found is not None
+    assert found.person == "jess"
+    assert other_persons_fact(claim, turn, "Priya") is None  # "jess" alone is just a word
+
+
+@pytest.mark.parametrize(
+    ("claim", "turn", "person"),
+    [
+        ("Is allergic to bleach", "one prob, Kamil's allergic to bleach so he cant clean", "kamil"),
+        ("Has a dodgy heart", "sue's got a dodgy heart so nothing too remote", "sue"),
+    ],
+)
+def test_a_names_s_that_is_a_verb_makes_the_clause_theirs(
+    claim: str, turn: str, person: str
+) -> None:
+    found = other_persons_fact(claim, turn, people=frozenset({"sue"}))
+    assert found is not None
+    assert found.person == person
+
+
+def test_a_name_alone_before_a_clause_without_a_verb_first_leaves_it_alone() -> None:
+    parts = clauses("I live in Lisbon, Portugal, and work remotely.")
+    assert [c.subject for c in parts if "remotely" in c.text] == ["user"]
+    turn = "I live in Lisbon, Portugal, and work remotely."
+    assert other_persons_fact("Works remotely", turn) is None
+
+
+def test_decide_reads_the_names_the_caller_gives() -> None:
+    link = EvidenceLink(
+        turn_id="u2", similarity=0.8, span="jess is training for a half marathon",
+        features={"support_model": 1.0, "sup_entailed": 0.9, "sup_inferable": 0.05,
+                  "sup_unsupported": 0.03, "sup_contradicted": 0.02},
+    )  # fmt: skip
+    turn = "oh and jess is training for a half marathon in june"
+    kwargs = {"p_oi": 0.05, "p_stated": 0.95, "profile": make_profile(), "policy": Policy()}
+    cand = Candidate(text="Is training for a half marathon")
+    d = decide(cand, link, turn_text=turn, people=frozenset({"jess"}), **kwargs)  # type: ignore[arg-type]
+    assert d.provenance is Provenance.GENERATED
+    assert decide(cand, link, turn_text=turn, **kwargs).provenance is Provenance.STATED  # type: ignore[arg-type]
