@@ -23,10 +23,13 @@ from functools import lru_cache
 
 from mirage_guard.guard.evidence._discourse import FIRST_PERSON
 from mirage_guard.guard.evidence._text import (
+    DAYS,
     HEDGES,
     KIN_WORDS,
+    MONTHS,
     STOPWORDS,
     content_stems,
+    proper_names,
     sentences,
     stem,
 )
@@ -334,16 +337,22 @@ def known_people(turns: Iterable[str], user_name: str | None = None) -> frozense
 
 @lru_cache(maxsize=16384)
 def _turn_people(text: str, user: frozenset[str]) -> frozenset[str]:
-    """The names one turn gives people: a clause's subject or a "my <person> <Name>", not a
-    capitalised word alone between commas ("Lisbon, Portugal,")."""
+    """The names one turn gives people: a clause's subject or a "my <person> <Name>" that is
+    also capitalised inside a sentence (not "Rent is due" or "Lunch was great" at a sentence's
+    start, where every word is), not a day or a month, not a capitalised word alone between
+    commas ("Lisbon, Portugal,")."""
+    inside = proper_names(text) - _CALENDAR
     return frozenset(
         c.person
         for c in _clauses(text, user, frozenset())
-        if c.person is not None
+        if c.person in inside
         and c.person not in _PEOPLE
         and c.person not in user
         and c.text.strip(" .,!?").lower() != c.person
     )
+
+
+_CALENDAR = frozenset(DAYS) | frozenset(MONTHS)
 
 
 def _name_parts(user_name: str | None) -> frozenset[str]:

@@ -199,6 +199,8 @@ def test_the_names_a_conversation_gives_others_are_gathered_and_read_in_any_case
     ]
     people = known_people(turns, user_name="Priya")
     assert people == frozenset({"jess", "sam"})  # not a place alone, "it", or the user
+    # a word capitalised only where every word is (a sentence's start) is not a name
+    assert known_people(["Rent is due friday. Lunch was great, Tom cooks."]) == {"tom"}
     turn = "oh and jess is training for a half marathon in june, i'm more of a sofa person"
     claim = "User is training for a half marathon in June"
     found = other_persons_fact(claim, turn, "Priya", people)
