@@ -125,16 +125,25 @@ def test_a_name_alone_between_commas_makes_the_next_clause_theirs() -> None:
     ]
 
 
-def test_another_persons_fact_that_the_scores_read_as_stated_is_generated() -> None:
-    """The support model reads "User is vegan" as said (entailed 0.9: the word is there); the
-    clause says it of the girlfriend, so it is generated and the reason names her and the word."""
-    link = EvidenceLink(
-        turn_id="u1", similarity=0.8, span="she's vegan",
+def _read_as_said(turn_id: str, span: str) -> EvidenceLink:
+    """A link the scores and the support model read as a restatement."""
+    return EvidenceLink(
+        turn_id=turn_id, similarity=0.8, span=span,
         features={"support_model": 1.0, "sup_entailed": 0.9, "sup_inferable": 0.05,
                   "sup_unsupported": 0.03, "sup_contradicted": 0.02},
     )  # fmt: skip
+
+
+def _stated_scores() -> dict[str, object]:
+    return {"p_oi": 0.05, "p_stated": 0.95, "profile": make_profile(), "policy": Policy()}
+
+
+def test_another_persons_fact_that_the_scores_read_as_stated_is_generated() -> None:
+    """The support model reads "User is vegan" as said (entailed 0.9: the word is there); the
+    clause says it of the girlfriend, so it is generated and the reason names her and the word."""
+    link = _read_as_said("u1", "she's vegan")
     turn = "No no, just me. My girlfriend does her own thing, she's vegan."
-    kwargs = {"p_oi": 0.05, "p_stated": 0.95, "profile": make_profile(), "policy": Policy()}
+    kwargs = _stated_scores()
     d = decide(Candidate(text="User is vegan"), link, turn_text=turn, **kwargs)  # type: ignore[arg-type]
     assert d.provenance is Provenance.GENERATED
     assert d.source_turn_id is None
@@ -225,20 +234,15 @@ def test_a_names_s_that_is_a_verb_makes_the_clause_theirs(
 
 
 def test_a_name_alone_before_a_clause_without_a_verb_first_leaves_it_alone() -> None:
-    parts = clauses("I live in Lisbon, Portugal, and work remotely.")
-    assert [c.subject for c in parts if "remotely" in c.text] == ["user"]
     turn = "I live in Lisbon, Portugal, and work remotely."
+    assert [c.subject for c in clauses(turn) if "remotely" in c.text] == ["user"]
     assert other_persons_fact("Works remotely", turn) is None
 
 
 def test_decide_reads_the_names_the_caller_gives() -> None:
-    link = EvidenceLink(
-        turn_id="u2", similarity=0.8, span="jess is training for a half marathon",
-        features={"support_model": 1.0, "sup_entailed": 0.9, "sup_inferable": 0.05,
-                  "sup_unsupported": 0.03, "sup_contradicted": 0.02},
-    )  # fmt: skip
+    link = _read_as_said("u2", "jess is training for a half marathon")
     turn = "oh and jess is training for a half marathon in june"
-    kwargs = {"p_oi": 0.05, "p_stated": 0.95, "profile": make_profile(), "policy": Policy()}
+    kwargs = _stated_scores()
     cand = Candidate(text="Is training for a half marathon")
     d = decide(cand, link, turn_text=turn, people=frozenset({"jess"}), **kwargs)  # type: ignore[arg-type]
     assert d.provenance is Provenance.GENERATED
