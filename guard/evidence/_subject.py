@@ -120,7 +120,7 @@ _CONTRACTION_NEXT = frozenset(
 )
 
 
-# nouns in -ing that follow a possessive ("my sister's wedding", "my dad's birthday meeting")
+# nouns in -ing that follow a possessive ("my sister's wedding", "my son's christening")
 _ING_NOUNS = frozenset(
     """
     wedding weddings christening morning evening meeting building thing things ceiling clothing
