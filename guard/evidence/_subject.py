@@ -7,11 +7,13 @@ the support model, reads "Is diabetic", "User is vegan", "Lived in Kyoto for a y
 to wear a green tie" as the user's own facts. They are the other person's.
 
 A rule on the words, clause by clause: a clause's subject is the user ("I", "we", "me and ..."),
-another person ("my sister", "mum", "she", a name before a verb) or unsaid (a clause that goes on
-from the one before it has that one's subject; a sentence that starts without one is the user's,
-as people drop the "I" in chat). A claim about the user whose content words the turn says only
-in clauses about another person, and who does not name that person itself ("Has a sister who is
-diabetic" is the user's fact about the sister), is another person's fact.
+another person ("my sister", "mum", "she", a name before a verb, "my brother's getting ...", "the
+younger one, Milo, has ...", a name the conversation gave someone typed in lower case) or unsaid
+(a clause that goes on from the one before it has that one's subject; a sentence that starts
+without one is the user's, as people drop the "I" in chat). A claim about the user whose content
+words the turn says only in clauses about another person, and who does not name that person
+itself ("Has a sister who is diabetic" is the user's fact about the sister), is another person's
+fact.
 """
 
 from __future__ import annotations
