@@ -95,10 +95,15 @@ class Clause:
     person: str | None = None
 
 
+def _without_s(word: str) -> str:
+    """A lowercased word without an "'s", the verb's or the owner's ("brother's", "Kamil's");
+    not a plural owner's "'" ("my parents' house" is theirs, not a subject)."""
+    return word[:-2] if word.endswith("'s") else word
+
+
 def _person_word(tok: str) -> str | None:
     """The person a word names, "brother's" too (a contraction or a possessive), or None."""
-    low = tok.lower()
-    base = low[:-2] if low.endswith("'s") else low
+    base = _without_s(tok.lower())
     return base if base in _PEOPLE else None
 
 
@@ -230,7 +235,7 @@ def _name_subject(
     the user. ``opener``: the word opens its sentence, where every word is capitalised."""
     word, first = toks[i], toks[i].lower()
     after = toks[i + 1].lower() if i + 1 < len(toks) else ""
-    owner = first[:-2] if first.endswith("'s") else first
+    owner = _without_s(first)
     has = owner != first and _contracted(toks, i + 1)
     if owner in people and owner not in user and (has or after in _OPENING_VERBS):
         return "other", owner, i + 1
@@ -301,9 +306,15 @@ def _embedded(toks: list[str]) -> _Subject | None:
         name = _name_at(toks, j)
         k = j + (name is not None)
         nxt = toks[k].lower() if k < len(toks) and not toks[j - 1].endswith("'s") else ""
-        if nxt in _AFTER_SUBJECT or nxt in _VERBS_S or nxt in _IRREGULAR_PAST:
+        if nxt in _OPENING_VERBS:
             return "other", (name or person).lower(), k
     return None
+
+
+# the words of a clause that only names a person ("the other flatmate", "my youngest son")
+_BEFORE_PERSON = (
+    frozenset(("the", "my", "our", "his", "her", "their", "other")) | _PERSON_ADJECTIVES
+)
 
 
 def _alone(toks: list[str], user: frozenset[str]) -> str | None:
@@ -316,8 +327,7 @@ def _alone(toks: list[str], user: frozenset[str]) -> str | None:
             return None if first in user else first
         return None
     people = [w for w in words if w in _PEOPLE]
-    lead = frozenset(("the", "my", "our", "his", "her", "their", "other")) | _PERSON_ADJECTIVES
-    if len(people) == 1 and all(w in lead or w in _PEOPLE for w in words):
+    if len(people) == 1 and all(w in _BEFORE_PERSON or w in _PEOPLE for w in words):
         return people[0]
     return None
 
@@ -337,6 +347,10 @@ def known_people(turns: Iterable[str], user_name: str | None = None) -> frozense
     return frozenset().union(*(_turn_people(t, user) for t in turns))
 
 
+# days and months are capitalised inside a sentence too, and name nobody
+_CALENDAR = frozenset(DAYS) | frozenset(MONTHS)
+
+
 @lru_cache(maxsize=16384)
 def _turn_people(text: str, user: frozenset[str]) -> frozenset[str]:
     """The names one turn gives people: a clause's subject or a "my <person> <Name>" that is
@@ -352,9 +366,6 @@ def _turn_people(text: str, user: frozenset[str]) -> frozenset[str]:
         and c.person not in user
         and c.text.strip(" .,!?").lower() != c.person
     )
-
-
-_CALENDAR = frozenset(DAYS) | frozenset(MONTHS)
 
 
 def _name_parts(user_name: str | None) -> frozenset[str]:
