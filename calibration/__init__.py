@@ -24,6 +24,7 @@ from mirage_guard.calibration._data import (
     packaged,
     strip_hedges,
     train_half,
+    typographic,
 )
 from mirage_guard.calibration._eval import (
     ClaimRow,
@@ -151,6 +152,7 @@ __all__ = [
     "train_half",
     "train_support",
     "transfer_table",
+    "typographic",
     "write_begin",
     "write_claim_rows",
 ]

@@ -29,7 +29,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from importlib import resources
 from pathlib import Path
@@ -102,6 +102,15 @@ def strip_hedges(text: str) -> str:
     out = _HEDGE_PHRASES.sub("", text)
     out = re.sub(r"\s{2,}", " ", out).strip()
     return out[:1].upper() + out[1:] if text[:1].isupper() else out
+
+
+# an apostrophe inside a word ("don't", "Mel's"), which phones and word processors type as "’"
+_INNER_APOSTROPHE = re.compile(r"(?<=\w)'(?=\w)")
+
+
+def typographic(text: str) -> str:
+    """``text`` as a phone types it: every apostrophe inside a word as "’" (U+2019)."""
+    return _INNER_APOSTROPHE.sub("\u2019", text)
 
 
 # the guard's three-way tags, read as the four-way label each stands for (a generated claim
@@ -182,6 +191,12 @@ class Example:
     @property
     def is_oi(self) -> bool:
         return self.claim.label.is_over_inference
+
+    def typed(self) -> Example:
+        """The claim and every turn typed as a phone types them (:func:`typographic`)."""
+        claim = self.claim.model_copy(update={"text": typographic(self.claim.text)})
+        turns = tuple(t.model_copy(update={"content": typographic(t.content)}) for t in self.turns)
+        return replace(self, claim=claim, turns=turns)
 
 
 def packaged(name: str) -> Path:

@@ -70,15 +70,19 @@ def run_eval(
     variant: TextVariant = TextVariant.AS_WRITTEN,
     support_dir: Path | None = None,
     per_claim: Path | None = None,
+    typographic: bool = False,
 ) -> EvalReport:
     """The report of one labelled set; ``per_claim``: also write each claim's decision there
-    (JSON Lines of :class:`ClaimRow`)."""
+    (JSON Lines of :class:`ClaimRow`); ``typographic``: claims and turns with the apostrophes a
+    phone types ("don’t"), which must not move a figure."""
     if per_claim is not None:
         check_writable(per_claim)
     path = data or packaged("claims.jsonl")
     examples = load_examples(
         path, personas=personas, conversations=conversations, split=split, variant=variant
     )
+    if typographic:
+        examples = [e.typed() for e in examples]
     by_claim: dict[str, AuditVerdict] | None = None
     model = prompt = None
     if verdicts is not None:
@@ -99,6 +103,8 @@ def run_eval(
     name = path.name + (f" [{split}]" if split else "")
     if variant is not TextVariant.AS_WRITTEN:
         name += f" ({variant.value})"
+    if typographic:
+        name += " (typographic)"
     if per_claim is not None:
         write_claim_rows(per_claim, claim_rows(examples, decisions, data=name))
     return evaluate(examples, decisions, data=name, n_boot=n_boot)

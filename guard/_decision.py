@@ -29,6 +29,7 @@ from mirage_guard.guard.evidence import (
     glued_phrases,
     group_words,
     other_persons_fact,
+    plain,
     retracted_stems,
     stem,
     trait_words,
@@ -223,8 +224,10 @@ def decide(
     if not calibrated:
         reasons.append(reason(ReasonCode.UNCALIBRATED_WRITER, writer_model=writer_model))
     evidence = turn_text or link.span
+    evidence = plain(evidence) if evidence is not None else None  # the words the rules read
+    who = (plain(user_name) if user_name else user_name, people)
     provenance = _provenance(
-        candidate.text, evidence, link, p_oi, p_stated, profile, reasons, (user_name, people)
+        plain(candidate.text), evidence, link, p_oi, p_stated, profile, reasons, who
     )
     if link.unsupported_words:
         reasons.append(reason(ReasonCode.UNSUPPORTED_CONTENT, words=list(link.unsupported_words)))

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from mirage_guard.guard._domain import Candidate, Decision, Provenance, Role, Turn
 from mirage_guard.guard._policy import Policy
 from mirage_guard.guard._reasons import ReasonCode, reason
+from mirage_guard.guard.evidence import plain
 
 MIN_PROBABILITY = 0.5  # normalised probability of the top language
 MIN_WORDS = 3  # ...and at least this many words (or MIN_IDEOGRAPHS for unspaced scripts)
@@ -55,8 +56,9 @@ def _long_enough(text: str) -> bool:
 
 
 def language_of(text: str, detector: LanguageDetector) -> str | None:
-    """The language of ``text`` when the detector is confident, else None."""
-    text = text.strip()
+    """The language of ``text`` when the detector is confident, else None. Read with ASCII
+    apostrophes: py3langid takes "Doesn’t eat meat" for Frisian, "Doesn't eat meat" for English."""
+    text = plain(text).strip()
     if not text or not _long_enough(text):
         return None
     lang, p = detector.classify(text)

@@ -41,6 +41,7 @@ from mirage_guard.guard.evidence import (
     Embedder,
     EvidenceLinker,
     known_people,
+    plain,
     shared_minilm,
     shipped_support,
 )
@@ -274,7 +275,7 @@ class Guard:
         verdicts, audit_error = await self._verdicts(turns, candidates, audit)
         with self._stage("score"):  # scoring the quotes against their claims is part of it
             spans = await self._quote_spans(candidates, verdicts)
-            said = {t.id: t.content for t in turns if t.role is Role.USER}
+            said = {t.id: plain(t.content) for t in turns if t.role is Role.USER}
             decisions = self._decide(
                 candidates, links, verdicts, audit_error, writer_model, spans, said, user_name
             )

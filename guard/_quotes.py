@@ -29,27 +29,19 @@ from mirage_guard.guard._domain import (
     Role,
     Turn,
 )
-from mirage_guard.guard.evidence import EvidenceLinker
+from mirage_guard.guard.evidence import EvidenceLinker, plain
 
 MIN_QUOTE_WORDS = 2
-_TYPOGRAPHIC = str.maketrans(
-    {
-        "\u2018": "'",
-        "\u2019": "'",
-        "\u02bc": "'",
-        "\u201c": '"',
-        "\u201d": '"',
-        "\u2013": "-",
-        "\u2014": "-",
-        "\u00a0": " ",
-    }
-)
 _WORD = re.compile(r"\w+(?:'\w+)*")
+
+
+# dashes as "-" too: a quote is compared word by word, and "-" is no word
+_DASHES = str.maketrans({"\u2013": "-", "\u2014": "-"})
 
 
 def quote_words(text: str) -> tuple[str, ...]:
     """The words of ``text`` after Unicode, case and typography normalisation."""
-    norm = unicodedata.normalize("NFKC", text).translate(_TYPOGRAPHIC).casefold()
+    norm = plain(unicodedata.normalize("NFKC", text)).translate(_DASHES).casefold()
     return tuple(_WORD.findall(norm))
 
 

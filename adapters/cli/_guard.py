@@ -97,6 +97,12 @@ def guard_eval(
     ] = TextVariant.AS_WRITTEN,
     support_dir: SupportDirOpt = None,
     per_claim: PerClaimOpt = None,
+    typographic: Annotated[
+        bool,
+        typer.Option(
+            "--typographic", help="type the apostrophes in claims and turns as phones do (’)"
+        ),
+    ] = False,
 ) -> None:
     """AUROC, binary kappa, provenance accuracy, per-class P/R and source-turn accuracy.
 
@@ -114,6 +120,7 @@ def guard_eval(
             variant=variant,
             support_dir=support_dir,
             per_claim=per_claim,
+            typographic=typographic,
         )
     if as_json:
         console.print_json(json.dumps(report.model_dump(mode="json")))

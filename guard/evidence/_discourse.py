@@ -14,7 +14,11 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 
-_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
+from mirage_guard.guard.evidence._text import LETTER
+
+_WORD = re.compile(rf"{LETTER}(?:{LETTER}|')*")
+# a letter that is not an ASCII capital: a name is "Mel" or "Zoë", an acronym ("BP", "UBE") is not
+_LOWER = r"[^\W\d_A-Z]"
 _FIRST = "i i'm i've i'd i'll me my mine myself we we're we've we'd we'll us our ours ourselves"
 FIRST_PERSON = frozenset([*_FIRST.split(), "im", "ive", "id"])
 _SECOND = "you you're you've you'd you'll your yours yourself yourselves u ur ya ya'll y'all"
@@ -33,7 +37,7 @@ _REACTION = re.compile(
     re.IGNORECASE,
 )
 # ", Mel!" / ", Mel." / ", Mel?" at the end, or "Mel," at the start: the other party by name
-_VOCATIVE = re.compile(r"(?:,\s*[A-Z][a-z]+[!?.]*\s*$)|(?:^[A-Z][a-z]+,\s)")
+_VOCATIVE = re.compile(rf"(?:,\s*[A-Z]{_LOWER}+[!?.]*\s*$)|(?:^[A-Z]{_LOWER}+,\s)")
 
 
 # "Actually we moved to Denver", "I quit the bakery last month", "it's three kids now"

@@ -23,6 +23,7 @@ from mirage_guard.guard.evidence import _text as tx
 from mirage_guard.guard.evidence._discourse import SentenceUse, is_correction, sentence_use
 from mirage_guard.guard.evidence._embedder import Embedder, Vectors
 from mirage_guard.guard.evidence._namespace import current_cache_namespace
+from mirage_guard.guard.evidence._subject import said_of_user
 from mirage_guard.guard.evidence._support import SUPPORT_FEATURES, ClaimSupport, TokenText
 
 KINDS: tuple[str, ...] = tuple(
@@ -72,6 +73,18 @@ class _Unit:
 
     turn_id: str
     text: str
+
+
+def _plain_turn(turn: Turn) -> Turn:
+    """The turn with its text as the word rules read it (:func:`~._text.plain`)."""
+    text = tx.plain(turn.content)
+    return turn if text == turn.content else turn.model_copy(update={"content": text})
+
+
+def _plain_candidate(candidate: Candidate) -> Candidate:
+    """The candidate with its text as the word rules read it (:func:`~._text.plain`)."""
+    text = tx.plain(candidate.text)
+    return candidate if text == candidate.text else candidate.model_copy(update={"text": text})
 
 
 def evidence_units(turns: Sequence[Turn]) -> list[_Unit]:
@@ -137,6 +150,7 @@ def _retracted(
     sims: Vectors,
     units: Sequence[_Unit],
     last_unit: dict[str, int],
+    user_name: str | None = None,
 ) -> EvidenceLink:
     """The link, with the first user sentence said after its turn that retracts the claim: "I
     work early shifts at a bakery" ... "I quit the bakery last month" makes "Works early shifts
@@ -155,7 +169,9 @@ def _retracted(
         later = (np.flatnonzero(sims[last + 1 :] >= RETRACT_MIN_SIM) + last + 1).tolist()
     for j in later:
         if sims[j] >= RETRACT_MIN_SIM:
-            words = tx.retracted_stems(claim, units[j].text)
+            # the user's own clauses: "she chose Legon, not the pharmacy" is the daughter's
+            text = units[j].text
+            words = tx.retracted_stems(claim, text, said_of_user(claim, text, user_name))
         else:
             words = tx.moved_from(claim, units[j].text)
         if words:
@@ -343,8 +359,12 @@ class EvidenceLinker:
         """One EvidenceLink per candidate, same order. Only user turns are evidence.
         ``user_name``: the user's own name, which a claim may use for the user without asserting
         an unsaid name."""
+        # every word rule reads "'" ("I don’t eat meat" denies as "I don't eat meat" does)
+        turns = [_plain_turn(t) for t in turns]
+        candidates = [_plain_candidate(c) for c in candidates]
+        user_name = tx.plain(user_name) if user_name else user_name
         known = (user_name,) if user_name else ()
-        known_words = tx.word_set(user_name) if user_name else frozenset()
+        known_words = tx.name_words(user_name) if user_name else frozenset()
         units = evidence_units(turns)
         # per turn, only the sentences that can be evidence about the user (not questions to
         # or remarks about the other party): they alone feed the lexical checks too
@@ -397,7 +417,7 @@ class EvidenceLinker:
         )
         last_unit = {u.turn_id: j for j, u in enumerate(units)}  # later sentences overwrite
         return [
-            _retracted(c.text, link, sims[i], units, last_unit)
+            _retracted(c.text, link, sims[i], units, last_unit, user_name)
             for i, (c, link) in enumerate(zip(candidates, links, strict=True))
         ]
 

@@ -28,9 +28,11 @@ from mirage_guard.guard.evidence._text import (
     DAYS,
     HEDGES,
     KIN_WORDS,
+    LETTER,
     MONTHS,
     STOPWORDS,
     content_stems,
+    contracted,
     proper_names,
     sentences,
     stem,
@@ -77,7 +79,7 @@ _AFTER_SUBJECT = frozenset(
     ran plays played speaks spoke got gets went goes used
     """.split()  # noqa: SIM905 - a word list reads best as text
 )
-_TOKEN = re.compile(r"[A-Za-z][A-Za-z'\-]*|\d+(?:[.,]\d+)?")
+_TOKEN = re.compile(rf"{LETTER}(?:{LETTER}|['\-])*|\d+(?:[.,]\d+)?")
 # a clause ends at a comma, a semicolon, a colon, a dash or bracket, and before a conjunction
 _CLAUSE = re.compile(
     r"\s*(?:[,;:()]|\s[-\u2013\u2014]\s)\s*"
@@ -114,38 +116,6 @@ def _person_after_my(toks: list[str], i: int) -> tuple[str, int] | None:
         j += 1
     person = _person_word(toks[j]) if j < len(toks) else None
     return (person, j + 1) if person is not None else None
-
-
-# what follows "<person>'s" when the "'s" is "is" or "has" ("my brother's getting married",
-# "mum's in hospital", "my dad's a plumber") rather than a possessive ("my sister's wedding")
-_CONTRACTION_NEXT = frozenset(
-    """
-    a an the not never always also still just really so very been got gone in at on back off
-    out home married engaged pregnant retired divorced allergic vegan vegetarian from into now
-    finally currently only all obsessed
-    """.split()  # noqa: SIM905 - a word list reads best as text
-)
-
-
-# nouns in -ing that follow a possessive ("my sister's wedding", "my son's christening")
-_ING_NOUNS = frozenset(
-    """
-    wedding weddings christening morning evening meeting building thing things ceiling clothing
-    pudding sibling siblings darling feeling feelings painting paintings ring spring string
-    wing king funding earring earrings stocking stockings
-    """.split()  # noqa: SIM905 - a word list reads best as text
-)
-
-
-def _contracted(toks: list[str], j: int) -> bool:
-    """Whether the word before ``j`` ends in an "'s" that is a verb ("is", "has"): the next word
-    says so ("getting", "in", "a"), not a noun it owns ("wedding")."""
-    if not toks[j - 1].lower().endswith("'s") or j >= len(toks):
-        return False
-    nxt = toks[j].lower()
-    if nxt in _CONTRACTION_NEXT:
-        return True
-    return nxt.endswith("ing") and len(nxt) > 4 and nxt not in _ING_NOUNS
 
 
 # what follows a capitalised word that opens a sentence when it is a name: not the verbs of
@@ -210,7 +180,7 @@ def _subject(
             return None
         person, j = found
         if toks[j - 1].lower().endswith("'s"):
-            if _contracted(toks, j):
+            if contracted(toks, j):
                 return "other", person, j  # "my little brother's getting married"
             return None  # "my sister's wedding": a thing, not the person
         if j < len(toks) and toks[j] == "and":
@@ -221,7 +191,7 @@ def _subject(
     if first in _PEOPLE and (after in _AFTER_SUBJECT or after.endswith("'s")):
         return "other", first, i + 1  # "mum is strictly vegetarian", "Dad also doesn't eat beef"
     bare = _person_word(first)
-    if bare is not None and bare != first and _contracted(toks, i + 1):
+    if bare is not None and bare != first and contracted(toks, i + 1):
         return "other", bare, i + 1  # "mum's in hospital"
     return _name_subject(toks, i, opens_sentence and i == 0, user, people)
 
@@ -236,7 +206,7 @@ def _name_subject(
     word, first = toks[i], toks[i].lower()
     after = toks[i + 1].lower() if i + 1 < len(toks) else ""
     owner = _without_s(first)
-    has = owner != first and _contracted(toks, i + 1)
+    has = owner != first and contracted(toks, i + 1)
     if owner in people and owner not in user and (has or after in _OPENING_VERBS):
         return "other", owner, i + 1
     named = (
@@ -301,7 +271,7 @@ def _embedded(toks: list[str]) -> _Subject | None:
         if found is None:
             return None  # "quit my job because my manager was ...": the user's words first
         person, j = found
-        if _contracted(toks, j):
+        if contracted(toks, j):
             return "other", person, j
         name = _name_at(toks, j)
         k = j + (name is not None)
@@ -529,4 +499,24 @@ def other_persons_fact(
     return OtherPersonsFact(person, tuple(words))
 
 
-__all__ = ["Clause", "OtherPersonsFact", "clauses", "known_people", "other_persons_fact"]
+def said_of_user(claim: str, text: str, user_name: str | None = None) -> str:
+    """What of ``text`` can take back ``claim``: for a claim about the user, the clauses that are
+    not about another person ("she chose Legon, not the pharmacy at KNUST" takes back nothing of
+    "Kwame runs a pharmacy"), joined by ";" so no clause runs into the next; else all of it."""
+    user = _name_parts(user_name)
+    if not _about_user(claim, user):
+        return text
+    parts = _clauses(text, user, frozenset())
+    if not any(c.subject == "other" for c in parts):
+        return text
+    return "; ".join(c.text for c in parts if c.subject != "other")
+
+
+__all__ = [
+    "Clause",
+    "OtherPersonsFact",
+    "clauses",
+    "known_people",
+    "other_persons_fact",
+    "said_of_user",
+]

@@ -3,13 +3,32 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
 
+# typographic apostrophes, quotes and spaces as their ASCII forms: phones and word processors
+# type "I don’t eat meat", and every word list and pattern here is written with "'". (Not dashes:
+# "Paris–Lyon" is two words, and "-" joins the words around it.)
+TYPOGRAPHIC = str.maketrans(
+    {"\u2018": "'", "\u2019": "'", "\u02bc": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " "}
+)
+
+
+@lru_cache(maxsize=65536)
+def plain(text: str) -> str:
+    """``text`` as the evidence path reads it: typographic apostrophes, quotes and spaces as
+    ASCII ("don’t" is "don't"), nothing else changed."""
+    return text.translate(TYPOGRAPHIC)
+
+
+# a letter of any alphabet ("Zürich", "Ciarán" are one word each): a word character that is not
+# a digit or "_"
+LETTER = r"[^\W\d_]"
 # a number with thousands commas is one number ("1,500,000"), else digits with at most one "."
 # or "," inside ("4.5", "1,500")
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?"
-_WORD = re.compile(rf"[A-Za-z][A-Za-z'\-]*|{_NUM}")
+_WORD = re.compile(rf"{LETTER}(?:{LETTER}|['\-])*|{_NUM}")
 _NUMBER = re.compile(rf"\b(?:{_NUM})\b")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 # words before a full stop that do not end a sentence ("e.g. the sea", "Dr. Smith")
@@ -111,8 +130,17 @@ def _abbreviated(sentence: str) -> bool:
 _SUFFIXES = ("ings", "ers", "ing", "edly", "ed", "ies", "es", "s", "ly", "er")
 
 
+def unaccented(word: str) -> str:
+    """``word`` without its accents ("Zürich" is "Zurich", "Renée" "Renee"): a writer model
+    often drops them, and a name is the same name without them."""
+    if word.isascii():
+        return word
+    split = unicodedata.normalize("NFKD", word)
+    return "".join(c for c in split if not unicodedata.combining(c))
+
+
 def stem(word: str) -> str:
-    w = word.lower().strip("'-")
+    w = unaccented(word.lower().strip("'-"))
     if w.endswith("'s"):
         w = w[:-2]  # a possessive: "teacher's" is "teacher"
     if w in _NUMBER_VALUES:
@@ -187,7 +215,7 @@ _DECADES = re.compile(
 
 def _unpossessed(word: str) -> str:
     """A word without its possessive: "Javi's" is "javi", "the Joneses'" is "joneses"."""
-    low = word.lower()
+    low = unaccented(word.lower())
     if low.endswith("'s"):
         return low[:-2]
     return low[:-1] if low.endswith("'") else low
@@ -499,12 +527,13 @@ _DENIALS = NEGATIONS - {"dislikes", "hates", "avoids", "dislike", "hate", "avoid
 _PSEUDO_BEFORE = frozenset(("if", "or", "whether"))
 # ... nor before these ("not only", "not just", "no doubt", "not sure", "not yet")
 _PSEUDO_AFTER = frozenset(("only", "just", "doubt", "sure", "yet", "really", "even", "too"))
+_CANNOT = frozenset(("can't", "cannot", "cant", "couldn't", "couldnt"))
 # ... and a negation before these says the opposite of a denial ("I never miss a game", "I don't
 # mind cooking", "can't wait to move"): what follows is kept, done or wanted
 LITOTES = frozenset(("miss", "misses", "missed", "mind", "minds", "wait", "resist", "help"))
 # words a negation reaches that say how much or when, not what ("not every other weekend")
 _NOT_DENIED = frozenset(("every", "anymore", "yet", "lol", "sure", "idk", "btw", "else", "ever"))
-_CLAUSE_TOKEN = re.compile(r"[A-Za-z][A-Za-z'\-]*|\d+(?:[.,]\d+)?|[,.;:!?()]")
+_CLAUSE_TOKEN = re.compile(rf"{LETTER}(?:{LETTER}|['\-])*|\d+(?:[.,]\d+)?|[,.;:!?()]")
 
 
 def _clause_tokens(text: str) -> list[str]:
@@ -516,13 +545,63 @@ def _clause_tokens(text: str) -> list[str]:
 DENIED_SPAN = 3
 
 
+# what follows "<person>'s" when the "'s" is "is" or "has" ("my brother's getting married",
+# "mum's in hospital", "my dad's a plumber") rather than a possessive ("my sister's wedding")
+_CONTRACTION_NEXT = frozenset(
+    """
+    a an the not never always also still just really so very been got gone in at on back off
+    out home married engaged pregnant retired divorced allergic vegan vegetarian from into now
+    finally currently only all obsessed
+    """.split()  # noqa: SIM905 - a word list reads best as text
+)
+
+
+# nouns in -ing that follow a possessive ("my sister's wedding", "my son's christening")
+_ING_NOUNS = frozenset(
+    """
+    wedding weddings christening morning evening meeting building thing things ceiling clothing
+    pudding sibling siblings darling feeling feelings painting paintings ring spring string
+    wing king funding earring earrings stocking stockings
+    """.split()  # noqa: SIM905 - a word list reads best as text
+)
+
+
+def contracted(toks: list[str], j: int) -> bool:
+    """Whether the word before ``j`` ends in an "'s" that is a verb ("is", "has"): the next word
+    says so ("getting", "in", "a"), not a noun it owns ("wedding")."""
+    if not toks[j - 1].lower().endswith("'s") or j >= len(toks):
+        return False
+    nxt = toks[j].lower()
+    if nxt in _CONTRACTION_NEXT:
+        return True
+    return nxt.endswith("ing") and len(nxt) > 4 and nxt not in _ING_NOUNS
+
+
+def _owner(toks: list[str], nxt: int) -> bool:
+    """Whether the word before ``toks[nxt]`` is an owner ("Ciarán's flat", "Jo's wedding"), not
+    a contraction ("Jo's coming", "mum's actually selling"): an "'s" before a content word."""
+    if not toks[nxt - 1].endswith("'s") or nxt >= len(toks) or contracted(toks, nxt):
+        return False
+    after = toks[nxt]
+    return after[:1].isalpha() and after not in STOPWORDS and not after.endswith("ly")
+
+
 def _span_stems(toks: list[str], start: int) -> set[str]:
-    """Stems of the content words in the DENIED_SPAN tokens from ``start``, within the clause."""
+    """Stems of the content words in the DENIED_SPAN tokens from ``start``, within the clause.
+    An owner is not what is denied but whose it is: "we didn't stay in Ciarán's flat" denies the
+    flat, not Ciarán (the owner's word does not count towards the span)."""
     out: set[str] = set()
-    for x in toks[start : start + DENIED_SPAN]:
+    end = start + DENIED_SPAN
+    i = start
+    while i < min(end, len(toks)):
+        x = toks[i]
+        i += 1
         if not x[:1].isalnum() or x in ("but", "just"):
             break
         if x in STOPWORDS or x in NEGATIONS or x in _NOT_DENIED:
+            continue
+        if _owner(toks, i):
+            end += 1  # "Ciarán's flat": the flat is denied
             continue
         if len(x) > 1 or x.isdigit():  # "its 4 roommates not 3"
             out.add(stem(x))
@@ -543,6 +622,8 @@ def denied_stems(text: str) -> frozenset[str]:
         after = toks[i + 1 : i + 1 + DENIED_SPAN]
         if after and (after[0] in _PSEUDO_AFTER or after[0] in LITOTES):
             continue
+        if t in _CANNOT and after[:1] == ["believe"]:
+            continue  # "can't believe mum's selling the house": surprise, not a denial
         if t == "no" and (not after or after[0] in STOPWORDS or not after[0][:1].isalpha()):
             continue
         out |= _span_stems(toks, i + 1)
@@ -622,6 +703,12 @@ def ended_stems(text: str) -> frozenset[str]:
     clause ("I quit the bakery last month" -> bakery; "we sold our car" -> car), the words before
     a plan that fell through ("the Chorlton house fell through" -> chorlton, house) and a number
     the user takes back ("I said 8 years, but it's 10" -> 8)."""
+    return _changed_state(text) | fallen_through(text)
+
+
+@lru_cache(maxsize=65536)
+def _changed_state(text: str) -> frozenset[str]:
+    """What a change of state ends ("I quit the bakery") or a number the user takes back."""
     toks = _clause_tokens(text)
     out: set[str] = set()
     for i, t in enumerate(toks):
@@ -636,29 +723,82 @@ def ended_stems(text: str) -> frozenset[str]:
             if phrase == ("dropped",) and nxt and nxt[0] in _NOT_DROPPED:
                 continue
             out |= _span_stems(toks, i + len(phrase))
-    for i in range(1, len(toks)):
-        for phrase in _ENDED_BEFORE:
-            if tuple(toks[i : i + len(phrase)]) == phrase and toks[i - 1] not in _SPEAKER:
-                out |= _stems_before(toks, i)
     for m in _SAID_BEFORE.finditer(text.lower()):
         out |= numbers(m.group("old")) - numbers(m.group("new"))
     return frozenset(out)
 
 
-def retracted_stems(claim: str, text: str) -> frozenset[str]:
+@lru_cache(maxsize=65536)
+def fallen_through(text: str) -> frozenset[str]:
+    """The words before a plan that fell through ("the Chorlton house fell through", "Dave has
+    pulled out"): whoever its subject is, it is the user's plan that ended."""
+    toks = _clause_tokens(text)
+    out: set[str] = set()
+    for i in range(1, len(toks)):
+        for phrase in _ENDED_BEFORE:
+            if tuple(toks[i : i + len(phrase)]) == phrase and toks[i - 1] not in _SPEAKER:
+                out |= _stems_before(toks, i)
+    return frozenset(out)
+
+
+# a claim with one of these says itself that something did not happen ("Turned the bank offer
+# down", "Declined the transfer"): a later "same title, without the bank" agrees with it
+_REFUSALS = frozenset(("declined", "declines", "refused", "refuses", "rejected", "rejects"))
+_TURNED = frozenset(("turn", "turns", "turned", "turning"))
+# a denial over a length of time ("Two years I was not in Dublin", "haven't been home in ages"):
+# how long it has been, so it takes back what holds now, not what the claim dates itself
+_PERIOD = re.compile(
+    r"\b(?:\d+|a few|few|several|many|two|three|four|five|six|seven|eight|nine|ten)\s+"
+    r"(?:years?|months?|weeks?)\b|\b(?:in|for)\s+(?:years|ages|months|a while|so long)\b"
+)
+# ... a claim that says when: in the past ("Spent 11 years in Dublin": ``_PAST_MARKERS``) or at a
+# time to come ("Flies to Dublin on the 20th", "Will visit Dublin in October")
+_DATED = frozenset(("will", "plans", "planning", "going", "next", "upcoming", *DAYS, *MONTHS))
+_ORDINAL = re.compile(r"\b\d+(?:st|nd|rd|th)\b")
+_CLAUSE_END = re.compile(r"[;:!?]|[,.](?!\d)")  # not inside "1,500" or "4.5"
+
+
+def _denied_when(text: str) -> frozenset[str]:
+    """:func:`denied_stems` but for the clauses that deny over a length of time ("Two years I was
+    not in Dublin"): what a claim that says when it holds may still be denied by."""
+    out: set[str] = set()
+    for part in _CLAUSE_END.split(text):
+        if _PERIOD.search(part.lower()) is None:
+            out |= denied_stems(part)
+    return frozenset(out)
+
+
+def _refuses(claim: str) -> bool:
+    """Whether the claim says itself that something was refused ("Turned the offer down")."""
+    said = set(words(claim))
+    return bool(said & _REFUSALS) or (bool(said & _TURNED) and "down" in said)
+
+
+def _dated(claim: str) -> bool:
+    """Whether the claim says when it holds: a past marker, a plan, a day, a month, a date."""
+    said = set(words(claim))
+    return bool(said & (_PAST_MARKERS | _DATED)) or _ORDINAL.search(claim.lower()) is not None
+
+
+def retracted_stems(claim: str, text: str, own: str | None = None) -> frozenset[str]:
     """The claim's content words (stems) that ``text`` denies or says have ended. Nothing when
-    the claim carries a negation itself; an ending only when the claim does not say the state
-    is past ("Used to work at the bakery" against "I quit the bakery")."""
-    if has_negation(claim):
+    the claim carries a negation or a refusal itself, nor from a denial over a length of time of
+    a claim that says when it holds ("Two years I was not in Dublin" / "Flies to Dublin on the
+    20th"); an ending only when the claim does not say the state is past ("Used to work at the
+    bakery" against "I quit the bakery"). ``own``: the part of ``text`` whose denials and
+    changes of state count (the user's own clauses, for a claim about the user); a plan that
+    fell through counts in all of it ("Dave has pulled out")."""
+    if has_negation(claim) or _refuses(claim):
         return frozenset()
-    out = denied_stems(text)
+    own = text if own is None else own
+    out = set(_denied_when(own) if _dated(claim) else denied_stems(own))
     claimed = content_stems(claim)
     if not set(words(claim)) & _PAST_MARKERS:
-        ended = ended_stems(text)
+        ended = _changed_state(own) | fallen_through(text)
         # "I quit the pharmacy job" ends "Works as a pharmacist": one word, two endings
         out |= ended | {c for c in claimed for e in ended if c != e and _same_word(c, e)}
         out |= moved_from(claim, text)
-    return out & claimed
+    return frozenset(out & claimed)
 
 
 def _same_word(a: str, b: str) -> bool:

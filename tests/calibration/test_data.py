@@ -13,6 +13,7 @@ from mirage_guard.calibration._data import (
     group_by_conversation,
     load_examples,
     strip_hedges,
+    typographic,
 )
 from mirage_guard.guard import Label, Role
 from mirage_guard.guard.errors import InputError
@@ -284,6 +285,24 @@ def test_text_variants_use_the_hand_written_twins_or_strip_hedges(tmp_path: Path
         "Probably keeps bees",
         "It seems she most likely keeps bees",
     ]
+
+
+def test_typographic_types_the_apostrophes_inside_words_as_a_phone_does(tmp_path: Path) -> None:
+    assert (
+        typographic("I don't eat meat, it's Mel's 'rule'")
+        == "I don\u2019t eat meat, it\u2019s Mel\u2019s 'rule'"
+    )
+    turns = [{"id": "t1", "role": "user", "content": "I'm a nurse, I don't drive."}]
+    claims = write(tmp_path / "c.jsonl", [_inline("a", "Doesn't drive", turns)])
+    (ex,) = load_examples(claims)
+    typed = ex.typed()
+    assert typed.claim.text == "Doesn\u2019t drive"
+    assert typed.turns[0].content == "I\u2019m a nurse, I don\u2019t drive."
+    assert (typed.claim.claim_id, typed.claim.label, ex.claim.text) == (
+        "a",
+        ex.claim.label,
+        "Doesn't drive",
+    )
 
 
 @pytest.mark.parametrize(

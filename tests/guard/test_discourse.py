@@ -17,6 +17,8 @@ from mirage_guard.guard.evidence._linker import evidence_units
         ("Is it safe to take ibuprofen with coffee?", SentenceUse.QUESTION_TO_OTHER),
         ("That charity race sounds great, Mel!", SentenceUse.REMARK_ABOUT_OTHER),
         ("Mel, that looks amazing.", SentenceUse.REMARK_ABOUT_OTHER),
+        ("That looks amazing, Zoë!", SentenceUse.REMARK_ABOUT_OTHER),  # a name of any alphabet
+        ("Ciarán, that looks amazing.", SentenceUse.REMARK_ABOUT_OTHER),
         ("Congrats on the new job!", SentenceUse.REMARK_ABOUT_OTHER),
         ("Hope your knee is better.", SentenceUse.REMARK_ABOUT_OTHER),
         ("You must be exhausted after that shift.", SentenceUse.REMARK_ABOUT_OTHER),
@@ -27,6 +29,9 @@ from mirage_guard.guard.evidence._linker import evidence_units
         ("Should I quit my job at the bakery?", SentenceUse.EVIDENCE),
         ("My sister is a nurse.", SentenceUse.EVIDENCE),
         ("Finally finished the marathon.", SentenceUse.EVIDENCE),
+        # an acronym by a comma is no one addressed by name
+        ("New York, UBE.", SentenceUse.EVIDENCE),
+        ("BP, sugar, the usual tests.", SentenceUse.EVIDENCE),
     ],
 )
 def test_sentence_use(sentence: str, use: SentenceUse) -> None:

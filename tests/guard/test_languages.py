@@ -61,3 +61,14 @@ def test_uncovered_language_is_never_stated() -> None:
     english = [Turn(id="t1", role=Role.USER, content="I went climbing last weekend.")]
     (d,) = guard.tag(english, [Candidate(text="User went climbing last weekend")])
     assert d.provenance is Provenance.STATED
+
+
+def test_a_typographic_apostrophe_is_read_as_english() -> None:
+    """py3langid took "Doesn’t eat meat" (U+2019) for Frisian, and the guard failed it closed."""
+    from mirage_guard.guard._language import Py3LangidDetector, language_of
+
+    detector = Py3LangidDetector()
+    assert language_of("Doesn\u2019t eat meat", detector) == language_of(
+        "Doesn't eat meat", detector
+    )
+    assert language_of("Doesn\u2019t eat meat", detector) in (None, "en")
