@@ -30,7 +30,9 @@ LETTER = r"[^\W\d_]"
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?"
 _WORD = re.compile(rf"{LETTER}(?:{LETTER}|['\-])*|{_NUM}")
 _NUMBER = re.compile(rf"\b(?:{_NUM})\b")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+# a sentence ends at . ! ? and a space, and at a line break: in chat a new line is a new sentence
+# ("not vegan\nwork at the bakery these days" denies nothing of the bakery)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\s*\n\s*")
 # words before a full stop that do not end a sentence ("e.g. the sea", "Dr. Smith")
 _ABBREVIATIONS = frozenset(
     [
@@ -104,10 +106,10 @@ GENERALIZERS = (
 
 
 def sentences(text: str) -> list[str]:
-    """A text's sentences. A sentence ends at . ! ? and a space; in chat people go on in
-    lowercase ("is it safe with coffee? back is killing me", "ok thanks. shifts are tue to thu
-    now"), so a lowercase start still begins a sentence, except after an abbreviation or an
-    initial ("e.g. the sea", "J. smith")."""
+    """A text's sentences. A sentence ends at . ! ? and a space, and at a line break; in chat
+    people go on in lowercase ("is it safe with coffee? back is killing me", "ok thanks. shifts
+    are tue to thu now"), so a lowercase start still begins a sentence, except after an
+    abbreviation or an initial ("e.g. the sea", "J. smith")."""
     out: list[str] = []
     for part in (p.strip() for p in _SENTENCE.split(text.strip())):
         if not part:
@@ -533,7 +535,7 @@ _CANNOT = frozenset(("can't", "cannot", "cant", "couldn't", "couldnt"))
 LITOTES = frozenset(("miss", "misses", "missed", "mind", "minds", "wait", "resist", "help"))
 # words a negation reaches that say how much or when, not what ("not every other weekend")
 _NOT_DENIED = frozenset(("every", "anymore", "yet", "lol", "sure", "idk", "btw", "else", "ever"))
-_CLAUSE_TOKEN = re.compile(rf"{LETTER}(?:{LETTER}|['\-])*|\d+(?:[.,]\d+)?|[,.;:!?()]")
+_CLAUSE_TOKEN = re.compile(rf"{LETTER}(?:{LETTER}|['\-])*|\d+(?:[.,]\d+)?|[,.;:!?()]|\n")
 
 
 def _clause_tokens(text: str) -> list[str]:

@@ -23,6 +23,9 @@ from mirage_guard.guard.evidence import sentences
         ("I like e.g. the sea.", ["I like e.g. the sea."]),
         ("Meet me at 3 p.m. today", ["Meet me at 3 p.m. today"]),
         ("It costs 3.5 euros.", ["It costs 3.5 euros."]),
+        # a line break ends a sentence: chat lines often carry no stop
+        ("not vegan\nwork at the bakery", ["not vegan", "work at the bakery"]),
+        ("I live in Lisbon.\n\n  We moved in May", ["I live in Lisbon.", "We moved in May"]),
         ("", [""]),
     ],
 )

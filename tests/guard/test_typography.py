@@ -1,8 +1,9 @@
-"""The words as users type them: typographic apostrophes and letters outside ASCII.
+"""The words as users type them: typographic apostrophes, letters outside ASCII, line breaks.
 
 Phones and word processors type "I don’t eat meat" (U+2019), and people's names and places carry
 accents ("Zürich", "Ciarán"). The word rules are written with "'" and ASCII letters; the evidence
-path reads every text through :func:`plain` and tokenises letters of any alphabet."""
+path reads every text through :func:`plain` and tokenises letters of any alphabet. Chat lines
+often end with a line break and no stop: a line break ends a sentence and a clause."""
 
 from __future__ import annotations
 
@@ -20,7 +21,14 @@ from mirage_guard.guard import (
     Turn,
 )
 from mirage_guard.guard._decision import decide
-from mirage_guard.guard.evidence import EvidenceLinker, content_stems, plain, stem
+from mirage_guard.guard.evidence import (
+    EvidenceLinker,
+    content_stems,
+    denied_stems,
+    plain,
+    retracted_stems,
+    stem,
+)
 from mirage_guard.guard.evidence._text import name_words, proper_names, words
 from tests.calibration.factories import make_profile
 from tests.fakes.embedder import HashingEmbedder
@@ -74,6 +82,15 @@ def test_a_typographic_apostrophe_denies_as_an_ascii_one(guard: Guard) -> None:
     assert denied.params["words"] == ["meat"]
     assert d.candidate.text == "Eats meat"
     assert d.evidence_span == turn
+
+
+def test_a_line_break_ends_what_a_negation_denies(guard: Guard) -> None:
+    assert denied_stems("not vegan\nwork at the bakery these days") == {"vegan"}
+    assert retracted_stems("Works at a bakery", "not vegan\nwork at the bakery") == set()
+    lines = _tag(guard, "not vegan\nwork at the bakery these days", ["Works at a bakery"])
+    stops = _tag(guard, "not vegan. work at the bakery these days", ["Works at a bakery"])
+    assert lines == stops
+    assert not any(r.startswith(ReasonCode.DENIED.value) for r in lines[0][1])
 
 
 def test_a_name_said_with_its_accents_supports_the_claim_without_them() -> None:
