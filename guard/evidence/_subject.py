@@ -33,6 +33,7 @@ from mirage_guard.guard.evidence._text import (
     STOPWORDS,
     content_stems,
     contracted,
+    plain,
     proper_names,
     sentences,
     stem,
@@ -339,8 +340,8 @@ def _turn_people(text: str, user: frozenset[str]) -> frozenset[str]:
 
 
 def _name_parts(user_name: str | None) -> frozenset[str]:
-    """The user's name by its lowercased parts."""
-    return frozenset(w.lower() for w in _TOKEN.findall(user_name or ""))
+    """The user's name by its lowercased parts ("O’Brien" read as "O'Brien", as turns are)."""
+    return frozenset(w.lower() for w in _TOKEN.findall(plain(user_name or "")))
 
 
 @lru_cache(maxsize=4096)

@@ -100,3 +100,15 @@ def test_a_name_said_with_its_accents_supports_the_claim_without_them() -> None:
                                 Candidate(text="Lives in Zürich with his wife Renée"),
                                 Candidate(text="Lives in Zürich with his wife Chloé")])  # fmt: skip
     assert [x.features["unsupported_names"] for x in links] == [0.0, 0.0, 1.0]
+
+
+def test_the_users_name_is_read_as_the_turns_are() -> None:
+    """A user name typed with "’" names the user in a turn written with "'" (and the reverse)."""
+    from mirage_guard.guard.evidence._subject import _name_parts, said_of_user
+
+    assert (
+        _name_parts("Declan O\u2019Brien") == _name_parts("Declan O'Brien") == {"declan", "o'brien"}
+    )
+    # the claim opens with the user's name: about the user, so another person's clause is dropped
+    later = "my wife quit the pharmacy, not me"
+    assert said_of_user("O'Brien runs a pharmacy", later, "Declan O\u2019Brien") == "not me"
