@@ -113,6 +113,15 @@ def typographic(text: str) -> str:
     return _INNER_APOSTROPHE.sub("\u2019", text)
 
 
+# a stop and a space between two sentences, which chat lines type as a line break
+_BETWEEN_SENTENCES = re.compile(r"(?<=\w)\.\s+(?=\S)")
+
+
+def chat_lines(text: str) -> str:
+    """``text`` as chat lines: each stop and space between two sentences a line break."""
+    return _BETWEEN_SENTENCES.sub("\n", text)
+
+
 # the guard's three-way tags, read as the four-way label each stands for (a generated claim
 # may be a stereotype or a fabrication: every figure treats the two alike)
 LABEL_ALIASES = {
@@ -197,6 +206,14 @@ class Example:
         claim = self.claim.model_copy(update={"text": typographic(self.claim.text)})
         turns = tuple(t.model_copy(update={"content": typographic(t.content)}) for t in self.turns)
         return replace(self, claim=claim, turns=turns)
+
+    def as_chat_lines(self) -> Example:
+        """Every user turn typed as chat lines (:func:`chat_lines`); the claim as it is."""
+        turns = tuple(
+            t.model_copy(update={"content": chat_lines(t.content)}) if t.role is Role.USER else t
+            for t in self.turns
+        )
+        return replace(self, turns=turns)
 
 
 def packaged(name: str) -> Path:

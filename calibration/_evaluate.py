@@ -71,10 +71,12 @@ def run_eval(
     support_dir: Path | None = None,
     per_claim: Path | None = None,
     typographic: bool = False,
+    chat_lines: bool = False,
 ) -> EvalReport:
     """The report of one labelled set; ``per_claim``: also write each claim's decision there
     (JSON Lines of :class:`ClaimRow`); ``typographic``: claims and turns with the apostrophes a
-    phone types ("don’t"), which must not move a figure."""
+    phone types ("don’t"), which must not move a figure; ``chat_lines``: user turns with a line
+    break for each stop between two sentences."""
     if per_claim is not None:
         check_writable(per_claim)
     path = data or packaged("claims.jsonl")
@@ -83,6 +85,8 @@ def run_eval(
     )
     if typographic:
         examples = [e.typed() for e in examples]
+    if chat_lines:
+        examples = [e.as_chat_lines() for e in examples]
     by_claim: dict[str, AuditVerdict] | None = None
     model = prompt = None
     if verdicts is not None:
@@ -105,6 +109,8 @@ def run_eval(
         name += f" ({variant.value})"
     if typographic:
         name += " (typographic)"
+    if chat_lines:
+        name += " (chat lines)"
     if per_claim is not None:
         write_claim_rows(per_claim, claim_rows(examples, decisions, data=name))
     return evaluate(examples, decisions, data=name, n_boot=n_boot)

@@ -103,6 +103,13 @@ def guard_eval(
             "--typographic", help="type the apostrophes in claims and turns as phones do (’)"
         ),
     ] = False,
+    chat_lines: Annotated[
+        bool,
+        typer.Option(
+            "--chat-lines",
+            help="type each stop between two sentences of a user turn as a line break",
+        ),
+    ] = False,
 ) -> None:
     """AUROC, binary kappa, provenance accuracy, per-class P/R and source-turn accuracy.
 
@@ -121,6 +128,7 @@ def guard_eval(
             support_dir=support_dir,
             per_claim=per_claim,
             typographic=typographic,
+            chat_lines=chat_lines,
         )
     if as_json:
         console.print_json(json.dumps(report.model_dump(mode="json")))

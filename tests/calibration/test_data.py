@@ -10,6 +10,7 @@ import pytest
 
 from mirage_guard.calibration._data import (
     TextVariant,
+    chat_lines,
     group_by_conversation,
     load_examples,
     strip_hedges,
@@ -303,6 +304,28 @@ def test_typographic_types_the_apostrophes_inside_words_as_a_phone_does(tmp_path
         ex.claim.label,
         "Doesn't drive",
     )
+
+
+def test_chat_lines_type_each_stop_between_sentences_of_a_user_turn_as_a_line_break(
+    tmp_path: Path,
+) -> None:
+    assert (
+        chat_lines("I live in Lisbon. We moved in May. ok")
+        == "I live in Lisbon\nWe moved in May\nok"
+    )
+    assert chat_lines("It costs 3.5 euros.") == "It costs 3.5 euros."
+    turns = [
+        {"id": "t1", "role": "user", "content": "I'm a nurse. I don't drive."},
+        {"id": "t2", "role": "assistant", "content": "Noted. Anything else?"},
+    ]
+    claims = write(tmp_path / "c.jsonl", [_inline("a", "Doesn't drive. Nurse.", turns)])
+    (ex,) = load_examples(claims)
+    lines = ex.as_chat_lines()
+    assert [t.content for t in lines.turns] == [
+        "I'm a nurse\nI don't drive.",
+        "Noted. Anything else?",
+    ]
+    assert lines.claim.text == "Doesn't drive. Nurse."  # the claim as it is
 
 
 @pytest.mark.parametrize(
