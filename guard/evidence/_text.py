@@ -756,6 +756,7 @@ _PERIOD = re.compile(
 # ... a claim that says when: in the past ("Spent 11 years in Dublin": ``_PAST_MARKERS``) or at a
 # time to come ("Flies to Dublin on the 20th", "Will visit Dublin in October")
 _DATED = frozenset(("will", "plans", "planning", "going", "next", "upcoming", *DAYS, *MONTHS))
+_WHEN = _PAST_MARKERS | _DATED
 _ORDINAL = re.compile(r"\b\d+(?:st|nd|rd|th)\b")
 _CLAUSE_END = re.compile(r"[;:!?]|[,.](?!\d)")  # not inside "1,500" or "4.5"
 
@@ -770,16 +771,14 @@ def _denied_when(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
-def _refuses(claim: str) -> bool:
-    """Whether the claim says itself that something was refused ("Turned the offer down")."""
-    said = set(words(claim))
+def _refuses(said: frozenset[str]) -> bool:
+    """Whether a claim's words say that something was refused ("Turned the offer down")."""
     return bool(said & _REFUSALS) or (bool(said & _TURNED) and "down" in said)
 
 
-def _dated(claim: str) -> bool:
+def _dated(claim: str, said: frozenset[str]) -> bool:
     """Whether the claim says when it holds: a past marker, a plan, a day, a month, a date."""
-    said = set(words(claim))
-    return bool(said & (_PAST_MARKERS | _DATED)) or _ORDINAL.search(claim.lower()) is not None
+    return bool(said & _WHEN) or _ORDINAL.search(claim.lower()) is not None
 
 
 def retracted_stems(claim: str, text: str, own: str | None = None) -> frozenset[str]:
@@ -790,12 +789,13 @@ def retracted_stems(claim: str, text: str, own: str | None = None) -> frozenset[
     bakery" against "I quit the bakery"). ``own``: the part of ``text`` whose denials and
     changes of state count (the user's own clauses, for a claim about the user); a plan that
     fell through counts in all of it ("Dave has pulled out")."""
-    if has_negation(claim) or _refuses(claim):
+    said = word_set(claim)  # read once: this runs for every later sentence near the claim
+    if said & NEGATIONS or _refuses(said):
         return frozenset()
     own = text if own is None else own
-    out = set(_denied_when(own) if _dated(claim) else denied_stems(own))
+    out = set(_denied_when(own) if _dated(claim, said) else denied_stems(own))
     claimed = content_stems(claim)
-    if not set(words(claim)) & _PAST_MARKERS:
+    if not said & _PAST_MARKERS:
         ended = _changed_state(own) | fallen_through(text)
         # "I quit the pharmacy job" ends "Works as a pharmacist": one word, two endings
         out |= ended | {c for c in claimed for e in ended if c != e and _same_word(c, e)}
