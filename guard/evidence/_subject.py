@@ -68,7 +68,7 @@ _THIRD_SUBJECTS = frozenset(
 _LEAD = frozenset(
     """
     and but so or oh also plus then well yeah yes ok okay lol haha btw anyway though because
-    cause cos since while although actually honestly basically like um uh ah hmm fyi
+    cause cos coz cuz bc since while although actually honestly basically like um uh ah hmm fyi
     """.split()  # noqa: SIM905 - a word list reads best as text
 )
 # what follows a name that is the subject of its clause ("Sam hates", "Ruth doesn't", "Lukas is")
@@ -84,7 +84,7 @@ _TOKEN = re.compile(rf"{LETTER}(?:{LETTER}|['\-])*|\d+(?:[.,]\d+)?")
 # a clause ends at a comma, a semicolon, a colon, a dash or bracket, and before a conjunction
 _CLAUSE = re.compile(
     r"\s*(?:[,;:()]|\s[-\u2013\u2014]\s)\s*"
-    r"|\s+(?=(?:and|but|so|though|although|because|while|whereas|plus)\s)",
+    r"|\s+(?=(?:and|but|so|though|although|because|bc|cos|coz|cuz|while|whereas|plus)\s)",
     re.IGNORECASE,
 )
 
@@ -197,6 +197,12 @@ def _subject(
     return _name_subject(toks, i, opens_sentence and i == 0, user, people)
 
 
+def _verb_s(word: str) -> bool:
+    """A word that reads as a verb in the third person after a known name ("claire walks him",
+    "jess swears by it"): ends in one "s", not an "'s" or "ss"."""
+    return len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "'s", "us", "is"))
+
+
 def _name_subject(
     toks: list[str], i: int, opener: bool, user: frozenset[str], people: frozenset[str]
 ) -> _Subject | None:
@@ -208,7 +214,7 @@ def _name_subject(
     after = toks[i + 1].lower() if i + 1 < len(toks) else ""
     owner = _without_s(first)
     has = owner != first and contracted(toks, i + 1)
-    if owner in people and owner not in user and (has or after in _OPENING_VERBS):
+    if owner in people and owner not in user and (has or after in _OPENING_VERBS or _verb_s(after)):
         return "other", owner, i + 1
     named = (
         word[:1].isupper()
@@ -442,6 +448,11 @@ _FRAME = frozenset(
     """.split()  # noqa: SIM905 - a word list reads best as text
 )
 _PEOPLE_STEMS = frozenset(stem(w) for w in _PEOPLE)
+# prepositions the stop list keeps as content words: "until" in "so I keep them until about 6"
+# says nothing of the user that "Works at the county clerk's office until 5" asserts
+_PREPOSITIONS = frozenset(
+    stem(w) for w in ("until", "till", "since", "around", "near", "via", "per", "onto", "across")
+)
 # the share of a claim's content words that the turn must say only of another person
 OTHER_SHARE = 0.4
 
@@ -469,7 +480,7 @@ def other_persons_fact(
     parts = _clauses(turn, user, people)
     if not any(c.subject == "other" for c in parts):
         return None
-    wanted = {s for s in content_stems(claim) if s not in ("user", "you", "as")}
+    wanted = {s for s in content_stems(claim) if s not in ("user", "you", "as")} - _PREPOSITIONS
     wanted -= {stem(w) for w in user}
     said_of_user: set[str] = set()
     said_of_other: dict[str, str | None] = {}

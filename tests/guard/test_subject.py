@@ -247,3 +247,29 @@ def test_decide_reads_the_names_the_caller_gives() -> None:
     d = decide(cand, link, turn_text=turn, people=frozenset({"jess"}), **kwargs)  # type: ignore[arg-type]
     assert d.provenance is Provenance.GENERATED
     assert decide(cand, link, turn_text=turn, **kwargs).provenance is Provenance.STATED  # type: ignore[arg-type]
+
+
+def test_a_chat_because_ends_a_clause_and_a_known_name_takes_any_s_verb() -> None:
+    turn = (
+        "i do 12 hr shifts as a paramedic so hes alone a lot, nadia walks him on my long days bc "
+        "she works from home (shes an illustrator)"
+    )
+    people = frozenset({"nadia"})
+    subjects = [(c.subject, c.person) for c in clauses(turn, people=people)]
+    assert subjects[2:] == [("other", "nadia"), ("other", "nadia"), ("other", "nadia")]
+    found = other_persons_fact("You work from home as an illustrator", turn, people=people)
+    assert found is not None
+    assert (found.person, found.words) == ("nadia", ("work", "home", "illustrator"))
+    # the user's own clause is still the user's: "I work from home" after a chat "cos"
+    mine = "nadia walks him in the mornings cos i work from home"
+    assert other_persons_fact("Works from home", mine, people=people) is None
+    # an unknown lower-case word before an "s" word is no name
+    assert [c.subject for c in clauses("dogs walks are long bc i work late")] == ["user", "user"]
+
+
+def test_a_preposition_the_user_also_says_does_not_make_the_fact_theirs() -> None:
+    turn = "Dana works at the land registry till 5 so I keep the kids until about 6."
+    found = other_persons_fact("Works at the land registry until 5", turn)
+    assert found is not None
+    assert found.person == "dana"
+    assert "until" not in found.words
