@@ -199,7 +199,8 @@ def _subject(
 
 def _verb_s(word: str) -> bool:
     """A word that reads as a verb in the third person after a known name ("claire walks him",
-    "jess swears by it"): ends in one "s", not an "'s" or "ss"."""
+    "jess swears by it"): four letters or more ending in "s", not in "'s", "ss", "us" or "is"
+    ("claire's", "boss", "bus", "this")."""
     return len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "'s", "us", "is"))
 
 

@@ -263,8 +263,8 @@ def test_a_chat_because_ends_a_clause_and_a_known_name_takes_any_s_verb() -> Non
     # the user's own clause is still the user's: "I work from home" after a chat "cos"
     mine = "nadia walks him in the mornings cos i work from home"
     assert other_persons_fact("Works from home", mine, people=people) is None
-    # an unknown lower-case word before an "s" word is no name
-    assert [c.subject for c in clauses("dogs walks are long bc i work late")] == ["user", "user"]
+    # a lower-case word the conversation gave nobody is no name before an "s" word
+    assert [c.subject for c in clauses("traffic sucks bc i work late")] == ["user", "user"]
 
 
 def test_a_preposition_the_user_also_says_does_not_make_the_fact_theirs() -> None:
