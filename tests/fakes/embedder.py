@@ -3,6 +3,8 @@
 ``HashingEmbedder`` is a hashed bag of words: texts that share words are close, texts that share
 none are orthogonal. It satisfies :class:`guard.evidence.Embedder`. ``CountingEmbedder`` wraps
 any embedder and records every ``encode`` call, to check batching and caching.
+``TableEmbedder`` gives hand-set vectors for given texts (cosines chosen by the test) and hashes
+the rest.
 """
 
 from __future__ import annotations
@@ -61,6 +63,24 @@ class HashingEmbedder:
             norm = float(np.linalg.norm(out[row]))
             if norm > 0:
                 out[row] /= norm
+        return out
+
+
+class TableEmbedder(HashingEmbedder):
+    """Given vectors for given texts (normalised, zero-padded to 64 dimensions), the hashing fake
+    for every other text (the linker's attribute-kind prototypes, say)."""
+
+    def __init__(self, table: dict[str, list[float]]) -> None:
+        super().__init__(dimension=64)
+        self._table = table
+
+    def encode(self, texts: Sequence[str]) -> Vectors:
+        out = super().encode(texts)
+        for row, text in enumerate(texts):
+            if text in self._table:
+                vec = np.zeros(self.dimension, np.float32)
+                vec[: len(self._table[text])] = self._table[text]
+                out[row] = vec / np.linalg.norm(vec)
         return out
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -11,9 +9,8 @@ from hypothesis import strategies as st
 
 from mirage_guard.guard import Candidate, Role, Turn
 from mirage_guard.guard.evidence import FEATURE_NAMES, Embedder, EvidenceLinker, cache_namespace
-from mirage_guard.guard.evidence._embedder import Vectors
 from mirage_guard.guard.evidence._linker import LEXICAL_WEIGHT, word_overlap
-from tests.fakes.embedder import CountingEmbedder, HashingEmbedder
+from tests.fakes.embedder import CountingEmbedder, HashingEmbedder, TableEmbedder
 from tests.guard.paper import PAPER_TURNS
 
 _LINKER = EvidenceLinker(HashingEmbedder())
@@ -170,23 +167,6 @@ def test_cached_sentences_are_per_namespace_and_bounded_by_bytes() -> None:
     assert linker.cached_bytes <= 40 * 1300
 
 
-class _TableEmbedder(HashingEmbedder):
-    """Given vectors for given texts (cosines set by hand), the hashing fake for the rest."""
-
-    def __init__(self, table: dict[str, list[float]]) -> None:
-        super().__init__(dimension=64)
-        self._table = table
-
-    def encode(self, texts: Sequence[str]) -> Vectors:
-        out = super().encode(texts)
-        for row, text in enumerate(texts):
-            if text in self._table:
-                vec = np.zeros(64, np.float32)
-                vec[: len(self._table[text])] = self._table[text]
-                out[row] = vec / np.linalg.norm(vec)
-        return out
-
-
 # the claim is nearest by meaning to the brother's wedding (cosine 0.48) and less near to the
 # turn that says what it says (0.40; the unit vectors below give these cosines)
 _NEAR = "My little brother is getting married in a barn in June."
@@ -200,7 +180,7 @@ _WEDDING_TABLE = {
 
 
 def test_the_claims_own_words_pick_among_turns_about_the_same_thing() -> None:
-    linker = EvidenceLinker(_TableEmbedder(_WEDDING_TABLE))
+    linker = EvidenceLinker(TableEmbedder(_WEDDING_TABLE))
     turns = [
         Turn(id="u1", role=Role.USER, content=_NEAR),
         Turn(id="u2", role=Role.USER, content=_SAYS),
@@ -215,7 +195,7 @@ def test_the_claims_own_words_pick_among_turns_about_the_same_thing() -> None:
 
 def test_words_do_not_outweigh_a_clearly_nearer_turn() -> None:
     table = {**_WEDDING_TABLE, _SAYS: [0.25, 0.0, float(np.sqrt(1 - 0.25**2))]}
-    linker = EvidenceLinker(_TableEmbedder(table))
+    linker = EvidenceLinker(TableEmbedder(table))
     turns = [
         Turn(id="u1", role=Role.USER, content=_NEAR),
         Turn(id="u2", role=Role.USER, content=_SAYS),
