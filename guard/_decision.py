@@ -24,11 +24,14 @@ from mirage_guard.guard.evidence import (
     KINDS,
     RELATION_KINDS,
     changed_values,
+    claim_people,
+    claim_predicates,
     content_stems,
     exact_word,
     glued_phrases,
     group_words,
     other_persons_fact,
+    others_clauses,
     plain,
     retracted_stems,
     stem,
@@ -131,10 +134,25 @@ def glued_detail(claim: str, link: EvidenceLink) -> list[str]:
     "to" fired on as many restatements as fabrications on the dev split and BEGIN."""
     if not link.features.get("support_model", 0.0):
         return []
-    return glued_phrases(claim, link.unsupported_words)
+    return glued_phrases(claim, link.unsupported_words) + glued_parts(claim, link)
 
 
-def denied_words(claim: str, evidence: str | None) -> list[str]:
+def glued_parts(claim: str, link: EvidenceLink) -> list[str]:
+    """The later predicates of a compound claim that assert something the user never talked
+    about ("User lives in Lisbon and is a vegan" after "I live in Lisbon."): near no user
+    sentence by meaning (the linker's ``unrelated_parts``) and every content word of its own
+    (not the subject's) unsaid. A compound claim is as strong as its weakest part; the first
+    predicate carries the claim's similarity, so the scores read it as a restatement."""
+    unsaid = {stem(w.lower()) for w in link.unsupported_words}
+    subject = content_stems(claim_predicates(claim)[0]) | {"user", "you"}
+    return [
+        part
+        for part in link.unrelated_parts
+        if (own := content_stems(part) - subject) and own <= unsaid
+    ]
+
+
+def denied_words(claim: str, evidence: str | None, user_name: str | None = None) -> list[str]:
     """Content words (stems) the claim asserts and the linked turn denies ("User has an MBA" /
     "I don't have an MBA lol"; "Your husband is helping" / "lol no husband"; "Is on a meal plan"
     / "no meal plan") or says have ended ("Works at a cafe" / "I finished at the cafe on
@@ -142,7 +160,15 @@ def denied_words(claim: str, evidence: str | None) -> list[str]:
     many of these as restatements."""
     if evidence is None:
         return []
-    return sorted(retracted_stems(claim, evidence))
+    denied = retracted_stems(claim, evidence)
+    people = claim_people(claim, user_name)
+    if denied and people:
+        # a claim about someone else ("Husband Faisal does the cooking") is not denied by what
+        # the user denies of themselves ("im not a great cook tbh, faisal's the cook"), only by
+        # the other clauses or a denial of the person ("lol no husband")
+        theirs = retracted_stems(claim, others_clauses(evidence, user_name))
+        denied = theirs | (denied & {stem(p) for p in people})
+    return sorted(denied)
 
 
 # attributes of a group a person belongs to: inferred from evidence about something else (a job,
@@ -301,7 +327,7 @@ def _said_otherwise(
     claim is a group prior or a personality trait the turn does not say."""
     if contradicted(link):
         return reason(ReasonCode.CONTRADICTED, turn_id=link.turn_id)
-    denied = denied_words(claim, evidence)
+    denied = denied_words(claim, evidence, user_name)
     if denied:
         return reason(ReasonCode.DENIED, turn_id=link.turn_id, words=denied)
     changed = changed_value(claim, evidence, link)

@@ -122,6 +122,10 @@ class EvidenceLink(BaseModel):
     # the bakery" after "I work early shifts at a bakery"), and the claim's words it retracts
     retracted_by: str | None = None
     retracted_words: list[str] = Field(default_factory=list)
+    # what a compound claim asserts after its first predicate that is near no user sentence by
+    # meaning ("is a vegan" in "Lives in Lisbon and is a vegan" after "I live in Lisbon."), each
+    # read with the claim's subject: the decision reads whether the user said any of its words
+    unrelated_parts: list[str] = Field(default_factory=list)
 
 
 class QuoteCheck(StrEnum):

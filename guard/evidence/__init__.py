@@ -35,7 +35,14 @@ from mirage_guard.guard.evidence._linker import (
 )
 from mirage_guard.guard.evidence._namespace import cache_namespace, current_cache_namespace
 from mirage_guard.guard.evidence._shipped import shipped_linker, shipped_support
-from mirage_guard.guard.evidence._subject import OtherPersonsFact, known_people, other_persons_fact
+from mirage_guard.guard.evidence._subject import (
+    OtherPersonsFact,
+    claim_people,
+    claim_predicates,
+    known_people,
+    other_persons_fact,
+    others_clauses,
+)
 from mirage_guard.guard.evidence._support import (
     SUPPORT_FEATURES,
     WEIGHTS,
@@ -90,6 +97,8 @@ __all__ = [
     "build_cross",
     "cache_namespace",
     "changed_values",
+    "claim_people",
+    "claim_predicates",
     "content_stems",
     "cross_model_dir",
     "current_cache_namespace",
@@ -107,6 +116,7 @@ __all__ = [
     "moved_from",
     "n_layers",
     "other_persons_fact",
+    "others_clauses",
     "plain",
     "resolve_precision",
     "retracted_stems",

@@ -23,7 +23,7 @@ from mirage_guard.guard.evidence import _text as tx
 from mirage_guard.guard.evidence._discourse import SentenceUse, is_correction, sentence_use
 from mirage_guard.guard.evidence._embedder import Embedder, Vectors
 from mirage_guard.guard.evidence._namespace import current_cache_namespace
-from mirage_guard.guard.evidence._subject import said_of_user
+from mirage_guard.guard.evidence._subject import claim_predicates, said_of_user
 from mirage_guard.guard.evidence._support import SUPPORT_FEATURES, ClaimSupport, TokenText
 
 KINDS: tuple[str, ...] = tuple(
@@ -178,6 +178,13 @@ def _retracted(
             update = {"retracted_by": units[j].turn_id, "retracted_words": sorted(words)}
             return link.model_copy(update=update)
     return link
+
+
+# a later predicate of a compound claim this far from every user sentence (the bi-encoder's cosine)
+# is about something the user did not talk about: "User is a vegan" / "I live in Lisbon." 0.11,
+# "User is divorced" 0.07; a paraphrased part of a restatement sits higher ("came home scraped up"
+# / a fall at the skate park 0.26). Chosen on the project's train split and the issue's examples
+UNRELATED_PART_MAX_SIM = 0.2
 
 
 _T = TypeVar("_T")
@@ -449,10 +456,33 @@ class EvidenceLinker:
         links = self._with_support(
             candidates, links, turn_text, turn_max, cand_toks, turn_toks, said=known_words
         )
+        links = self._unrelated_parts(cand_texts, links, unit_vecs)
         last_unit = {u.turn_id: j for j, u in enumerate(units)}  # later sentences overwrite
         return [
             _retracted(c.text, link, sims[i], units, last_unit, user_name)
             for i, (c, link) in enumerate(zip(candidates, links, strict=True))
+        ]
+
+    def _unrelated_parts(
+        self, claims: Sequence[str], links: list[EvidenceLink], unit_vecs: Vectors
+    ) -> list[EvidenceLink]:
+        """Each link with the later predicates of its compound claim (``claim_predicates``) that
+        are near no user sentence by meaning (``UNRELATED_PART_MAX_SIM``): "User is a vegan" in
+        "User lives in Lisbon and is a vegan" after "I live in Lisbon." (cosine 0.11). The
+        claim's own vector is near its first predicate, so it cannot show this; only compound
+        claims cost an encoder call (one for the whole write, cached)."""
+        later = [(i, p) for i, c in enumerate(claims) for p in claim_predicates(c)[1:]]
+        if not later:
+            return links
+        vecs, _ = self._encode([p for _, p in later], ())
+        best = (vecs @ unit_vecs.T).max(axis=1)
+        found: dict[int, list[str]] = {}
+        for (i, part), sim in zip(later, best.tolist(), strict=True):
+            if sim < UNRELATED_PART_MAX_SIM:
+                found.setdefault(i, []).append(part)
+        return [
+            link.model_copy(update={"unrelated_parts": found[i]}) if i in found else link
+            for i, link in enumerate(links)
         ]
 
     def _with_support(

@@ -409,6 +409,8 @@ _CLAIM_LEAD = frozenset(
     already always never just will would can could should might may must used to
     """.split()  # noqa: SIM905 - a word list reads best as text
 )
+# ... and a hedge: the subject is the words before any of them ("Probably lives ...")
+_LEADS = _CLAIM_LEAD | HEDGES
 _THIRD_IN_CLAIM = frozenset(
     ("he", "she", "they", "it", "he's", "she's", "they're", "it's", "him", "them")
 )
@@ -430,13 +432,17 @@ def _about_user(claim: str, user: frozenset[str] = frozenset()) -> bool:
         toks = toks[1:]
     if not toks:
         return False
-    first = toks[0].lower()
-    if first in _AFTER_SUBJECT or first in _VERBS_S or first in _IRREGULAR_PAST:
+    return _verb_like(toks[0].lower(), toks[1].lower() if len(toks) > 1 else "")
+
+
+def _verb_like(first: str, after: str) -> bool:
+    """Whether a claim's word ``first`` (lowercased), ``after`` the word that follows it, is its
+    verb: a known one, or a verb in the third person or the past ("Loves", "Coaches", "Lived"),
+    not a plural noun before its verb ("Parents live", "Kids are") nor an owner ("Siobhan's dad
+    is ...")."""
+    if first in _OPENING_VERBS:
         return True
-    # a verb in the third person or the past ("Loves", "Coaches", "Lived"), not a plural noun
-    # before its verb ("Parents live", "Kids are")
-    after = toks[1].lower() if len(toks) > 1 else ""
-    verb_form = first.endswith(("s", "ed")) and not first.endswith("ss") and len(first) > 3
+    verb_form = first.endswith(("s", "ed")) and not first.endswith(("ss", "'s")) and len(first) > 3
     return verb_form and first not in _PEOPLE and after not in _AFTER_SUBJECT
 
 
@@ -525,11 +531,87 @@ def said_of_user(claim: str, text: str, user_name: str | None = None) -> str:
     return "; ".join(c.text for c in parts if c.subject != "other")
 
 
+def _subject_words(claim: str) -> list[str]:
+    """The words of a claim before its verb (or a hedge): "Husband Faisal does the cooking" ->
+    ["Husband", "Faisal"]; [] for "Lives in Lisbon", and for a claim whose verb is none this
+    module knows ("Sang a solo at her friend's funeral")."""
+    toks = _TOKEN.findall(claim)
+    lower = [t.lower() for t in toks] + [""]
+    verbs = (i for i in range(len(toks)) if lower[i] in _LEADS or _verb_like(*lower[i : i + 2]))
+    return toks[: next(verbs, 0)]  # no verb found: no subject read
+
+
+def claim_people(claim: str, user_name: str | None = None) -> frozenset[str]:
+    """The people a claim is about when its subject is someone else than the user, by their
+    lowercased words ("Husband Faisal does the cooking" -> husband, faisal; "Brother Tom spent
+    a year in Portugal" -> brother, tom); empty for a claim about the user or about a thing
+    ("Kitchen budget is 25k")."""
+    user = _name_parts(user_name)
+    if _about_user(claim, user):
+        return frozenset()
+    subject = _subject_words(claim)
+    names = {n.lower() for n in proper_names(claim)}
+    found = {
+        _without_s(t.lower()) for t in subject
+        if _without_s(t.lower()) in _PEOPLE or (t.lower() in names and t.lower() not in user)
+    }  # fmt: skip
+    return frozenset(found)
+
+
+def others_clauses(text: str, user_name: str | None = None) -> str:
+    """``text`` without the clauses whose subject the user names as themselves ("im not a great
+    cook tbh", "i've never been to portugal"), joined by ";": what can deny another person's
+    fact. A clause without a subject stays ("lol no husband", "not UBC")."""
+    parts = _clauses(text, _name_parts(user_name), frozenset())
+    return "; ".join(
+        c.text for c in parts
+        if c.subject != "user" or not {t.lower() for t in _TOKEN.findall(c.text)} & _FIRST_SUBJECTS
+    )  # fmt: skip
+
+
+# where a claim goes on to assert a second thing of its subject: "Lives in Lisbon and is a
+# vegan", "User lives in Lisbon, is divorced", "Father is 71 and lives alone"
+_PREDICATE_JOIN = re.compile(r"\s*,\s*(?:and\s+|but\s+)?|\s+(?:and|but)\s+|\s*;\s*", re.I)
+
+
+def _opens_predicate(piece: str) -> bool:
+    """Whether ``piece`` starts with a verb and so asserts something of the claim's subject ("is
+    a vegan", "lives alone", "never learned to drive"); not a noun phrase ("Rome", "two cats")."""
+    toks = [t.lower() for t in _TOKEN.findall(piece)]
+    while toks and toks[0] in _CLAIM_LEAD:
+        toks = toks[1:]
+    return len(toks) >= 2 and _verb_like(toks[0], toks[1])
+
+
+@lru_cache(maxsize=65536)
+def claim_predicates(claim: str) -> tuple[str, ...]:
+    """What a claim asserts of its subject, one predicate at a time, each after the first read
+    with the first one's subject: "User lives in Lisbon, is divorced" -> ("User lives in
+    Lisbon", "User is divorced"); "Father is 71 and lives alone" -> ("Father is 71", "Father
+    lives alone"). Only where the claim goes on with a verb: "Went to Paris and Rome", "Likes
+    cats and dogs" and "Has a son who is 7" are one predicate."""
+    pieces: list[str] = []
+    start = 0
+    for m in _PREDICATE_JOIN.finditer(claim):
+        if claim[start : m.start()].strip() and _opens_predicate(claim[m.end() :]):
+            pieces.append(claim[start : m.start()].strip())
+            start = m.end()
+    pieces.append(claim[start:].strip())
+    pieces = [p for p in pieces if p]
+    if len(pieces) < 2:
+        return (claim,)
+    lead = " ".join(_subject_words(pieces[0]))
+    return (pieces[0], *(f"{lead} {p}".strip() for p in pieces[1:]))
+
+
 __all__ = [
     "Clause",
     "OtherPersonsFact",
+    "claim_people",
+    "claim_predicates",
     "clauses",
     "known_people",
     "other_persons_fact",
+    "others_clauses",
     "said_of_user",
 ]

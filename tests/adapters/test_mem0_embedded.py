@@ -19,6 +19,7 @@ from tests.fakes.mem0 import (
     GENERATED_TEXT,
     MINILM_INFERRED_TEXT,
     STATED_TEXT,
+    claims_reply,
     conversation_reply,
 )
 
@@ -88,6 +89,31 @@ def test_stated_inferred_generated_become_fact_hypothesis_quarantine(
     assert found["results"][0]["memory"] == GENERATED_TEXT
     listed = memory.get_all(filters={"user_id": "alice"}, include_hypotheses=True)
     assert {i["memory"] for i in listed["results"]} == {STATED_TEXT, MINILM_INFERRED_TEXT}
+
+
+def test_a_writers_negated_and_compound_facts_are_not_stored_as_facts(
+    data_dir: Path, minilm: MiniLMEmbedder
+) -> None:
+    """The issue's case through ``add(infer=True)``: from the single turn "I live in Lisbon."
+    a writer returns a negation and two compounds with an unsaid part, all labelled GROUNDED;
+    only what the user said is stored as a fact."""
+    said = "User lives in Lisbon."
+    reply = claims_reply(
+        ("User does not live in Lisbon.", "t1", "GROUNDED", 0.9),
+        ("User lives in Lisbon and is a vegan.", "t1", "GROUNDED", 0.9),
+        ("User lives in Lisbon, is divorced.", "t1", "GROUNDED", 0.9),
+        (said, "t1", "GROUNDED", 0.95),
+    )
+    memory = _memory(GuardSettings(data_dir=data_dir), minilm, [reply])
+    try:
+        result = memory.add([{"id": "t1", "role": "user", "content": "I live in Lisbon."}],
+                            user_id="alice")  # fmt: skip
+    finally:
+        memory.close()
+    status = {r["memory"]: r["status"] for r in result["results"]}
+    assert status.pop(said) == "fact"
+    assert len(status) == 3
+    assert set(status.values()) == {"quarantined"}
 
 
 def test_policy_is_configurable_block_and_quarantine_inferred(

@@ -204,3 +204,33 @@ def test_words_do_not_outweigh_a_clearly_nearer_turn() -> None:
     # 0.48 against 0.25 + LEXICAL_WEIGHT * 1.0 (0.45): the nearer turn stays linked
     assert 0.25 + LEXICAL_WEIGHT < 0.48
     assert link.turn_id == "u1"
+
+
+# "I live in Lisbon." and two compound claims whose second predicate (read with the claim's
+# subject) is far from it (0.1) or near it (0.5); the claims themselves sit near the turn
+_LISBON = "I live in Lisbon."
+_PART_TABLE = {
+    _LISBON: [1.0, 0.0, 0.0],
+    "User lives in Lisbon and is a vegan.": [0.8, 0.6, 0.0],
+    "User is a vegan.": [0.1, float(np.sqrt(1 - 0.1**2)), 0.0],
+    "User lives in Lisbon and rents a flat there.": [0.8, 0.0, 0.6],
+    "User rents a flat there.": [0.5, 0.0, float(np.sqrt(1 - 0.5**2))],
+}
+
+
+def test_a_later_predicate_near_no_user_sentence_is_named_on_the_link() -> None:
+    from mirage_guard.guard.evidence._linker import UNRELATED_PART_MAX_SIM
+
+    linker = EvidenceLinker(TableEmbedder(_PART_TABLE))
+    turns = [Turn(id="u1", role=Role.USER, content=_LISBON)]
+    claims = [
+        "User lives in Lisbon and is a vegan.",
+        "User lives in Lisbon and rents a flat there.",
+    ]
+    far, near = linker.link(turns, [Candidate(id=f"c{i}", text=c) for i, c in enumerate(claims)])
+    assert 0.1 < UNRELATED_PART_MAX_SIM < 0.5
+    assert far.unrelated_parts == ["User is a vegan."]
+    assert near.unrelated_parts == []
+    # a claim of one predicate has no later part to read (and costs no encoder call for it)
+    [single] = linker.link(turns, [Candidate(id="s", text="Lives in Lisbon")])
+    assert single.unrelated_parts == []

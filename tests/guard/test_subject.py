@@ -273,3 +273,28 @@ def test_a_preposition_the_user_also_says_does_not_make_the_fact_theirs() -> Non
     assert found is not None
     assert found.person == "dana"
     assert "until" not in found.words
+
+
+@pytest.mark.parametrize(
+    ("claim", "predicates"),
+    [
+        ("User lives in Lisbon and is a vegan.", ("User lives in Lisbon", "User is a vegan.")),
+        ("User lives in Lisbon, is divorced.", ("User lives in Lisbon", "User is divorced.")),
+        ("Father is 71 and lives alone in Phoenix",
+         ("Father is 71", "Father lives alone in Phoenix")),
+        ("Is 78 and lives alone", ("Is 78", "lives alone")),
+        # a hedge is not the subject
+        ("Probably lives in Lisbon and works at a bank",
+         ("Probably lives in Lisbon", "works at a bank")),
+        ("Supports Kotoko and doesn't follow English football",
+         ("Supports Kotoko", "doesn't follow English football")),
+        # a noun phrase after "and" is the verb's object, a relative clause the noun's
+        ("Went to Paris and Rome", ("Went to Paris and Rome",)),
+        ("Likes cats and dogs", ("Likes cats and dogs",)),
+        ("Has a son named Mateo who is turning 7", ("Has a son named Mateo who is turning 7",)),
+    ],
+)  # fmt: skip
+def test_claim_predicates_carry_the_subject(claim: str, predicates: tuple[str, ...]) -> None:
+    from mirage_guard.guard.evidence import claim_predicates
+
+    assert claim_predicates(claim) == predicates

@@ -467,6 +467,32 @@ def test_a_restatement_with_a_glued_detail_is_generated_and_names_the_phrase() -
     assert ReasonCode.GLUED_DETAIL not in {r.code for r in d.reasons}
 
 
+def test_a_compound_claim_with_an_unrelated_unsaid_part_is_generated() -> None:
+    """ "User lives in Lisbon and is a vegan" after "I live in Lisbon.": the scores read the
+    first part; the second is near no user sentence (the linker's ``unrelated_parts``) and none
+    of its own words is said, so the claim is as weak as that part."""
+    claim = "User lives in Lisbon and is a vegan."
+    read = {"sup_entailed": 0.9, "sup_inferable": 0.05, "sup_unsupported": 0.03,
+            "sup_contradicted": 0.02}  # fmt: skip
+    kwargs = {"p_oi": 0.05, "p_stated": 0.95, "profile": make_profile(), "policy": Policy()}
+    glued = _link(["vegan"], **read).model_copy(update={"unrelated_parts": ["User is a vegan."]})
+    d = decide(Candidate(text=claim), glued, **kwargs)  # type: ignore[arg-type]
+    assert d.provenance is Provenance.GENERATED
+    (r,) = [r for r in d.reasons if r.code is ReasonCode.GLUED_DETAIL]
+    assert r.params == {"turn_id": "u1", "words": ["User is a vegan."]}
+    # the user said "vegan" in some turn: the part is not unsaid, the scores decide
+    said = glued.model_copy(update={"unsupported_words": []})
+    assert decide(Candidate(text=claim), said, **kwargs).provenance is Provenance.STATED  # type: ignore[arg-type]
+    # a part near a user sentence by meaning (not in unrelated_parts): not this rule
+    near = glued.model_copy(update={"unrelated_parts": []})
+    assert decide(Candidate(text=claim), near, **kwargs).provenance is Provenance.STATED  # type: ignore[arg-type]
+    # the subject's words are not the part's own: "User" and "Lisbon" unsaid do not make it glued
+    subject = _link(["user", "lisbon"], **read).model_copy(
+        update={"unrelated_parts": ["User is a vegan."]}
+    )
+    assert decide(Candidate(text=claim), subject, **kwargs).provenance is Provenance.STATED  # type: ignore[arg-type]
+
+
 def test_a_personality_trait_from_evidence_about_something_else_is_generated() -> None:
     """ "Is organized and detail-oriented" from "Got a rack and plates in the garage from a
     neighbour": the taxonomy's stereotype; the reason names the trait words."""
@@ -775,6 +801,54 @@ def test_a_claim_the_linked_turn_denies_is_generated_and_names_the_words() -> No
     assert d.provenance is Provenance.GENERATED
     d = _decide_on("Takes medication for blood pressure", "I take nothing for BP.", [], 0.0)
     assert d.provenance is Provenance.GENERATED
+
+
+_FAISAL = "im not a great cook tbh, faisal's the cook in our house lol"
+_TOM = "i've never been to portugal but my brother Tom lived there for a year teaching english"
+
+
+def test_what_the_user_denies_of_themselves_does_not_deny_another_persons_fact() -> None:
+    """Seen in others_in_passing and people_mentions: the user's own denial ("im not a great
+    cook", "i've never been to portugal") made the other person's fact generated."""
+    cases = (("Husband Faisal does the cooking at home", _FAISAL),
+             ("Brother Tom spent a year teaching English in Portugal", _TOM))  # fmt: skip
+    for claim, turn in cases:
+        d = _decide_on(claim, turn, [], 0.0)
+        assert ReasonCode.DENIED not in {r.code for r in d.reasons}, claim
+    # the same denial still denies the user's own claim
+    d = _decide_on("Is a confident cook", _FAISAL, [], 0.0)
+    assert [r.params["words"] for r in d.reasons if r.code is ReasonCode.DENIED] == [["cook"]]
+    # a denial of the person ("lol no husband") or in a clause that is not the user's own
+    d = _decide_on("Your husband is helping with the move", "lol no husband", [], 0.0)
+    assert [r.params["words"] for r in d.reasons if r.code is ReasonCode.DENIED] == [["husband"]]
+    d = _decide_on("Mother has Parkinson's", "She doesn't have Parkinson's, it's Alzheimer's.",
+                   [], 0.0)  # fmt: skip
+    assert [r.params["words"] for r in d.reasons if r.code is ReasonCode.DENIED] == [["parkinson"]]
+    d = _decide_on("Son Kevin will start at UBC", "Kevin got into McGill. So Montreal, not UBC.",
+                   [], 0.0)  # fmt: skip
+    assert [r.params["words"] for r in d.reasons if r.code is ReasonCode.DENIED] == [["ubc"]]
+
+
+@pytest.mark.parametrize(
+    ("claim", "people"),
+    [
+        ("Husband Faisal does the cooking at home", {"husband", "faisal"}),
+        ("Brother Tom spent a year teaching English in Portugal", {"brother", "tom"}),
+        ("Your daughter Akosua picked medicine", {"daughter", "akosua"}),
+        # an owner's "'s" is not a verb (the first word's capital says nothing)
+        ("Siobhan's dad is a retired postman", {"dad"}),
+        ("User's husband is called Tom", {"husband"}),
+        # the user, or a thing, is not another person
+        ("Is a confident cook", set()),
+        # a verb the rules do not know: no subject is read, not "her friend's"
+        ("Sang a solo at her friend's funeral", set()),
+        ("Kitchen budget is 25k", set()),
+    ],
+)  # fmt: skip
+def test_claim_people_are_the_persons_a_claim_is_about(claim: str, people: set[str]) -> None:
+    from mirage_guard.guard.evidence import claim_people
+
+    assert claim_people(claim) == people
 
 
 def test_the_word_rules_read_the_whole_linked_turn() -> None:

@@ -180,6 +180,35 @@ def test_a_fact_a_later_user_turn_says_has_ended_is_stale() -> None:
     assert stall.source_turn_id == "u2"
 
 
+def test_a_compound_claim_is_as_strong_as_its_weakest_part() -> None:
+    """The issue's examples, end to end: from the single turn "I live in Lisbon." the shipped
+    models read "User lives in Lisbon and is a vegan" as a restatement (its first part carries
+    the similarity, and the cross-encoder reads "User is a vegan" as one step from Lisbon). The
+    glued part is near no user sentence and the user said none of its words: generated."""
+    from mirage_guard.guard import Guard, GuardSettings, Provenance
+    from mirage_guard.guard._reasons import ReasonCode
+    from mirage_guard.guard.evidence import shared_minilm
+
+    turns = [
+        Turn(id="u1", role=Role.USER, content="I live in Lisbon."),
+        Turn(id="u2", role=Role.USER, content="I work as a nurse and I volunteer at the shelter."),
+    ]
+    claims = ["User lives in Lisbon and is a vegan.", "User lives in Lisbon, is divorced.",
+              "Lives in Lisbon", "Works as a nurse and volunteers at the shelter"]  # fmt: skip
+    guard = Guard.from_settings(GuardSettings(), embedder=shared_minilm())
+    try:
+        vegan, divorced, lives, both = guard.tag(turns, [Candidate(text=c) for c in claims])
+    finally:
+        guard.close()
+    for decision, part in ((vegan, "User is a vegan."), (divorced, "User is divorced.")):
+        assert decision.provenance is Provenance.GENERATED
+        (glued,) = [r for r in decision.reasons if r.code is ReasonCode.GLUED_DETAIL]
+        assert glued.params["words"] == [part]
+    # the controls: one said predicate, and two predicates the user said
+    assert lives.provenance is Provenance.STATED
+    assert both.provenance is Provenance.STATED
+
+
 def test_the_shipped_evidence_profile_records_the_shipped_support_model() -> None:
     from mirage_guard.guard.scoring import ProfileStore
 
