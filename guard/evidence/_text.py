@@ -333,6 +333,7 @@ _CLASS_WORDS = {
     for form in forms.split()
 }
 _CLASS_KIND = {value: kind for kind, values in _CLASS_FORMS.items() for value in values}
+_CLASS_KIND["day"] = "daypart"  # only before "shift" (``_relation``): "day" alone is no daypart
 # the kinds of value that are words of a closed set (and an age in decades), not numbers or
 # dates: the linked turn not saying the claim's one is enough (a token aligner pairs "sister"
 # with "brother", "cat" with "dog", so its unsaid words cannot tell)
@@ -365,6 +366,8 @@ def _relation(ws: list[str], i: int) -> tuple[str, str] | None:
         part = ws[i + 1]
         if part in _BODY_PARTS or (part.endswith("s") and part[:-1] in _BODY_PARTS):
             return "side", ws[i]
+    if ws[i] == "day" and ws[i + 1 : i + 2] in (["shift"], ["shifts"]):
+        return "daypart", "day"  # "day shifts" against "night shifts" (not "every day")
     return _CLASS_WORDS.get(ws[i])
 
 

@@ -562,6 +562,10 @@ def test_a_personality_trait_from_evidence_about_something_else_is_generated() -
         ("Runs in the evenings before work", "I run in the mornings before work",
          [("morning", "evening")]),
         ("Goes skiing every winter", "we go skiing every summer", [("summer", "winter")]),
+        # "day" is a part of the day only before "shift": "every day" is no value
+        ("Works day shifts at the hospital", "i switched to a night shift at the hospital",
+         [("night", "day")]),
+        ("Works night shifts at the hospital", "I work night shifts, every day is a mess", []),
         ("Plays piano in a band", "I play guitar in a band", [("guitar", "piano")]),
         ("Hurt his knee playing pickup soccer", "messed up my knee at pickup basketball",
          [("basketball", "soccer")]),
