@@ -143,6 +143,8 @@ def glued_parts(claim: str, link: EvidenceLink) -> list[str]:
     sentence by meaning (the linker's ``unrelated_parts``) and every content word of its own
     (not the subject's) unsaid. A compound claim is as strong as its weakest part; the first
     predicate carries the claim's similarity, so the scores read it as a restatement."""
+    if not link.unrelated_parts:
+        return []
     unsaid = {stem(w.lower()) for w in link.unsupported_words}
     subject = content_stems(claim_predicates(claim)[0]) | {"user", "you"}
     return [
@@ -161,8 +163,8 @@ def denied_words(claim: str, evidence: str | None, user_name: str | None = None)
     if evidence is None:
         return []
     denied = retracted_stems(claim, evidence)
-    people = claim_people(claim, user_name)
-    if denied and people:
+    people = claim_people(claim, user_name) if denied else frozenset()
+    if people:
         # a claim about someone else ("Husband Faisal does the cooking") is not denied by what
         # the user denies of themselves ("im not a great cook tbh, faisal's the cook"), only by
         # the other clauses or a denial of the person ("lol no husband")

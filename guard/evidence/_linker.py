@@ -470,11 +470,12 @@ class EvidenceLinker:
         are near no user sentence by meaning (``UNRELATED_PART_MAX_SIM``): "User is a vegan" in
         "User lives in Lisbon and is a vegan" after "I live in Lisbon." (cosine 0.11). The
         claim's own vector is near its first predicate, so it cannot show this; only compound
-        claims cost an encoder call (one for the whole write, cached)."""
+        claims cost an encoder call (one for the whole write; never cached, as claims are not:
+        the cache holds the history's sentences)."""
         later = [(i, p) for i, c in enumerate(claims) for p in claim_predicates(c)[1:]]
         if not later:
             return links
-        vecs, _ = self._encode([p for _, p in later], ())
+        _, vecs = self._encode((), [p for _, p in later])
         best = (vecs @ unit_vecs.T).max(axis=1)
         found: dict[int, list[str]] = {}
         for (i, part), sim in zip(later, best.tolist(), strict=True):

@@ -589,7 +589,9 @@ def claim_predicates(claim: str) -> tuple[str, ...]:
     with the first one's subject: "User lives in Lisbon, is divorced" -> ("User lives in
     Lisbon", "User is divorced"); "Father is 71 and lives alone" -> ("Father is 71", "Father
     lives alone"). Only where the claim goes on with a verb: "Went to Paris and Rome", "Likes
-    cats and dogs" and "Has a son who is 7" are one predicate."""
+    cats and dogs" and "Has a son who is 7" are one predicate. Unlike ``claim_parts`` (what the
+    cross-encoder reads, split at "since", "who", "where" too and without a subject), each
+    predicate here stands as a claim of its own, for the bi-encoder to compare."""
     pieces: list[str] = []
     start = 0
     for m in _PREDICATE_JOIN.finditer(claim):
