@@ -23,6 +23,7 @@ from mirage_guard.guard._reasons import Reason, ReasonCode, reason
 from mirage_guard.guard.evidence import (
     KINDS,
     RELATION_KINDS,
+    age_in_decade,
     changed_values,
     claim_people,
     claim_predicates,
@@ -135,6 +136,13 @@ def glued_detail(claim: str, link: EvidenceLink) -> list[str]:
     if not link.features.get("support_model", 0.0):
         return []
     return glued_phrases(claim, link.unsupported_words) + glued_parts(claim, link)
+
+
+def glued_names(link: EvidenceLink) -> list[str]:
+    """The claim's names that no user turn says in any form (the linker's ``unsaid_names``,
+    questions included). Not the token aligner's unsaid words: it pairs a place with another
+    place ("Cork" with "Dublin")."""
+    return list(link.unsaid_names)
 
 
 def glued_parts(claim: str, link: EvidenceLink) -> list[str]:
@@ -398,7 +406,13 @@ def _provenance(
         reasons.append(missed)
         return Provenance.GENERATED
     specifics = adds_specifics(link)
-    supported = fully_supported(link)
+    # "Is in their thirties" from "I'm 34": true, and a conclusion the user did not state
+    supported = fully_supported(link) and not (evidence and age_in_decade(claim, evidence))
+    if p_stated >= profile.stated_threshold and supported and (names := glued_names(link)):
+        # read as a restatement but for a name no user turn says: glued on ("Works night shifts
+        # at the hospital in Leeds" / "I work night shifts at the hospital")
+        reasons.append(reason(ReasonCode.GLUED_DETAIL, turn_id=link.turn_id, words=names))
+        return Provenance.GENERATED
     if p_stated >= profile.stated_threshold and not specifics and supported:
         glued = glued_detail(claim, link)
         if glued:

@@ -126,6 +126,9 @@ class EvidenceLink(BaseModel):
     # meaning ("is a vegan" in "Lives in Lisbon and is a vegan" after "I live in Lisbon."), each
     # read with the claim's subject: the decision reads whether the user said any of its words
     unrelated_parts: list[str] = Field(default_factory=list)
+    # the claim's names that no user turn says, questions and remarks to the other party
+    # included (a name the user only asks about is still the user's word, not the writer's)
+    unsaid_names: list[str] = Field(default_factory=list)
 
 
 class QuoteCheck(StrEnum):

@@ -56,6 +56,7 @@ from mirage_guard.guard.evidence._support import (
 from mirage_guard.guard.evidence._text import (
     HEDGES,
     RELATION_KINDS,
+    age_in_decade,
     changed_values,
     content_stems,
     denied_stems,
@@ -94,6 +95,7 @@ __all__ = [
     "SupportClass",
     "TokenAligner",
     "Vectors",
+    "age_in_decade",
     "build_cross",
     "cache_namespace",
     "changed_values",

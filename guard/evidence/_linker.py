@@ -180,6 +180,28 @@ def _retracted(
     return link
 
 
+def _with_unsaid_names(
+    turns: Sequence[Turn],
+    candidates: Sequence[Candidate],
+    links: list[EvidenceLink],
+    known: frozenset[str],
+) -> list[EvidenceLink]:
+    """Each link with the claim's names that no user turn says, whole (a question's words too:
+    "is 4 days enough in tokyo?" says Tokyo), nor the user's own name (``tx.unsaid_names``)."""
+    said: frozenset[str] | None = None
+    out = []
+    for cand, link in zip(candidates, links, strict=True):
+        names = tx.proper_names(cand.text)
+        if names:
+            if said is None:
+                user = [t.content for t in turns if t.role is Role.USER]
+                said = frozenset().union(known, *(tx.name_words(t) for t in user))
+            if unsaid := tx.unsaid_names(names, said):
+                link = link.model_copy(update={"unsaid_names": unsaid})
+        out.append(link)
+    return out
+
+
 # a later predicate of a compound claim this far from every user sentence (the bi-encoder's cosine)
 # is about something the user did not talk about: "User is a vegan" / "I live in Lisbon." 0.11,
 # "User is divorced" 0.07; a paraphrased part of a restatement sits higher ("came home scraped up"
@@ -457,6 +479,7 @@ class EvidenceLinker:
             candidates, links, turn_text, turn_max, cand_toks, turn_toks, said=known_words
         )
         links = self._unrelated_parts(cand_texts, links, unit_vecs)
+        links = _with_unsaid_names(turns, candidates, links, known_words)
         last_unit = {u.turn_id: j for j, u in enumerate(units)}  # later sentences overwrite
         return [
             _retracted(c.text, link, sims[i], units, last_unit, user_name)

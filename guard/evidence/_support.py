@@ -159,7 +159,13 @@ def exact_word(word: str) -> bool:
 
 def _needs_exact(word: str) -> bool:
     w = word.lower()
-    return w in tx.NEGATIONS or w in _EXACT or bool(tx.numbers(w))
+    return w in tx.NEGATIONS or _day(w) in _EXACT or bool(tx.numbers(w))
+
+
+def _day(word: str) -> str:
+    """A day's plural as the day ("tuesdays" is "tuesday": "on Tuesdays" says "Tuesday"), any
+    other word as it is."""
+    return word[:-1] if word.endswith("s") and word[:-1] in tx.DAYS else word
 
 
 def _joined(words: Sequence[str]) -> str:
@@ -208,6 +214,7 @@ class TokenAligner:
         sims = cw.vectors[keep] @ np.concatenate([e.vectors for e in ev]).T
         best = sims.max(axis=1)
         ev_lower = set(ev_words)
+        ev_days = {_day(w) for w in ev_lower}
         ev_stems = {tx.stem(w) for w in ev_words}
         ev_negated = bool(ev_lower & tx.NEGATIONS)
         ev_numbers = tx.numbers(_joined(ev_words))
@@ -221,7 +228,7 @@ class TokenAligner:
             elif w in tx.NEGATIONS:  # polarity: "does not" is said by "I don't", "never", "no"
                 best[n] = 1.0 if ev_negated else 0.0
             elif _needs_exact(w):
-                said = w in ev_lower or _said_number(w, ev_numbers)
+                said = _day(w) in ev_days or _said_number(w, ev_numbers)
                 best[n] = 1.0 if said or (all_said and bool(tx.numbers(w))) else 0.0
             elif tx.stem(w) in ev_stems:
                 best[n] = 1.0
@@ -242,6 +249,7 @@ class LexicalAligner:
         if not words:
             return Alignment(1.0, 1.0, 0.0, ())
         said_words = frozenset().union(*(tx.word_set(e) for e in evidence)) if evidence else set()
+        said_days = {_day(w) for w in said_words}
         said = {tx.stem(w) for w in said_words}
         negated = bool(said_words & tx.NEGATIONS)
         said_numbers = tx.numbers(" ".join(evidence))
@@ -250,7 +258,7 @@ class LexicalAligner:
         ok = [
             True if w in tx.NEGATIONS and _litotes(words, n)
             else negated if w in tx.NEGATIONS
-            else (w in said_words or _said_number(w, said_numbers) or all_said)
+            else (_day(w) in said_days or _said_number(w, said_numbers) or all_said)
             if _needs_exact(w)
             else (tx.stem(w) in said or w in said_words)
             for n, w in enumerate(words)

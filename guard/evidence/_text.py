@@ -243,6 +243,38 @@ def name_words(text: str) -> frozenset[str]:
     return said | {_unpossessed(w) for w in said}
 
 
+# a day's or a month's short form ("Aug 28", "on Tues"): a date, which the rules that compare
+# days and months read, not a name
+_DATE_SHORT = frozenset(
+    ("jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "mon",
+     "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun")
+)  # fmt: skip
+# what a word said adds to become the name ("DJ" / "DJing", "Brit" / "Brits")
+_NAME_ENDINGS = frozenset(("s", "es", "ing", "ed", "er", "ers", "'s"))
+
+
+def unsaid_names(names: Iterable[str], said: frozenset[str]) -> list[str]:
+    """The ``names`` (:func:`proper_names`) that ``said`` (:func:`name_words`) does not say in
+    any form: as it is, as its stem ("Sundays" / "sunday"), or as a short form of it ("Labrador"
+    / "lab", "DJing" / "DJ"; a word a name only begins, "Bath" / "bathroom", is not it). Days and
+    months are not names here."""
+    out = []
+    for name in sorted(names):
+        bare = name[:-1] if name.endswith("s") else name
+        if name in said or bare in DAYS or name in MONTHS or name in _DATE_SHORT:
+            continue
+        if stem(name) in {stem(w) for w in said if w[:1] == name[:1]}:
+            continue
+        if any(
+            name.startswith(w) and (len(w) >= 3 or name[len(w) :] in _NAME_ENDINGS)
+            for w in said
+            if len(w) >= 2 and w[:1] == name[:1]
+        ):
+            continue
+        out.append(name)
+    return out
+
+
 def has_negation(text: str) -> bool:
     return any(w in NEGATIONS for w in words(text))
 
@@ -475,6 +507,83 @@ def changed_values(claim: str, evidence: str) -> list[tuple[str, str]]:
             pair = (next(iter(other)), next(iter(one)))
             if pair not in out:
                 out.append(pair)
+    out.extend(p for p in _sentence_relations(claim, evidence, claimed_set) if p not in out)
+    return out
+
+
+# the kinds :func:`_sentence_relations` compares (a side of the body and a rank need their own
+# context: "my left knee" / "right shoulder" are two facts, not one said twice; a season or a part
+# of the day is also said by a month or an hour, and one sentence often gives the times of two
+# things: "since October 2021, and my permit is due for renewal in the spring")
+_SENTENCE_KINDS = frozenset(("kin", *_CLASS_FORMS)) - {"season", "daypart"}
+# whose a relative or a pet is, by the word before it: the user's ("my", and in a claim written
+# about the user "his", "her", "their", "your") or someone else's (in the user's own words "her",
+# "his", "their", "your"; a name's or another person's "'s" in either)
+_MINE = frozenset(("my", "our"))
+_THIRD = frozenset(("his", "her", "their"))
+
+
+def _roles(text: str, *, claim: bool) -> list[tuple[str, str, tuple[bool, bool]]]:
+    """(kind, value, (someone else's, owns something)) of each relative or closed class's word
+    of ``text`` ("Camila's sister": someone else's; "his mum's house": owns the house)."""
+    ws = words(text)
+    out = []
+    for i in range(len(ws)):
+        rel = _relation(ws, i)
+        if rel is None or rel[0] not in _SENTENCE_KINDS:
+            continue
+        others = False
+        for w in reversed(ws[max(0, i - 2) : i]):
+            if w in _MINE:
+                break
+            if w in _THIRD or w == "your":
+                others = not claim
+                break
+            if w.endswith("'s"):
+                others = True
+                break
+        out.append((rel[0], rel[1], (others, ws[i].endswith("'s"))))
+    return out
+
+
+def _sentence_relations(
+    claim: str, evidence: str, claimed: set[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """(said, claimed) for a relative or a closed class's word the claim gives exactly one of,
+    where the evidence's sentences that say the claim's other content words give exactly one
+    other of the same kind, in the same role, and none of the claim's: the same thing said
+    further apart than the context words reach ("Got the necklace from grandfather" / "This
+    necklace was a gift from my grandma, I wear it every day"). Only those sentences (a relative
+    named elsewhere in a long turn is about something else), and only a relative whose it is
+    as the claim's is ("Dog is a six-year-old Staffie" / "he's a 6 year old staffie, my
+    flatmate's cat Luna bosses him around") and that owns something when the claim's does ("Is
+    selling his mum's house" / "My sister and I need to decide whether to sell it")."""
+    one: dict[str, tuple[str, tuple[bool, bool]]] = {}
+    many: set[str] = set()
+    for kind, value, role in _roles(claim, claim=True):
+        if kind in one and one[kind][0] != value:
+            many.add(kind)
+        one[kind] = (value, role)
+    one = {k: v for k, v in one.items() if k not in many and (k, v[0]) in claimed}
+    if not one:
+        return []
+    own = frozenset(
+        stem(w) for w in words(claim)
+        if w not in STOPWORDS and len(w) > 1 and _value(w) is None and _word_kind(w) is None
+    )  # fmt: skip
+    if not own:
+        return []
+    near: dict[str, set[tuple[str, tuple[bool, bool]]]] = {}
+    for sentence in sentences(evidence):
+        if content_stems(sentence) & own:
+            for kind, value, role in _roles(sentence, claim=False):
+                near.setdefault(kind, set()).add((value, role))
+    out = []
+    for kind, (value, role) in one.items():
+        other = near.get(kind, set())
+        values = {v for v, _ in other}
+        if len(other) == 1 and value not in values and next(iter(other))[1] == role:
+            out.append((next(iter(values)), value))
     return out
 
 
@@ -506,9 +615,9 @@ _OWN_AGE = re.compile(
 )
 
 
-def _age_mismatch(claim: str, evidence: str) -> tuple[str, str] | None:
-    """(the user's age, the claim's decade) when the claim puts the user in a decade (or a part
-    of one) the age the evidence gives is not in, else None."""
+def _decade_and_age(claim: str, evidence: str) -> tuple[re.Match[str], int, bool] | None:
+    """The claim's decade, the one age the evidence gives the speaker and whether the age is in
+    the decade (or the part of it the claim names), else None."""
     m = _DECADE.search(claim)
     if m is None or set(words(claim)) & _AGE_BOUNDS:
         return None
@@ -520,9 +629,24 @@ def _age_mismatch(claim: str, evidence: str) -> tuple[str, str] | None:
     word = m.group("word").lower()
     decade = _DECADE_WORDS.get(word) or int(word[:2])
     low, high = _DECADE_PARTS[part]
-    if decade + low <= age <= decade + high:
+    return m, age, decade + low <= age <= decade + high
+
+
+def _age_mismatch(claim: str, evidence: str) -> tuple[str, str] | None:
+    """(the user's age, the claim's decade) when the claim puts the user in a decade (or a part
+    of one) the age the evidence gives is not in, else None."""
+    found = _decade_and_age(claim, evidence)
+    if found is None or found[2]:
         return None
-    return str(age), m.group("value").lower()
+    return str(found[1]), found[0].group("value").lower()
+
+
+def age_in_decade(claim: str, evidence: str) -> str | None:
+    """The decade a claim puts the user in when the evidence gives the user's exact age in it
+    ("Is in their thirties" / "I'm 34 and just started piano"), else None: the claim is true
+    and follows from what was said, but it is a conclusion, not what the user said."""
+    found = _decade_and_age(claim, evidence)
+    return found[0].group("value").lower() if found is not None and found[2] else None
 
 
 # grammatical negations only ("I hate running" is a feeling about running, not a denial of it)
@@ -846,9 +970,22 @@ def moved_from(claim: str, text: str) -> frozenset[str]:
     if lives is None or moved is None:
         return frozenset()
     place = content_stems(lives)
-    if stem(moved.group("place")) in place or place & content_stems(text):
+    if stem(moved.group("place")) in place:
         return frozenset()
+    # the new place is part of the old one ("we moved to Brookline, just outside Boston", "moved
+    # to Cambridge near Boston"), or the text says the user is in it ("we moved to Porto! We
+    # live in Bonfim now"); the old place said otherwise is left behind ("Boston was too cold",
+    # "moved to Denver from Boston")
+    ws = words(text)
+    for i, w in enumerate(ws):
+        if stem(w) in place and set(ws[max(0, i - 2) : i]) & _WITHIN:
+            return frozenset()
     return place
+
+
+# words that put a place inside or beside another ("just outside Boston", "near Boston"), or
+# the speaker in it ("we live in Bonfim now")
+_WITHIN = frozenset(("in", "outside", "near", "around", "within", "nearby", "suburbs", "of", "by"))
 
 
 # words that name a lasting disposition of a person: a personality trait ("Is organized and
@@ -905,28 +1042,47 @@ def trait_words(text: str) -> list[str]:
 
 # a phrase glued onto what the user said ("Planning a dinosaur party with a bouncy castle",
 # "Walks her dogs twice a day along the river", "Nearly drowned at 8 while fishing with his
-# dad"): it starts at one of these words and runs to the next of them, a comma or "and"
-_GLUE = frozenset(("with", "while", "along", "after"))
-_GLUE_END = frozenset(("with", "while", "along", "after", "and", "but", "or", "who", "which",
-                       "that", ",", ".", ";", ":", "!", "?"))  # fmt: skip
+# dad", "Adopted a cat from a shelter", "Works at a dental office as a hygienist"): it starts at
+# one of these words and runs to the next of them, a comma or "and"; "as" only for a role ("as
+# a", "as an") after the claim's start ("as the friend", "as far as I know" compare)
+_GLUE = frozenset(("with", "while", "along", "after", "as", "from"))
+# ... or at one of these, when the phrase names a time or an occasion ("... on weekends", "... for
+# her birthday", "... every summer"): "at", "in", "for" alone fired on as many restatements as
+# fabrications ("Works at a cafe" said as "my shift at the cafe")
+_TIME_GLUE = frozenset(("on", "for", "in", "at", "during", "every", "each", "over"))
+_TIMES = frozenset(
+    ("weekends", "weekdays", "weeknights", "weekday", "weeknight", "holidays", "holiday",
+     "birthday", "birthdays", "anniversary", "christmas", "xmas", "easter", "thanksgiving",
+     "halloween", "hanukkah", "diwali", "ramadan", "eid", "passover", "vacation", "vacations",
+     "mornings", "morning", "afternoons", "afternoon", "evenings", "evening", "nights", "night",
+     "spring", "summer", "summers", "autumn", "winter", "winters",
+     *DAYS, *(f"{d}s" for d in DAYS), *MONTHS)
+)  # fmt: skip
+_EVERY = frozenset(("every", "each"))  # a frequency: "... every year", "... each morning"
+_GLUE_END = frozenset(("with", "while", "along", "after", "as", "from", "and", "but", "or", "who",
+                       "which", "that", ",", ".", ";", ":", "!", "?"))  # fmt: skip
 
 
 def glued_phrases(claim: str, unsupported: Iterable[str]) -> list[str]:
-    """The phrases of ``claim`` that start with "with", "while", "along" or "after" and whose
-    every content word is one of the ``unsupported`` words (no user turn says any of them)."""
+    """The phrases of ``claim`` that start with "with", "while", "along" or "after" (or with
+    "on", "for", "in", "every", ... and name a time or an occasion: ``_TIMES``) and whose every
+    content word is one of the ``unsupported`` words (no user turn says any of them)."""
     unsaid = {w.lower() for w in unsupported}
     toks = _clause_tokens(claim)
     out: list[str] = []
     i = 0
     while i < len(toks):
-        if toks[i] not in _GLUE:
+        role = toks[i] != "as" or (i > 0 and toks[i + 1 : i + 2] in (["a"], ["an"]))
+        if (toks[i] not in _GLUE and toks[i] not in _TIME_GLUE) or not role:
             i += 1
             continue
+        ends = _GLUE_END if toks[i] in _GLUE else _GLUE_END | _TIME_GLUE
         j = i + 1
-        while j < len(toks) and toks[j] not in _GLUE_END:
+        while j < len(toks) and toks[j] not in ends:
             j += 1
         content = [w for w in toks[i + 1 : j] if w not in STOPWORDS and len(w) > 1]
-        if content and all(w in unsaid for w in content):
+        timed = toks[i] in _GLUE or toks[i] in _EVERY or any(w in _TIMES for w in content)
+        if content and timed and all(w in unsaid for w in content):
             out.append(" ".join(toks[i:j]))
         i = j
     return out

@@ -234,3 +234,22 @@ def test_a_later_predicate_near_no_user_sentence_is_named_on_the_link() -> None:
     # a claim of one predicate has no later part to read (and costs no encoder call for it)
     [single] = linker.link(turns, [Candidate(id="s", text="Lives in Lisbon")])
     assert single.unrelated_parts == []
+
+
+def test_a_name_the_user_says_only_in_a_question_is_said() -> None:
+    """The names of a claim no user turn says, whole: a question the user asks says its names
+    ("is 4 days enough in tokyo?"), though it is no evidence; the assistant's words are not the
+    user's ("Fairmont"), nor is a name said only by the writer ("Leeds")."""
+    linker = EvidenceLinker(HashingEmbedder())
+    turns = [
+        Turn(id="u1", role=Role.USER, content="is 4 days enough in tokyo? leaving in 2 weeks"),
+        Turn(id="a1", role=Role.ASSISTANT, content="Four days is plenty. Stay at the Fairmont?"),
+        Turn(id="u2", role=Role.USER, content="I work night shifts at the hospital."),
+    ]
+    claims = ["Is going to Tokyo in two weeks", "Is staying at the Fairmont in Tokyo",
+              "Works night shifts at the hospital in Leeds", "Works night shifts"]  # fmt: skip
+    links = linker.link(turns, [Candidate(text=c) for c in claims])
+    assert [link.unsaid_names for link in links] == [[], ["fairmont"], ["leeds"], []]
+    # the user's own name is said
+    (named,) = linker.link(turns, [Candidate(text="Ana works nights")], user_name="Ana")
+    assert named.unsaid_names == []

@@ -14,6 +14,7 @@ from mirage_guard.guard._decision import decide, fully_supported
 from mirage_guard.guard._reasons import ReasonCode
 from mirage_guard.guard.errors import SupportModelError
 from mirage_guard.guard.evidence import (
+    age_in_decade,
     changed_values,
     denied_stems,
     ended_stems,
@@ -98,6 +99,7 @@ def test_a_manifest_with_an_impossible_layer_count_is_refused(
         ("Trains jiu-jitsu two nights a week", "I train jiu-jitsu four nights a week.", "two"),
         ("Does not live in Lisbon", "I live in Lisbon.", "not"),
         ("Goes running on Tuesdays", "I go running on Sundays.", "tuesdays"),
+        ("Goes running on Tuesdays", "I go running on sunday.", "tuesdays"),
     ],
 )
 def test_lexical_alignment_names_the_unsupported_word(
@@ -112,6 +114,16 @@ def test_a_restatement_has_no_unsupported_word() -> None:
     al = LexicalAligner().align_text("Lives in Lisbon", ["I live in Lisbon."])
     assert al.unsupported_words == ()
     assert al.unsupported_share == 0.0
+
+
+def test_a_day_is_said_by_its_plural() -> None:
+    """ "on Tuesdays" says Tuesday, and a plural day is a word that must be said as it is."""
+    for claim, said in (
+        ("Swims on Tuesdays", "I swim on tuesday"),
+        ("Swims on Tuesday", "swims tuesdays"),
+    ):
+        assert LexicalAligner().align_text(claim, [said]).unsupported_words == ()
+    assert exact_word("Thursdays")
 
 
 @pytest.mark.parametrize(
@@ -171,6 +183,62 @@ def test_a_fully_supported_restatement_is_stated() -> None:
     )  # fmt: skip
     assert d.provenance is Provenance.STATED
     assert all(r.code is not ReasonCode.UNSUPPORTED_CONTENT for r in d.reasons)
+
+
+@pytest.mark.parametrize(
+    ("claim", "said", "unsaid"),
+    [
+        ("Works nights at the hospital in Leeds", "I work nights at the hospital", ["leeds"]),
+        ("Has a Labrador named Biscuit", "our lab Biscuit is 3", []),  # a short form
+        ("Trish has been DJing for years", "Trish was a DJ", []),  # the word and an ending
+        ("Does meal prep on Sundays", "meal prep every sunday", []),  # a day: not a name
+        ("Starts kindergarten on Aug 28", "school starts august 28th", []),  # a month's short form
+        ("Bridal shower is in Bath", "the bathroom is tiny", ["bath"]),  # begun, not said
+        ("Name is Preeti", "my name is Priya", ["preeti"]),
+    ],
+)  # fmt: skip
+def test_unsaid_names(claim: str, said: str, unsaid: list[str]) -> None:
+    from mirage_guard.guard.evidence._text import name_words, proper_names, unsaid_names
+
+    assert unsaid_names(proper_names(claim), name_words(said)) == unsaid
+
+
+def _named_link(names: list[str], **support: float) -> EvidenceLink:
+    return _link(names, **support).model_copy(update={"unsaid_names": names})
+
+
+def test_a_restatement_with_a_name_no_user_turn_says_is_generated() -> None:
+    """Read as a restatement but for a name the user never said: glued on, generated (it was
+    inferred, like an unsaid number). A conclusion that names a place stays inferred."""
+    read = {"sup_entailed": 0.8, "sup_inferable": 0.1, "sup_unsupported": 0.05}
+    link = _named_link(["leeds"], sup_contradicted=0.05, unsupported_names=1.0, **read)
+    d = decide(
+        Candidate(text="Works night shifts at the hospital in Leeds"), link, p_oi=0.05,
+        p_stated=0.95, profile=make_profile(), policy=Policy(),
+    )  # fmt: skip
+    assert d.provenance is Provenance.GENERATED
+    (glued,) = [r for r in d.reasons if r.code is ReasonCode.GLUED_DETAIL]
+    assert glued.params["words"] == ["leeds"]
+    below = decide(
+        Candidate(text="Probably lives near Leeds"), link, p_oi=0.05, p_stated=0.2,
+        profile=make_profile(), policy=Policy(),
+    )  # fmt: skip
+    assert below.provenance is Provenance.INFERRED
+
+
+def test_an_age_in_decades_is_inferred_from_the_exact_age() -> None:
+    """Read as a restatement by every score, "Is in their thirties" from "I'm 34" is a
+    conclusion: inferred, linked to the turn that gives the age. The age itself is stated."""
+    link = _link([], sup_entailed=0.7, sup_inferable=0.1, sup_unsupported=0.1, sup_contradicted=0.1)
+    turn = "I'm 34 and just started learning piano."
+    decade, age = (
+        decide(Candidate(text=claim), link, p_oi=0.01, p_stated=0.99, profile=make_profile(),
+               policy=Policy(), turn_text=turn)
+        for claim in ("Is in their thirties", "Is 34 years old")
+    )  # fmt: skip
+    assert (decade.provenance, decade.source_turn_id) == (Provenance.INFERRED, "u1")
+    assert ReasonCode.NOT_FULLY_SUPPORTED in {r.code for r in decade.reasons}
+    assert age.provenance is Provenance.STATED
 
 
 def test_without_the_support_model_only_names_and_numbers_block_stated() -> None:
@@ -440,8 +508,23 @@ def _trait_decision(claim: str, turn: str, **features: float) -> Decision:
         ("Walks her dogs along the river", [], []),
         # the phrase ends at a comma or "and"
         ("Lives with her sister, and works at night", ["sister"], ["with her sister"]),
-        # other prepositions are not read ("at a warehouse", "in Galway")
+        # other prepositions are not read ("at a warehouse", "in Galway") ...
         ("Works at a warehouse", ["warehouse"], []),
+        ("Works night shifts in Galway", ["galway"], []),
+        # ... but for a time or an occasion the user never gave
+        ("Works night shifts at the hospital on weekends", ["weekends"], ["on weekends"]),
+        ("Got the necklace for her birthday", ["birthday"], ["for her birthday"]),
+        ("Goes skiing every winter in the Alps", ["winter", "alps"],
+         ["every winter"]),
+        ("Works night shifts on weekends", [], []),  # said
+        ("Works at a cafe on weekends and at night", ["weekends"], ["on weekends"]),
+        # "from" a source, "as" a role, "every" a frequency
+        ("Adopted a cat named Mochi from a shelter", ["shelter"], ["from a shelter"]),
+        ("Works at a dental office as a hygienist", ["hygienist"], ["as a hygienist"]),
+        ("Runs a marathon every year", ["year"], ["every year"]),
+        # ... but not "as" comparing, or opening the claim
+        ("Is about the same height as the friend", ["friend"], []),
+        ("As an apprentice, did the wiring", ["apprentice"], []),
     ],
 )  # fmt: skip
 def test_glued_phrases(claim: str, unsaid: list[str], glued: list[str]) -> None:
@@ -579,6 +662,22 @@ def test_a_personality_trait_from_evidence_about_something_else_is_generated() -
          [("father", "uncle")]),
         ("Got the necklace from her grandfather", "I got this necklace from my grandma",
          [("grandmother", "grandfather")]),
+        # ... further apart than the context words reach, in the sentence that says the rest
+        ("Got the necklace from grandfather",
+         "This necklace was a gift from my grandma, I wear it every day.",
+         [("grandmother", "grandfather")]),
+        ("Got the necklace from grandfather",
+         "This necklace was a gift from my grandma to my mum, years ago.", []),  # two: which?
+        ("Is selling his mum's house in Clontarf",
+         "My sister is starting a new job. We're selling the house in Clontarf.", []),
+        ("Received a necklace from grandma", "This necklace was a gift from my gran.", []),
+        # ... only one whose it is as the claim's is, and that owns something when it does
+        ("Dog is a six-year-old Staffie",
+         "he's a 6 year old staffie, my flatmate's cat bosses him around", []),
+        ("Is selling his mum's house", "Her house is in Clontarf. My sister and I will sell it.",
+         []),
+        ("Dog will stay with Camila's sister on the trip", "her mom has the dog on the trip.",
+         [("mother", "sister")]),
         ("Visits her grandma on Sundays", "I visit my gran on sundays", []),
         ("Lives with mum", "I live with my mother", []),
         ("Has three brothers", "I have three sisters", [("sister", "brother")]),
@@ -603,6 +702,24 @@ def test_a_personality_trait_from_evidence_about_something_else_is_generated() -
 )  # fmt: skip
 def test_changed_values(claim: str, evidence: str, expected: list[tuple[str, str]]) -> None:
     assert changed_values(claim, evidence) == expected
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence", "decade"),
+    [
+        ("Is in their thirties", "I'm 34 and just started learning piano.", "thirties"),
+        ("Is in her early thirties", "I just turned 34", "early thirties"),
+        ("User is in their 40s", "I'm 41 actually.", "40s"),
+        ("User is in their 40s", "I'm 54 and thinking about a bootcamp", None),  # another decade
+        ("Is in his forties or older", "I'm 45", None),  # a bound, not one decade
+        ("Is in her late twenties", "my sister is 27", None),  # not the speaker's age
+        ("Is 34 years old", "I'm 34", None),  # no decade: what was said
+    ],
+)
+def test_an_age_in_decades_from_the_users_exact_age(
+    claim: str, evidence: str, decade: str | None
+) -> None:
+    assert age_in_decade(claim, evidence) == decade
 
 
 @pytest.mark.parametrize(
@@ -955,6 +1072,13 @@ def test_a_move_to_a_named_place_retracts_where_the_user_lived() -> None:
     assert moved_from("Lives in Boston", "my sister moved to Denver") == set()  # not the user
     assert moved_from("Wife's parents are based in Setúbal", denver) == set()  # not the user's
     assert moved_from("Grew up in Boston", denver) == set()  # where they lived, not live
+    # the old place named again in the same breath is still left behind ...
+    colder = "Actually we moved to Denver last spring, Boston was too cold."
+    assert moved_from("Lives in Boston", colder) == {"boston"}
+    assert moved_from("Lives in Boston", "We moved to Denver from Boston in May.") == {"boston"}
+    # ... unless the new place is in or beside it
+    assert moved_from("Lives in Boston", "We moved to Brookline, just outside Boston.") == set()
+    assert moved_from("Lives in Boston", "we moved to Cambridge near Boston") == set()
 
 
 def test_an_ending_reads_another_form_of_the_same_word() -> None:

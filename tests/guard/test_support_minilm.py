@@ -209,6 +209,61 @@ def test_a_compound_claim_is_as_strong_as_its_weakest_part() -> None:
     assert both.provenance is Provenance.STATED
 
 
+def test_glued_times_other_relatives_and_a_move_said_in_passing() -> None:
+    """End to end, each read as a restatement by the shipped scores before its rule: a time, an
+    occasion, a source or a name glued on ("... on weekends", "... for her birthday", "... from a
+    shelter", "... in Leeds"), a relative the sentence gives
+    otherwise further apart than the context words reach (the issue's "Got the necklace from
+    grandfather" / "a gift from my grandma"), a move whose sentence names the old place again,
+    and an age in decades from the exact age (a conclusion: inferred)."""
+    from mirage_guard.guard import Guard, GuardSettings, Provenance
+    from mirage_guard.guard._reasons import ReasonCode
+    from mirage_guard.guard.evidence import shared_minilm
+
+    turns = [
+        Turn(id="u1", role=Role.USER, content="I work night shifts at the hospital."),
+        Turn(id="u2", role=Role.USER,
+             content="This necklace was a gift from my grandma, I wear it every day."),
+        Turn(id="u3", role=Role.USER, content="We moved to Boston in 2019 for my job."),
+        Turn(id="a1", role=Role.ASSISTANT, content="Nice, how do you like it?"),
+        Turn(id="u4", role=Role.USER,
+             content="Actually we moved to Denver last spring, Boston was too cold."),
+        Turn(id="u5", role=Role.USER, content="I'm 34 and just started learning piano."),
+        Turn(id="u6", role=Role.USER, content="We adopted a cat last month, her name is Mochi."),
+    ]  # fmt: skip
+    claims = ["Works night shifts at the hospital on weekends", "Got the necklace for her birthday",
+              "Adopted a cat named Mochi from a shelter",
+              "Works night shifts at the hospital in Leeds",
+              "Got the necklace from grandfather", "Lives in Boston", "Is in their thirties",
+              "Works night shifts at the hospital", "Wears the necklace every day",
+              "Received a necklace from grandma", "Has a cat named Mochi",
+              "Is 34 years old"]  # fmt: skip
+    guard = Guard.from_settings(GuardSettings(), embedder=shared_minilm())
+    try:
+        out = guard.tag(turns, [Candidate(text=c) for c in claims])
+    finally:
+        guard.close()
+    weekends, birthday, shelter, leeds, grandfather, boston, thirties, *said, age = out
+    for decision, phrase in (
+        (weekends, "on weekends"), (birthday, "for her birthday"), (shelter, "from a shelter"),
+        (leeds, "leeds"),
+    ):  # fmt: skip
+        assert decision.provenance is Provenance.GENERATED
+        (glued,) = [r for r in decision.reasons if r.code is ReasonCode.GLUED_DETAIL]
+        assert glued.params["words"] == [phrase]
+    assert grandfather.provenance is Provenance.GENERATED
+    (changed,) = [r for r in grandfather.reasons if r.code is ReasonCode.CHANGED_VALUE]
+    assert (changed.params["said"], changed.params["claimed"]) == ("grandmother", "grandfather")
+    assert boston.provenance is Provenance.GENERATED
+    assert {r.code for r in boston.reasons} & {ReasonCode.RETRACTED, ReasonCode.SUPERSEDED}
+    assert (thirties.provenance, thirties.source_turn_id) == (Provenance.INFERRED, "u5")
+    # the controls: what the user said stays stated
+    assert [d.provenance for d in said] == [Provenance.STATED] * 4
+    # the age itself: no rule touches it (the scores read it as inferred among these turns, as
+    # stated among fewer: a weakness of the score on "N years old", not of a rule)
+    assert age.provenance is not Provenance.GENERATED
+
+
 def test_the_shipped_evidence_profile_records_the_shipped_support_model() -> None:
     from mirage_guard.guard.scoring import ProfileStore
 
