@@ -249,6 +249,7 @@ _DATE_SHORT = frozenset(
     ("jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "mon",
      "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun")
 )  # fmt: skip
+_DATES = frozenset(MONTHS) | _DATE_SHORT
 # what a word said adds to become the name ("DJ" / "DJing", "Brit" / "Brits")
 _NAME_ENDINGS = frozenset(("s", "es", "ing", "ed", "er", "ers", "'s"))
 
@@ -258,21 +259,25 @@ def unsaid_names(names: Iterable[str], said: frozenset[str]) -> list[str]:
     any form: as it is, as its stem ("Sundays" / "sunday"), or as a short form of it ("Labrador"
     / "lab", "DJing" / "DJ"; a word a name only begins, "Bath" / "bathroom", is not it). Days and
     months are not names here."""
-    out = []
+    left = []
     for name in sorted(names):
         bare = name[:-1] if name.endswith("s") else name
-        if name in said or bare in DAYS or name in MONTHS or name in _DATE_SHORT:
-            continue
-        if stem(name) in {stem(w) for w in said if w[:1] == name[:1]}:
-            continue
-        if any(
+        if name not in said and bare not in DAYS and name not in _DATES:
+            left.append(name)
+    if not left:
+        return []
+    # one pass over what was said (a long history says thousands of words), by first letter
+    initials = {name[:1] for name in left}
+    alike = [w for w in said if len(w) >= 2 and w[:1] in initials]
+    stems = {stem(w) for w in alike}
+    return [
+        name for name in left
+        if stem(name) not in stems
+        and not any(
             name.startswith(w) and (len(w) >= 3 or name[len(w) :] in _NAME_ENDINGS)
-            for w in said
-            if len(w) >= 2 and w[:1] == name[:1]
-        ):
-            continue
-        out.append(name)
-    return out
+            for w in alike
+        )
+    ]  # fmt: skip
 
 
 def has_negation(text: str) -> bool:
@@ -1064,9 +1069,9 @@ _GLUE_END = frozenset(("with", "while", "along", "after", "as", "from", "and", "
 
 
 def glued_phrases(claim: str, unsupported: Iterable[str]) -> list[str]:
-    """The phrases of ``claim`` that start with "with", "while", "along" or "after" (or with
-    "on", "for", "in", "every", ... and name a time or an occasion: ``_TIMES``) and whose every
-    content word is one of the ``unsupported`` words (no user turn says any of them)."""
+    """The phrases of ``claim`` that start with "with", "while", "along", "after", "from", "as
+    a" or "every" (or with "on", "for", "in", ... and name a time or an occasion: ``_TIMES``)
+    and whose every content word is one of the ``unsupported`` words (no user turn says any)."""
     unsaid = {w.lower() for w in unsupported}
     toks = _clause_tokens(claim)
     out: list[str] = []
