@@ -263,7 +263,10 @@ def claims_reply(*claims: tuple[str, str | None, str, float]) -> str:
 
 
 # A conversation where each provenance has one obvious candidate. The wiring tests run the
-# shipped profile on the hashing embedder's features, where INFERRED_TEXT lands in "inferred";
+# shipped profile on the hashing embedder's features, where INFERRED_TEXT lands in "inferred"
+# (P(over-inference) 0.44 against 0.55, P(stated) 0.05 against 0.45 with the 2026-12-04 profile;
+# "User probably watches a lot of anime", used before, moved to P(stated) 0.51 with that refit:
+# hashed features are no reading of the claim, so the text is chosen with a margin both ways);
 # the tests with the real MiniLM embedder use MINILM_INFERRED_TEXT, which lands there on MiniLM's
 # features (on them INFERRED_TEXT reads as stated, the known weakness README "Evaluate the guard"
 # describes; on hashed features MINILM_INFERRED_TEXT scores as over-inference since the profile
@@ -274,7 +277,7 @@ CONVERSATION = [
     {"id": "t3", "role": "assistant", "content": "Sounds fun! You must love the outdoors."},
 ]
 STATED_TEXT = "User went climbing last weekend"
-INFERRED_TEXT = "User probably watches a lot of anime"
+INFERRED_TEXT = "User watches anime regularly"
 MINILM_INFERRED_TEXT = "User may be a night owl and an anime fan"
 GENERATED_TEXT = "User is looking for an adventure partner"
 
