@@ -29,6 +29,7 @@ from mirage_guard.guard.evidence import (
     claim_predicates,
     content_stems,
     exact_word,
+    glued_items,
     glued_phrases,
     group_words,
     other_persons_fact,
@@ -132,10 +133,16 @@ def glued_detail(claim: str, link: EvidenceLink) -> list[str]:
     from "with", "while", "along" or "after" whose every content word the token aligner finds in
     no user turn (``glued_phrases``). Only for a claim that would be stated: an inference's
     conclusion is unsaid by nature. Measured on the four phrase words only; "at", "in", "for",
-    "to" fired on as many restatements as fabrications on the dev split and BEGIN."""
+    "to" fired on as many restatements as fabrications on the dev split and BEGIN. And the items
+    a claim's list adds ("a dog" in "Has a cat named Pierogi and a dog" after "just me and my
+    cat, Pierogi"): unsaid, or read only off the said item (``glued_items``, ``doubled_words``)."""
     if not link.features.get("support_model", 0.0):
         return []
-    return glued_phrases(claim, link.unsupported_words) + glued_parts(claim, link)
+    return (
+        glued_phrases(claim, link.unsupported_words)
+        + glued_parts(claim, link)
+        + glued_items(claim, [*link.unsupported_words, *link.doubled_words])
+    )
 
 
 def glued_names(link: EvidenceLink) -> list[str]:

@@ -129,6 +129,10 @@ class EvidenceLink(BaseModel):
     # the claim's names that no user turn says, questions and remarks to the other party
     # included (a name the user only asks about is still the user's word, not the writer's)
     unsaid_names: list[str] = Field(default_factory=list)
+    # content words of the claim the token aligner found only in a user word that another of
+    # the claim's words says as it is ("dog" aligned to the "cat" of "my cat" in "Has a cat and
+    # a dog"), said by no user turn: a second list item read off the first
+    doubled_words: list[str] = Field(default_factory=list)
 
 
 class QuoteCheck(StrEnum):

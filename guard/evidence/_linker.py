@@ -476,8 +476,9 @@ class EvidenceLinker:
             for link, j in zip(links, linked_units, strict=True)
         ]
         links = self._with_support(
-            candidates, links, turn_text, turn_max, cand_toks, turn_toks, said=known_words
-        )
+            candidates, links, turn_text, turn_max, cand_toks, turn_toks, said=known_words,
+            user_stems=all_user_stems,
+        )  # fmt: skip
         links = self._unrelated_parts(cand_texts, links, unit_vecs)
         links = _with_unsaid_names(turns, candidates, links, known_words)
         last_unit = {u.turn_id: j for j, u in enumerate(units)}  # later sentences overwrite
@@ -518,10 +519,12 @@ class EvidenceLinker:
         cand_toks: list[TokenText] | None = None,
         turn_toks: list[list[TokenText]] | None = None,
         said: frozenset[str] = frozenset(),
+        user_stems: frozenset[str] = frozenset(),
     ) -> list[EvidenceLink]:
         """Support features, unsupported words and the best-supporting turn of each claim.
         ``said``: words the user is known to say without a turn (their own name), never
-        unsupported."""
+        unsupported; ``user_stems``: every user turn's content stems (a doubled word one of them
+        says is said)."""
         ids, texts = list(turn_text), list(turn_text.values())
         verdicts = self.support.assess(
             [c.text for c in candidates], texts, turn_max,
@@ -532,6 +535,9 @@ class EvidenceLinker:
             update: dict[str, object] = {
                 "features": {**link.features, **v.features},
                 "unsupported_words": [w for w in v.unsupported_words if w not in said],
+                "doubled_words": [
+                    w for w in v.doubled_words if w not in said and tx.stem(w) not in user_stems
+                ],
             }
             switch = self.switch_turns and self.support.model is not None
             if switch and v.turn_index is not None and ids[v.turn_index] != link.turn_id:

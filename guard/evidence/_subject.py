@@ -606,13 +606,91 @@ def claim_predicates(claim: str) -> tuple[str, ...]:
     return (pieces[0], *(f"{lead} {p}".strip() for p in pieces[1:]))
 
 
+# a list in a claim: "eggs and milk", "pasta, curries or stir-fries"
+_LIST_JOIN = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+", re.I)
+# where a list item ends: the next clause or phrase word ("a dog from a shelter", "milk since
+# birth"), or punctuation
+_ITEM_END = frozenset(
+    ("and", "or", "but", "with", "while", "along", "after", "as", "from", "who", "which", "that",
+     "where", "when", "because", "since", "until", "in", "on", "at", "for", "to", "by", "during")
+)  # fmt: skip
+_PUNCTUATION = re.compile(r"[,.;:!?()]")
+# a piece after "and" or a comma that starts with one of these is a clause, not a list item
+# ("... and you run it on your own", ", so there are multiple branches", ", especially for
+# winter", ", yes, the ...", ", or do you know it as ...")
+_NOT_ITEM_START = frozenset(
+    """
+    i you he she it we they there this these those so then if also especially yes no well how
+    what which who when where why because though although plus even just still maybe probably
+    likely perhaps not never always usually often sometimes mostly currently recently really now
+    already do does did is are was were can could will would
+    """.split()  # noqa: SIM905 - a word list reads best as text
+)
+# the part of a quantity "and" adds ("a year and a half"), not an item
+_QUANTITY_PARTS = frozenset(("half", "quarter", "dozen", "bit"))
+# a list item is a short noun phrase: "a peanut allergy", "her taxes"; longer pieces are clauses
+# or appositions ("a second career after the post office")
+_ITEM_MAX_WORDS = 4
+# a comma joins list items only where the list goes on to "and" / "or" ("pasta, curries and
+# stir-fries"); alone it is an apposition or a new clause ("Training for her first 10K, race
+# day in March")
+_LIST_GOES_ON = re.compile(r"^[^,.;:!?()]*?(?:,\s*)?\b(?:and|or)\s", re.I)
+
+
+def list_items(claim: str) -> list[str]:
+    """The items a claim's lists add after their first ("a dog" in "Has a cat named Pierogi and a
+    dog", "milk" in "Is allergic to eggs and milk", "curries" and "stir-fries" in "Cooks pasta,
+    curries and stir-fries"): each piece after a comma, "and" or "or" that does not go on with a
+    verb (those are predicates: ``claim_predicates``; a plural before "and" is an item, "beans
+    and rice"), up to the next phrase word or punctuation."""
+    out: list[str] = []
+    for m in _LIST_JOIN.finditer(claim):
+        after = claim[m.end() :]
+        rest = _PUNCTUATION.split(after, maxsplit=1)[0]
+        toks = _TOKEN.findall(rest)
+        if not toks or not claim[: m.start()].strip() or toks[0].lower() in _NOT_ITEM_START:
+            continue
+        if not re.search(r"\b(?:and|or)\b", m.group(), re.I) and not _LIST_GOES_ON.match(after):
+            continue  # a comma that no "and" / "or" closes
+        listed = len(toks) > 1 and toks[1].lower() in ("and", "or")  # "beans and rice"
+        if _opens_predicate(rest) and not listed:
+            continue
+        item: list[str] = []
+        for tok in toks:
+            if tok.lower() in _ITEM_END:
+                break
+            item.append(tok)
+        # "training for a first 10k": a verb with its object (the claim's "is" left out)
+        doing = len(item) == 1 < len(toks) and item[0].lower().endswith("ing")
+        amount = {t.lower() for t in item} & _QUANTITY_PARTS
+        if item and len(item) <= _ITEM_MAX_WORDS and not doing and not amount:
+            out.append(" ".join(item))
+    return out
+
+
+def glued_items(claim: str, unsaid: Iterable[str]) -> list[str]:
+    """The ``list_items`` of ``claim`` whose every content word is one of the ``unsaid`` words
+    (a hyphenated word: each of its parts, as the aligner reads "stir-fries")."""
+    gone = {w.lower() for w in unsaid}
+    if not gone:
+        return []
+    out = []
+    for item in list_items(claim):
+        own = [t.lower() for t in _TOKEN.findall(item) if t.lower() not in STOPWORDS and len(t) > 1]
+        if own and all(w in gone or set(w.split("-")) - {""} <= gone for w in own):
+            out.append(item)
+    return out
+
+
 __all__ = [
     "Clause",
     "OtherPersonsFact",
     "claim_people",
     "claim_predicates",
     "clauses",
+    "glued_items",
     "known_people",
+    "list_items",
     "other_persons_fact",
     "others_clauses",
     "said_of_user",

@@ -100,6 +100,9 @@ class Alignment:
     mean_support: float
     unsupported_share: float  # share of content words under the threshold
     unsupported_words: tuple[str, ...]
+    # content words supported only by an evidence word another claim word says as it is ("dog"
+    # by the "cat" the claim's "cat" says): what a list item added to the said one reads as
+    doubled_words: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -196,6 +199,26 @@ def _is_content(word: str) -> bool:
     )
 
 
+def _doubled(
+    words: Sequence[str],
+    keep: Sequence[int],
+    nearest: npt.NDArray[Any],
+    ev_words: Sequence[str],
+    ev_stems: set[str],
+) -> tuple[str, ...]:
+    """The claim's content words (``words[keep]``) above the threshold only through an evidence
+    word (``nearest``) that another of the claim's words says as it is: "milk" in "Is allergic to
+    eggs and milk" reads the "eggs" of "allergic to eggs", which "eggs" says. The evidence said
+    one thing; the claim lists two."""
+    said = {tx.stem(words[i]) for i in keep if tx.stem(words[i]) in ev_stems}
+    out = [
+        words[i] for n, i in enumerate(keep)
+        if tx.stem(words[i]) not in ev_stems and not _needs_exact(words[i])
+        and tx.stem(ev_words[int(nearest[n])]) in said - {tx.stem(words[i])}
+    ]  # fmt: skip
+    return tuple(dict.fromkeys(out))
+
+
 class TokenAligner:
     """Aligns claim words to evidence words with MiniLM's contextual token embeddings."""
 
@@ -238,6 +261,7 @@ class TokenAligner:
             mean_support=float(best.mean()),
             unsupported_share=len(low) / len(keep),
             unsupported_words=tuple(dict.fromkeys(low)),
+            doubled_words=_doubled(cw.words, keep, sims.argmax(axis=1), ev_words, ev_stems),
         )
 
 
@@ -290,6 +314,7 @@ class ClaimVerdict:
     turn_index: int | None  # the best-supporting turn among those scored (None: no signal)
     unsupported_words: tuple[str, ...]
     model_ran: bool = False  # the support model and token alignment gave these (not lexical)
+    doubled_words: tuple[str, ...] = ()  # Alignment.doubled_words
 
 
 class PairModel(Protocol):
@@ -438,7 +463,9 @@ class ClaimSupport:
             }
             ran = probs is not None and self.aligner is not None and claim_tokens is not None
             feats["support_model"] = float(ran)
-            out.append(ClaimVerdict(feats, int(row[pick]), al.unsupported_words, ran))
+            out.append(
+                ClaimVerdict(feats, int(row[pick]), al.unsupported_words, ran, al.doubled_words)
+            )
         return out
 
     def _weakest_parts(

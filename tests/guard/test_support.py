@@ -19,7 +19,9 @@ from mirage_guard.guard.evidence import (
     denied_stems,
     ended_stems,
     exact_word,
+    glued_items,
     glued_phrases,
+    list_items,
     retracted_stems,
     trait_words,
 )
@@ -28,6 +30,8 @@ from mirage_guard.guard.evidence._support import (
     SUPPORT_FEATURES,
     ClaimSupport,
     LexicalAligner,
+    TokenAligner,
+    TokenText,
     file_sha256,
     verify_support_dir,
 )
@@ -529,6 +533,93 @@ def _trait_decision(claim: str, turn: str, **features: float) -> Decision:
 )  # fmt: skip
 def test_glued_phrases(claim: str, unsaid: list[str], glued: list[str]) -> None:
     assert glued_phrases(claim, unsaid) == glued
+
+
+@pytest.mark.parametrize(
+    ("claim", "items"),
+    [
+        ("Has a cat named Pierogi and a dog", ["a dog"]),
+        ("Is allergic to eggs and milk since birth", ["milk"]),
+        ("Cooks pasta, curries and stir-fries", ["curries", "stir-fries"]),
+        ("Drinks tea or coffee in the morning", ["coffee"]),
+        # predicates are not items (``claim_predicates`` reads them)
+        ("Lives in Lisbon and is a vegan", []),
+        ("Lives in Lisbon, works from home", []),
+        ("Loves hiking", []),
+        ("and a dog", []),
+        # clauses, appositions and a verb with its object are not items
+        ("Your stall is called Crumb & Co and you run it on your own", []),
+        ("Training for her first 10K, race day in March", []),
+        ("Finds apartments at an agency, a second career after the post office", []),
+        ("Is 46 and training for a first 10k in October", []),
+        ("Enjoys skiing, especially in winter", []),
+        ("Helps Mrs Alvarez with her Medicare plan and her taxes", ["her taxes"]),
+        ("Eats meat, wine, and other junk", ["wine", "other junk"]),
+        ("Likes hiking and swimming", ["swimming"]),
+        ("Has been trying for a baby for a year and a half", []),
+        ("Has twins who are 5 and currently go to daycare", []),
+        ("What is cheerleading, or do you know it as cheer?", []),
+    ],
+)  # fmt: skip
+def test_list_items(claim: str, items: list[str]) -> None:
+    assert list_items(claim) == items
+
+
+@pytest.mark.parametrize(
+    ("claim", "unsaid", "glued"),
+    [
+        ("Has a cat named Pierogi and a dog", ["dog"], ["a dog"]),
+        ("Younger son has asthma and a peanut allergy", ["younger", "peanut", "allergy"],
+         ["a peanut allergy"]),
+        # one word of the item said: not glued
+        ("Younger son has asthma and a peanut allergy", ["younger", "peanut"], []),
+        # a hyphenated item is unsaid when each of its parts is, as the aligner reads it
+        ("Cooks pasta, curries and stir-fries", ["stir", "fries"], ["stir-fries"]),
+        ("Cooks pasta, curries and stir-fries", ["stir"], []),
+        # the first item is what the user said; only added ones are read
+        ("Has a dog and a cat", ["dog"], []),
+        ("Has a cat and a dog", [], []),
+    ],
+)  # fmt: skip
+def test_glued_items(claim: str, unsaid: list[str], glued: list[str]) -> None:
+    assert glued_items(claim, unsaid) == glued
+
+
+def _tokens(pieces: Sequence[str], vectors: dict[str, Sequence[float]]) -> TokenText:
+    rows = [[0.0, 0.0, 0.0, 1.0], *(list(vectors[p]) for p in pieces), [0.0, 0.0, 0.0, 1.0]]
+    return TokenText(tuple(pieces), np.asarray(rows, np.float16))
+
+
+def test_the_aligner_reads_a_second_item_off_the_first_as_doubled() -> None:
+    """ "milk" nearest to the "eggs" the claim's "eggs" says: doubled, though above the threshold
+    (a co-hyponym reads like a paraphrase); "kids" nearest to "boys", which no claim word says,
+    is a paraphrase, not doubled."""
+    v = {"allergic": (1, 0, 0, 0), "to": (0, 0, 0, 1), "eggs": (0, 1, 0, 0),
+         "milk": (0, 0.9, 0.3, 0), "and": (0, 0, 0, 1), "husband": (1, 0, 0, 0),
+         "boys": (0, 1, 0, 0), "kids": (0, 0.9, 0.3, 0)}  # fmt: skip
+    aligner = TokenAligner()
+    al = aligner.align(_tokens(["allergic", "to", "eggs", "and", "milk"], v),
+                       [_tokens(["allergic", "to", "eggs"], v)])  # fmt: skip
+    assert (al.unsupported_words, al.doubled_words) == ((), ("milk",))
+    al = aligner.align(_tokens(["husband", "and", "kids"], v),
+                       [_tokens(["husband", "and", "boys"], v)])  # fmt: skip
+    assert (al.unsupported_words, al.doubled_words) == ((), ())
+
+
+def test_a_doubled_list_item_makes_a_restatement_generated() -> None:
+    """The linker's ``doubled_words`` count as unsaid for a list's added items, and name them."""
+    link = _link([], sup_entailed=0.9, sup_inferable=0.05, sup_unsupported=0.03,
+                 sup_contradicted=0.02).model_copy(update={"doubled_words": ["milk"]})  # fmt: skip
+    kwargs = {"p_oi": 0.05, "p_stated": 0.95, "profile": make_profile(), "policy": Policy()}
+    d = decide(Candidate(text="Son is allergic to eggs and milk"), link, **kwargs)  # type: ignore[arg-type]
+    assert d.provenance is Provenance.GENERATED
+    (r,) = [r for r in d.reasons if r.code is ReasonCode.GLUED_DETAIL]
+    assert r.params == {"turn_id": "u1", "words": ["milk"]}
+    # without the doubled word the claim is the restatement it reads as
+    d = decide(Candidate(text="Son is allergic to eggs and milk"), _link(
+        [], sup_entailed=0.9, sup_inferable=0.05, sup_unsupported=0.03, sup_contradicted=0.02),
+        **kwargs)  # type: ignore[arg-type]  # fmt: skip
+    assert d.provenance is Provenance.STATED
 
 
 def test_a_restatement_with_a_glued_detail_is_generated_and_names_the_phrase() -> None:

@@ -264,6 +264,47 @@ def test_glued_times_other_relatives_and_a_move_said_in_passing() -> None:
     assert age.provenance is not Provenance.GENERATED
 
 
+def test_a_list_item_added_to_what_the_user_listed_is_generated() -> None:
+    """End to end with the shipped models: an item a claim's list adds to the user's ("a dog"
+    after "just me and my cat"; "milk" after "allergic to eggs, that's it") was stated: the
+    aligner reads "dog" off "cat", "milk" off "eggs". Another word for a said item ("kids" for
+    "boys"), a list the user gave, and an item another user turn says stay stated."""
+    from mirage_guard.guard import Guard, GuardSettings, Provenance
+    from mirage_guard.guard._reasons import ReasonCode
+    from mirage_guard.guard.evidence import shared_minilm
+
+    def tag(turns: list[str], claims: list[str]) -> list[tuple[Provenance, list[str]]]:
+        guard = Guard.from_settings(GuardSettings(), embedder=shared_minilm())
+        try:
+            out = guard.tag(
+                [Turn(id=f"u{i}", role=Role.USER, content=t) for i, t in enumerate(turns)],
+                [Candidate(text=c) for c in claims],
+            )
+        finally:
+            guard.close()
+        return [
+            (d.provenance,
+             [w for r in d.reasons if r.code is ReasonCode.GLUED_DETAIL for w in r.params["words"]])
+            for d in out
+        ]  # fmt: skip
+
+    glued = tag(
+        ["just me and my cat, Pierogi.", "he's allergic to eggs, that's it.",
+         "I can't stand mushrooms."],
+        ["Has a cat named Pierogi and a dog", "Son is allergic to eggs and milk",
+         "Dislikes mushrooms and olives"],
+    )  # fmt: skip
+    assert glued == [(Provenance.GENERATED, ["a dog"]), (Provenance.GENERATED, ["milk"]),
+                     (Provenance.GENERATED, ["olives"])]  # fmt: skip
+    said = tag(
+        ["my husband and our two boys are coming", "I cook a lot, mostly pasta and curries.",
+         "just me and my cat, Pierogi.", "My sister looks after my dog when I travel."],
+        ["Has a husband and two kids", "Cooks curries and pasta",
+         "Has a cat named Pierogi and a dog"],
+    )  # fmt: skip
+    assert said == [(Provenance.STATED, [])] * 3
+
+
 def test_the_shipped_evidence_profile_records_the_shipped_support_model() -> None:
     from mirage_guard.guard.scoring import ProfileStore
 
