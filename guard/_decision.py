@@ -38,6 +38,7 @@ from mirage_guard.guard.evidence import (
     retracted_stems,
     stem,
     trait_words,
+    unsaid_habits,
     value_kind,
 )
 from mirage_guard.guard.scoring import CalibrationProfile
@@ -413,8 +414,16 @@ def _provenance(
         reasons.append(missed)
         return Provenance.GENERATED
     specifics = adds_specifics(link)
-    # "Is in their thirties" from "I'm 34": true, and a conclusion the user did not state
-    supported = fully_supported(link) and not (evidence and age_in_decade(claim, evidence))
+    # "Is in their thirties" from "I'm 34": true, and a conclusion the user did not state; so is
+    # a habit from an occasion ("Watches anime regularly" / "I watched anime until 4am")
+    supported = (
+        fully_supported(link)
+        and not (evidence and age_in_decade(claim, evidence))
+        and not (
+            link.features.get("support_model")
+            and unsaid_habits(claim, link.unsupported_words, evidence)
+        )
+    )
     if p_stated >= profile.stated_threshold and supported and (names := glued_names(link)):
         # read as a restatement but for a name no user turn says: glued on ("Works night shifts
         # at the hospital in Leeds" / "I work night shifts at the hospital")

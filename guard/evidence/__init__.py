@@ -72,6 +72,7 @@ from mirage_guard.guard.evidence._text import (
     sentences,
     stem,
     trait_words,
+    unsaid_habits,
     value_kind,
 )
 
@@ -134,6 +135,7 @@ __all__ = [
     "shipped_support",
     "stem",
     "trait_words",
+    "unsaid_habits",
     "value_kind",
     "verify_support_dir",
 ]

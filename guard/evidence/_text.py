@@ -1093,6 +1093,39 @@ def glued_phrases(claim: str, unsupported: Iterable[str]) -> list[str]:
     return out
 
 
+# words that make one occasion a habit ("Watches anime regularly" / "I watched anime until 4am
+# yesterday"; the issue's "Often sleeps during the day" / "I work night shifts"): a claim that
+# says one the user did not is a conclusion from what they said, never a restatement. Authored
+# here, not from any labelled claim
+_HABITS = frozenset(
+    ("regularly", "often", "usually", "always", "frequently", "daily", "nightly", "weekly",
+     "habitually", "routinely", "constantly", "normally", "typically", "tends", "tend")
+)  # fmt: skip
+# ... and what says a habit in the user's words, in other words: "i break out on my chin a lot",
+# "I only go mornings before work", "every Sunday", "most days"
+_SAYS_HABIT = _HABITS | frozenset(
+    ("lot", "every", "each", "most", "whenever", "mornings", "afternoons", "evenings", "nights",
+     "weekends", "weekdays", "weeknights", "tended", "sometimes")
+) | frozenset(f"{d}s" for d in DAYS)  # fmt: skip
+
+
+def unsaid_habits(claim: str, unsupported: Iterable[str], evidence: str | None = None) -> list[str]:
+    """The words of ``claim``'s statements (not its questions) that make something a habit
+    (``_HABITS``) and are among the ``unsupported`` words (the user's turns do not say them or a
+    word like them), unless the ``evidence`` says a habit in any words (``_SAYS_HABIT``)."""
+    unsaid = {w.lower() for w in unsupported}
+    said = [w for sent in sentences(claim) if not sent.rstrip().endswith("?") for w in words(sent)]
+    habits = [w for w in dict.fromkeys(said) if w in _HABITS and w in unsaid]
+    if habits and evidence is not None:
+        # only the evidence's sentences about the same thing: a long turn says "every" or "a
+        # lot" of something else ("lots of rice dishes" is no habit of cooking them)
+        own = content_stems(claim) - {stem(w) for w in _HABITS}
+        about = [x for x in sentences(evidence) if content_stems(x) & own]
+        if any(word_set(x) & _SAYS_HABIT for x in about):
+            return []
+    return habits
+
+
 # words that name a religion or a politics, what ``group_attribute`` is about: the attribute
 # kinds' prototypes alone read "Roller derby practice is Tuesday" or "Is afraid of putting his
 # face in the water" as religion. Authored here (faiths, their practices and places, parties

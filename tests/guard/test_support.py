@@ -24,6 +24,7 @@ from mirage_guard.guard.evidence import (
     list_items,
     retracted_stems,
     trait_words,
+    unsaid_habits,
 )
 from mirage_guard.guard.evidence._linker import RETRACT_MIN_SIM, _retracted, _Unit
 from mirage_guard.guard.evidence._support import (
@@ -243,6 +244,59 @@ def test_an_age_in_decades_is_inferred_from_the_exact_age() -> None:
     assert (decade.provenance, decade.source_turn_id) == (Provenance.INFERRED, "u1")
     assert ReasonCode.NOT_FULLY_SUPPORTED in {r.code for r in decade.reasons}
     assert age.provenance is Provenance.STATED
+
+
+def test_a_habit_the_user_did_not_say_is_inferred() -> None:
+    """ "Watches anime regularly" from "I watched anime until 4am yesterday": the scores read a
+    restatement, but the user told of one night; "regularly" unsaid makes it a conclusion. The
+    habit said ("I usually watch anime late") is stated."""
+    kwargs = {"p_oi": 0.05, "p_stated": 0.95, "profile": make_profile(), "policy": Policy()}
+    read = {"sup_entailed": 0.8, "sup_inferable": 0.1, "sup_unsupported": 0.05,
+            "sup_contradicted": 0.05}  # fmt: skip
+    d = decide(Candidate(text="Watches anime regularly"), _link(["regularly"], **read), **kwargs)  # type: ignore[arg-type]
+    assert (d.provenance, d.source_turn_id) == (Provenance.INFERRED, "u1")
+    assert ReasonCode.NOT_FULLY_SUPPORTED in {r.code for r in d.reasons}
+    d = decide(Candidate(text="Usually watches anime late"), _link([], **read), **kwargs)  # type: ignore[arg-type]
+    assert d.provenance is Provenance.STATED
+    # without the support model the unsaid words are lexical only: not this rule
+    plain = _link(["regularly"], **read)
+    plain = plain.model_copy(update={"features": {**plain.features, "support_model": 0.0}})
+    d = decide(Candidate(text="Watches anime regularly"), plain, **kwargs)  # type: ignore[arg-type]
+    assert d.provenance is Provenance.STATED
+
+
+@pytest.mark.parametrize(
+    ("claim", "unsaid", "habits"),
+    [
+        ("Watches anime regularly", ["regularly"], ["regularly"]),
+        ("Often sleeps during the day", ["often", "sleeps"], ["often"]),
+        ("Often sleeps during the day", ["sleeps"], []),  # "often" said, or a word like it
+        ("Tends to cook at home", ["tends"], ["tends"]),
+        ("Watched anime until 4am", ["4am"], []),
+        ("Do you always shop in person? I do.", ["always"], []),  # a question asserts nothing
+    ],
+)  # fmt: skip
+def test_unsaid_habits(claim: str, unsaid: list[str], habits: list[str]) -> None:
+    assert unsaid_habits(claim, unsaid) == habits
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence", "habits"),
+    [
+        ("Often watches anime", "I watched anime until 4am yesterday.", ["often"]),
+        ("Often breaks out on the chin", "i break out on my chin a lot", []),
+        ("Usually goes to the gym around 6am", "I only go to the gym mornings before work.", []),
+        ("Usually at the gym by 6", "I'm normally at the gym by 6", []),
+        ("Often plays football", "we play football every Sunday", []),
+        ("Often plays football", "we play football on Sundays", []),
+        # a habit said of something else in the turn is not this one's
+        ("Often cooks rice for the family", "I cook rice for the family. We eat out most days.",
+         ["often"]),
+    ],
+)  # fmt: skip
+def test_a_habit_said_in_other_words_is_said(claim: str, evidence: str, habits: list[str]) -> None:
+    unsaid = [claim.split()[0].lower()]  # the habit word, unsaid by the aligner
+    assert unsaid_habits(claim, unsaid, evidence) == habits
 
 
 def test_without_the_support_model_only_names_and_numbers_block_stated() -> None:

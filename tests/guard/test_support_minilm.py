@@ -305,6 +305,29 @@ def test_a_list_item_added_to_what_the_user_listed_is_generated() -> None:
     assert said == [(Provenance.STATED, [])] * 3
 
 
+def test_a_habit_from_one_occasion_is_inferred_and_a_said_habit_stated() -> None:
+    """End to end with the shipped models: "User watches anime regularly" from one night was
+    stated (P(stated) 0.83); "regularly" unsaid makes it a conclusion. A habit the user says in
+    other words ("most mornings") and the occasion itself stay stated."""
+    from mirage_guard.guard import Guard, GuardSettings, Provenance
+    from mirage_guard.guard.evidence import shared_minilm
+
+    turns = [
+        Turn(id="u1", role=Role.USER, content="I watched anime until 4am yesterday."),
+        Turn(id="u2", role=Role.USER, content="I go to the gym most mornings before work."),
+    ]
+    claims = ["User watches anime regularly", "Usually goes to the gym before work",
+              "Watched anime until 4am"]  # fmt: skip
+    guard = Guard.from_settings(GuardSettings(), embedder=shared_minilm())
+    try:
+        out = guard.tag(turns, [Candidate(text=c) for c in claims])
+    finally:
+        guard.close()
+    assert [(d.provenance, d.source_turn_id) for d in out] == [
+        (Provenance.INFERRED, "u1"), (Provenance.STATED, "u2"), (Provenance.STATED, "u1")
+    ]  # fmt: skip
+
+
 def test_the_shipped_evidence_profile_records_the_shipped_support_model() -> None:
     from mirage_guard.guard.scoring import ProfileStore
 
