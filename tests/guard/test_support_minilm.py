@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mirage_guard.guard import Candidate, EvidenceLink, Role, Turn
+from mirage_guard.guard import Candidate, Decision, EvidenceLink, Role, Turn
 from mirage_guard.guard._decision import fully_supported
 from mirage_guard.guard.evidence import (
     CrossSupportModel,
@@ -24,6 +24,18 @@ TURNS = (
     Turn(id="u3", role=Role.USER, content="Do you play any instruments?"),
     Turn(id="u4", role=Role.USER, content="I went rock climbing last weekend."),
 )
+
+
+def _tag_shipped(turns: list[Turn], claims: list[str]) -> list[Decision]:
+    """The claims tagged against the turns by a guard with the shipped models and profile."""
+    from mirage_guard.guard import Guard, GuardSettings
+    from mirage_guard.guard.evidence import shared_minilm
+
+    guard = Guard.from_settings(GuardSettings(), embedder=shared_minilm())
+    try:
+        return guard.tag(turns, [Candidate(text=c) for c in claims])
+    finally:
+        guard.close()
 
 
 @pytest.fixture(scope="module")
@@ -117,9 +129,8 @@ def test_a_question_to_the_other_party_supports_nothing(linker: EvidenceLinker) 
 def test_the_guard_reads_what_the_user_denies_or_gives_otherwise() -> None:
     """End to end with the shipped models and profile: the cross-encoder reads these claims as
     said; the user's own words deny them or give another value, so they are generated."""
-    from mirage_guard.guard import Guard, GuardSettings, Provenance
+    from mirage_guard.guard import Provenance
     from mirage_guard.guard._reasons import ReasonCode
-    from mirage_guard.guard.evidence import shared_minilm
 
     turns = [
         Turn(id="u1", role=Role.USER,
@@ -132,11 +143,7 @@ def test_the_guard_reads_what_the_user_denies_or_gives_otherwise() -> None:
     claims = ["User has an MBA", "Parents live 4 hours away by train",
               "Has a bachelor's in communications from UNAM",
               "Paid 1,500 pesos for the flat"]  # fmt: skip
-    guard = Guard.from_settings(GuardSettings(), embedder=shared_minilm())
-    try:
-        mba, parents, degree, flat = guard.tag(turns, [Candidate(text=c) for c in claims])
-    finally:
-        guard.close()
+    mba, parents, degree, flat = _tag_shipped(turns, claims)
     assert mba.provenance is Provenance.GENERATED
     (denied,) = [r for r in mba.reasons if r.code is ReasonCode.DENIED]
     assert denied.params["words"] == ["mba"]
@@ -154,9 +161,8 @@ def test_the_guard_reads_what_the_user_denies_or_gives_otherwise() -> None:
 
 def test_a_fact_a_later_user_turn_says_has_ended_is_stale() -> None:
     """End to end: the user said it, then said in a later session that it ended."""
-    from mirage_guard.guard import Guard, GuardSettings, Provenance
+    from mirage_guard.guard import Provenance
     from mirage_guard.guard._reasons import ReasonCode
-    from mirage_guard.guard.evidence import shared_minilm
 
     turns = [
         Turn(id="u1", role=Role.USER,
@@ -167,11 +173,7 @@ def test_a_fact_a_later_user_turn_says_has_ended_is_stale() -> None:
                      "at the Saturday market."),
     ]  # fmt: skip
     claims = ["Works early shifts at a bakery", "Is starting a sourdough stall"]
-    guard = Guard.from_settings(GuardSettings(), embedder=shared_minilm())
-    try:
-        bakery, stall = guard.tag(turns, [Candidate(text=c) for c in claims])
-    finally:
-        guard.close()
+    bakery, stall = _tag_shipped(turns, claims)
     assert bakery.provenance is Provenance.GENERATED
     (retracted,) = [r for r in bakery.reasons if r.code is ReasonCode.RETRACTED]
     assert retracted.params == {"turn_id": "u1", "later_turn_id": "u2", "words": ["bakery"]}
@@ -185,9 +187,8 @@ def test_a_compound_claim_is_as_strong_as_its_weakest_part() -> None:
     models read "User lives in Lisbon and is a vegan" as a restatement (its first part carries
     the similarity, and the cross-encoder reads "User is a vegan" as one step from Lisbon). The
     glued part is near no user sentence and the user said none of its words: generated."""
-    from mirage_guard.guard import Guard, GuardSettings, Provenance
+    from mirage_guard.guard import Provenance
     from mirage_guard.guard._reasons import ReasonCode
-    from mirage_guard.guard.evidence import shared_minilm
 
     turns = [
         Turn(id="u1", role=Role.USER, content="I live in Lisbon."),
@@ -195,11 +196,7 @@ def test_a_compound_claim_is_as_strong_as_its_weakest_part() -> None:
     ]
     claims = ["User lives in Lisbon and is a vegan.", "User lives in Lisbon, is divorced.",
               "Lives in Lisbon", "Works as a nurse and volunteers at the shelter"]  # fmt: skip
-    guard = Guard.from_settings(GuardSettings(), embedder=shared_minilm())
-    try:
-        vegan, divorced, lives, both = guard.tag(turns, [Candidate(text=c) for c in claims])
-    finally:
-        guard.close()
+    vegan, divorced, lives, both = _tag_shipped(turns, claims)
     for decision, part in ((vegan, "User is a vegan."), (divorced, "User is divorced.")):
         assert decision.provenance is Provenance.GENERATED
         (glued,) = [r for r in decision.reasons if r.code is ReasonCode.GLUED_DETAIL]
@@ -216,9 +213,8 @@ def test_glued_times_other_relatives_and_a_move_said_in_passing() -> None:
     otherwise further apart than the context words reach (the issue's "Got the necklace from
     grandfather" / "a gift from my grandma"), a move whose sentence names the old place again,
     and an age in decades from the exact age (a conclusion: inferred)."""
-    from mirage_guard.guard import Guard, GuardSettings, Provenance
+    from mirage_guard.guard import Provenance
     from mirage_guard.guard._reasons import ReasonCode
-    from mirage_guard.guard.evidence import shared_minilm
 
     turns = [
         Turn(id="u1", role=Role.USER, content="I work night shifts at the hospital."),
@@ -238,11 +234,7 @@ def test_glued_times_other_relatives_and_a_move_said_in_passing() -> None:
               "Works night shifts at the hospital", "Wears the necklace every day",
               "Received a necklace from grandma", "Has a cat named Mochi",
               "Is 34 years old"]  # fmt: skip
-    guard = Guard.from_settings(GuardSettings(), embedder=shared_minilm())
-    try:
-        out = guard.tag(turns, [Candidate(text=c) for c in claims])
-    finally:
-        guard.close()
+    out = _tag_shipped(turns, claims)
     weekends, birthday, shelter, leeds, grandfather, boston, thirties, *said, age = out
     for decision, phrase in (
         (weekends, "on weekends"), (birthday, "for her birthday"), (shelter, "from a shelter"),
@@ -269,19 +261,13 @@ def test_a_list_item_added_to_what_the_user_listed_is_generated() -> None:
     after "just me and my cat"; "milk" after "allergic to eggs, that's it") was stated: the
     aligner reads "dog" off "cat", "milk" off "eggs". Another word for a said item ("kids" for
     "boys"), a list the user gave, and an item another user turn says stay stated."""
-    from mirage_guard.guard import Guard, GuardSettings, Provenance
+    from mirage_guard.guard import Provenance
     from mirage_guard.guard._reasons import ReasonCode
-    from mirage_guard.guard.evidence import shared_minilm
 
     def tag(turns: list[str], claims: list[str]) -> list[tuple[Provenance, list[str]]]:
-        guard = Guard.from_settings(GuardSettings(), embedder=shared_minilm())
-        try:
-            out = guard.tag(
-                [Turn(id=f"u{i}", role=Role.USER, content=t) for i, t in enumerate(turns)],
-                [Candidate(text=c) for c in claims],
-            )
-        finally:
-            guard.close()
+        out = _tag_shipped(
+            [Turn(id=f"u{i}", role=Role.USER, content=t) for i, t in enumerate(turns)], claims
+        )
         return [
             (d.provenance,
              [w for r in d.reasons if r.code is ReasonCode.GLUED_DETAIL for w in r.params["words"]])
@@ -309,8 +295,7 @@ def test_a_habit_from_one_occasion_is_inferred_and_a_said_habit_stated() -> None
     """End to end with the shipped models: "User watches anime regularly" from one night was
     stated (P(stated) 0.83); "regularly" unsaid makes it a conclusion. A habit the user says in
     other words ("most mornings") and the occasion itself stay stated."""
-    from mirage_guard.guard import Guard, GuardSettings, Provenance
-    from mirage_guard.guard.evidence import shared_minilm
+    from mirage_guard.guard import Provenance
 
     turns = [
         Turn(id="u1", role=Role.USER, content="I watched anime until 4am yesterday."),
@@ -318,11 +303,7 @@ def test_a_habit_from_one_occasion_is_inferred_and_a_said_habit_stated() -> None
     ]
     claims = ["User watches anime regularly", "Usually goes to the gym before work",
               "Watched anime until 4am"]  # fmt: skip
-    guard = Guard.from_settings(GuardSettings(), embedder=shared_minilm())
-    try:
-        out = guard.tag(turns, [Candidate(text=c) for c in claims])
-    finally:
-        guard.close()
+    out = _tag_shipped(turns, claims)
     assert [(d.provenance, d.source_turn_id) for d in out] == [
         (Provenance.INFERRED, "u1"), (Provenance.STATED, "u2"), (Provenance.STATED, "u1")
     ]  # fmt: skip
