@@ -1099,13 +1099,14 @@ def glued_phrases(claim: str, unsupported: Iterable[str]) -> list[str]:
 # here, not from any labelled claim
 _HABITS = frozenset(
     ("regularly", "often", "usually", "always", "frequently", "daily", "nightly", "weekly",
-     "habitually", "routinely", "constantly", "normally", "typically", "tends", "tend")
+     "habitually", "routinely", "constantly", "normally", "typically", "tends", "tend",
+     "rarely", "seldom", "occasionally", "sometimes")
 )  # fmt: skip
 # ... and what says a habit in the user's words, in other words: "i break out on my chin a lot",
 # "I only go mornings before work", "every Sunday", "most days"
 _SAYS_HABIT = _HABITS | frozenset(
     ("lot", "every", "each", "most", "whenever", "mornings", "afternoons", "evenings", "nights",
-     "weekends", "weekdays", "weeknights", "tended", "sometimes")
+     "weekends", "weekdays", "weeknights", "tended")
 ) | frozenset(f"{d}s" for d in DAYS)  # fmt: skip
 
 

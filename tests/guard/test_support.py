@@ -272,6 +272,7 @@ def test_a_habit_the_user_did_not_say_is_inferred() -> None:
         ("Often sleeps during the day", ["often", "sleeps"], ["often"]),
         ("Often sleeps during the day", ["sleeps"], []),  # "often" said, or a word like it
         ("Tends to cook at home", ["tends"], ["tends"]),
+        ("Rarely sees his parents", ["rarely"], ["rarely"]),  # a frequency either way
         ("Watched anime until 4am", ["4am"], []),
         ("Do you always shop in person? I do.", ["always"], []),  # a question asserts nothing
     ],
@@ -289,6 +290,9 @@ def test_unsaid_habits(claim: str, unsaid: list[str], habits: list[str]) -> None
         ("Usually at the gym by 6", "I'm normally at the gym by 6", []),
         ("Often plays football", "we play football every Sunday", []),
         ("Often plays football", "we play football on Sundays", []),
+        # "never" is left out: it as often denies the habit ("The user's flat has always been
+        # noisy like this" / "it's never been this bad"); "Rarely or never cooks" is inferred
+        ("Rarely or never cooks", "I never cook, we order in", ["rarely"]),
         # a habit said of something else in the turn is not this one's
         ("Often cooks rice for the family", "I cook rice for the family. We eat out most days.",
          ["often"]),
