@@ -206,10 +206,10 @@ def _doubled(
     ev_words: Sequence[str],
     ev_stems: set[str],
 ) -> tuple[str, ...]:
-    """The claim's content words (``words[keep]``) above the threshold only through an evidence
-    word (``nearest``) that another of the claim's words says as it is: "milk" in "Is allergic to
-    eggs and milk" reads the "eggs" of "allergic to eggs", which "eggs" says. The evidence said
-    one thing; the claim lists two."""
+    """The claim's content words (``words[keep]``) the evidence does not say whose nearest
+    evidence word (``nearest``) is one another of the claim's words says as it is: "milk" in "Is
+    allergic to eggs and milk" is nearest to the "eggs" of "allergic to eggs", which "eggs" says.
+    The evidence said one thing; the claim lists two."""
     said = {tx.stem(words[i]) for i in keep if tx.stem(words[i]) in ev_stems}
     out = [
         words[i] for n, i in enumerate(keep)
