@@ -1055,13 +1055,17 @@ _GLUE = frozenset(("with", "while", "along", "after", "as", "from"))
 # her birthday", "... every summer"): "at", "in", "for" alone fired on as many restatements as
 # fabrications ("Works at a cafe" said as "my shift at the cafe")
 _TIME_GLUE = frozenset(("on", "for", "in", "at", "during", "every", "each", "over"))
-_TIMES = frozenset(
-    ("weekends", "weekdays", "weeknights", "weekday", "weeknight", "holidays", "holiday",
+# times in the plural: each says "every such time" ("on Sundays", "mornings before work")
+_PLURAL_TIMES = frozenset(
+    ("weekends", "weekdays", "weeknights", "mornings", "afternoons", "evenings", "nights",
+     *(f"{d}s" for d in DAYS))
+)  # fmt: skip
+_TIMES = _PLURAL_TIMES | frozenset(
+    ("weekday", "weeknight", "holidays", "holiday",
      "birthday", "birthdays", "anniversary", "christmas", "xmas", "easter", "thanksgiving",
      "halloween", "hanukkah", "diwali", "ramadan", "eid", "passover", "vacation", "vacations",
-     "mornings", "morning", "afternoons", "afternoon", "evenings", "evening", "nights", "night",
-     "spring", "summer", "summers", "autumn", "winter", "winters",
-     *DAYS, *(f"{d}s" for d in DAYS), *MONTHS)
+     "morning", "afternoon", "evening", "night",
+     "spring", "summer", "summers", "autumn", "winter", "winters", *DAYS, *MONTHS)
 )  # fmt: skip
 _EVERY = frozenset(("every", "each"))  # a frequency: "... every year", "... each morning"
 _GLUE_END = frozenset(("with", "while", "along", "after", "as", "from", "and", "but", "or", "who",
@@ -1104,23 +1108,24 @@ _HABITS = frozenset(
 )  # fmt: skip
 # ... and what says a habit in the user's words, in other words: "i break out on my chin a lot",
 # "I only go mornings before work", "every Sunday", "most days"
-_SAYS_HABIT = _HABITS | frozenset(
-    ("lot", "every", "each", "most", "whenever", "mornings", "afternoons", "evenings", "nights",
-     "weekends", "weekdays", "weeknights", "tended")
-) | frozenset(f"{d}s" for d in DAYS)  # fmt: skip
+_SAYS_HABIT = (
+    _HABITS | _PLURAL_TIMES | frozenset(("lot", "every", "each", "most", "whenever", "tended"))
+)
+_HABIT_STEMS = frozenset(stem(w) for w in _HABITS)
 
 
 def unsaid_habits(claim: str, unsupported: Iterable[str], evidence: str | None = None) -> list[str]:
     """The words of ``claim``'s statements (not its questions) that make something a habit
     (``_HABITS``) and are among the ``unsupported`` words (the user's turns do not say them or a
-    word like them), unless the ``evidence`` says a habit in any words (``_SAYS_HABIT``)."""
+    word like them), unless the ``evidence``'s sentences that say the claim's other content words
+    say a habit in any words (``_SAYS_HABIT``)."""
     unsaid = {w.lower() for w in unsupported}
     said = [w for sent in sentences(claim) if not sent.rstrip().endswith("?") for w in words(sent)]
     habits = [w for w in dict.fromkeys(said) if w in _HABITS and w in unsaid]
     if habits and evidence is not None:
         # only the evidence's sentences about the same thing: a long turn says "every" or "a
         # lot" of something else ("lots of rice dishes" is no habit of cooking them)
-        own = content_stems(claim) - {stem(w) for w in _HABITS}
+        own = content_stems(claim) - _HABIT_STEMS
         about = [x for x in sentences(evidence) if content_stems(x) & own]
         if any(word_set(x) & _SAYS_HABIT for x in about):
             return []
