@@ -33,11 +33,17 @@ _REACTION = re.compile(
     r"^(?:congrats|congratulations|good luck|happy birthday|happy anniversary|sorry to hear|"
     r"sorry about|that sounds|sounds (?:like|great|fun|amazing|awesome|lovely|rough|hard)|"
     r"how (?:exciting|fun|cool|lovely|awful)|wow|aww?|omg|so happy for|glad (?:to hear|the|that)|"
-    r"hope (?:you|the|it|your)|well done|nice one|what a)\b",
+    r"hope (?:you|the|it|your)|well done|nice one|what a|that looks|"
+    r"looks (?:great|fun|amazing|awesome|lovely|beautiful|delicious|gorgeous))\b",
     re.IGNORECASE,
 )
-# ", Mel!" / ", Mel." / ", Mel?" at the end, or "Mel," at the start: the other party by name
-_VOCATIVE = re.compile(rf"(?:,\s*[A-Z]{_LOWER}+[!?.]*\s*$)|(?:^[A-Z]{_LOWER}+,\s)")
+# ", Mel!" / ", Mel." / ", Mel?" at the end: a remark ending on the other party's name
+_VOCATIVE = re.compile(rf",\s*[A-Z]{_LOWER}+[!?.]*\s*$")
+# "Mel, " / "Yes, " / "Glasgow, " at the start: a name, an answer or a word set off, read past it.
+# Said first, a name opens the speaker's own news as often as a remark ("Declan, first honey!",
+# "Hannah, change of plan"), and a reply opens on its answer ("Glasgow, so not far at all",
+# "Dorothy, 9, indoor only"): the rest of the sentence says whether it is about the other party.
+_OPENING_WORD = re.compile(rf"^[A-Z]{_LOWER}+,\s+")
 
 
 # "Actually we moved to Denver", "I quit the bakery last month", "it's three kids now"
@@ -82,6 +88,7 @@ def sentence_use(sentence: str) -> SentenceUse:
     if is_question(sentence):
         return SentenceUse.QUESTION_TO_OTHER
     s = sentence.strip()
-    if words & SECOND_PERSON or _VOCATIVE.search(s) or _REACTION.search(s):
+    rest = _OPENING_WORD.sub("", s)
+    if words & SECOND_PERSON or _VOCATIVE.search(s) or _REACTION.search(rest):
         return SentenceUse.REMARK_ABOUT_OTHER
     return SentenceUse.EVIDENCE

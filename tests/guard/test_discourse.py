@@ -19,6 +19,7 @@ from mirage_guard.guard.evidence._linker import evidence_units
         ("Mel, that looks amazing.", SentenceUse.REMARK_ABOUT_OTHER),
         ("That looks amazing, Zoë!", SentenceUse.REMARK_ABOUT_OTHER),  # a name of any alphabet
         ("Ciarán, that looks amazing.", SentenceUse.REMARK_ABOUT_OTHER),
+        ("Mel, congrats on the new job!", SentenceUse.REMARK_ABOUT_OTHER),
         ("Congrats on the new job!", SentenceUse.REMARK_ABOUT_OTHER),
         ("Hope your knee is better.", SentenceUse.REMARK_ABOUT_OTHER),
         ("You must be exhausted after that shift.", SentenceUse.REMARK_ABOUT_OTHER),
@@ -29,6 +30,11 @@ from mirage_guard.guard.evidence._linker import evidence_units
         ("Should I quit my job at the bakery?", SentenceUse.EVIDENCE),
         ("My sister is a nurse.", SentenceUse.EVIDENCE),
         ("Finally finished the marathon.", SentenceUse.EVIDENCE),
+        # a word set off at the start is read past: an answer, a name opening one's own news
+        ("Leeds, so about an hour away.", SentenceUse.EVIDENCE),
+        ("Yes, still driving the night bus.", SentenceUse.EVIDENCE),
+        ("Biscuit, 4, a very fat tabby.", SentenceUse.EVIDENCE),
+        ("Tom, first tomatoes of the year!", SentenceUse.EVIDENCE),
         # an acronym by a comma is no one addressed by name
         ("New York, UBE.", SentenceUse.EVIDENCE),
         ("BP, sugar, the usual tests.", SentenceUse.EVIDENCE),
