@@ -37,6 +37,7 @@ from mirage_guard.guard.evidence import (
     plain,
     retracted_stems,
     stem,
+    swapped_names,
     trait_words,
     unsaid_habits,
     value_kind,
@@ -424,7 +425,16 @@ def _provenance(
             and unsaid_habits(claim, link.unsupported_words, evidence)
         )
     )
-    if p_stated >= profile.stated_threshold and supported and (names := glued_names(link)):
+    restatement = p_stated >= profile.stated_threshold and supported
+    if restatement and evidence and (swapped := swapped_names(claim, evidence)):
+        # read as a restatement but for a name: the sentence that says the rest gives another
+        # ("Grew up in social housing in Bristol" / "I grew up in social housing in Swindon")
+        said, claimed = swapped[0]
+        reasons.append(
+            reason(ReasonCode.CHANGED_VALUE, turn_id=link.turn_id, said=said, claimed=claimed)
+        )
+        return Provenance.GENERATED
+    if restatement and (names := glued_names(link)):
         # read as a restatement but for a name no user turn says: glued on ("Works night shifts
         # at the hospital in Leeds" / "I work night shifts at the hospital")
         reasons.append(reason(ReasonCode.GLUED_DETAIL, turn_id=link.turn_id, words=names))

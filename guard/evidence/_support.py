@@ -21,9 +21,10 @@ against it on every labelled set, C won, see the support model's README.)
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
@@ -190,6 +191,29 @@ def _litotes(words: Sequence[str], i: int) -> bool:
     return i + 1 < len(words) and words[i + 1].lower() in tx.LITOTES
 
 
+def _negated_about(
+    words: Sequence[str],
+    keep: Iterable[int],
+    evidence: Sequence[Sequence[str]],
+    near: Sequence[npt.NDArray[np.bool_]] | None = None,
+) -> bool:
+    """The claim's negation is said: an evidence sentence with a negation says one of the claim's
+    other content words (its stem, or, with ``near``, a word the token aligner finds close to one:
+    ``near[k][n]`` for sentence k and the claim's n-th kept word). A "not" anywhere in the turns is
+    no denial of this claim ("Does not swim in the sea in winter" / "I swim in the sea whenever I
+    can, even in winter. ... Honestly, not having to set an alarm.")."""
+    kept = [(n, i) for n, i in enumerate(keep) if words[i].lower() not in tx.NEGATIONS]
+    stems = {tx.stem(words[i]) for _, i in kept}
+    for k, e in enumerate(evidence):
+        if not {w.lower() for w in e} & tx.NEGATIONS:
+            continue
+        if stems & {tx.stem(w) for w in e}:
+            return True
+        if near is not None and any(near[k][n] for n, _ in kept):
+            return True
+    return False
+
+
 def _is_content(word: str) -> bool:
     w = word.lower()
     if w in tx.NEGATIONS:
@@ -239,7 +263,12 @@ class TokenAligner:
         ev_lower = set(ev_words)
         ev_days = {_day(w) for w in ev_lower}
         ev_stems = {tx.stem(w) for w in ev_words}
-        ev_negated = bool(ev_lower & tx.NEGATIONS)
+        bounds = np.cumsum([0, *(len(e.words) for e in ev)])
+        near = [
+            sims[:, a:b].max(axis=1) >= self.threshold if b > a else np.zeros(len(keep), bool)
+            for a, b in itertools.pairwise(bounds)
+        ]
+        ev_negated = _negated_about(cw.words, keep, [e.words for e in ev], near)
         ev_numbers = tx.numbers(_joined(ev_words))
         # every number of the claim said: its pieces are too ("€4,000" is "€4", ",", "000")
         claim_numbers = tx.numbers(_joined(cw.words))
@@ -275,7 +304,7 @@ class LexicalAligner:
         said_words = frozenset().union(*(tx.word_set(e) for e in evidence)) if evidence else set()
         said_days = {_day(w) for w in said_words}
         said = {tx.stem(w) for w in said_words}
-        negated = bool(said_words & tx.NEGATIONS)
+        negated = _negated_about(words, range(len(words)), [tx.words(e) for e in evidence])
         said_numbers = tx.numbers(" ".join(evidence))
         claim_numbers = tx.numbers(claim)
         all_said = bool(claim_numbers) and claim_numbers <= said_numbers

@@ -23,6 +23,7 @@ from mirage_guard.guard.evidence import (
     glued_phrases,
     list_items,
     retracted_stems,
+    swapped_names,
     trait_words,
     unsaid_habits,
 )
@@ -365,8 +366,22 @@ def test_a_negation_against_a_positive_statement_stays_unsupported() -> None:
     assert "not" in al.unsupported_words
 
 
+def test_a_negation_about_something_else_does_not_say_the_claims() -> None:
+    """A "not" in another sentence of the linked turns denies something else: the claim's
+    negation is said only by a negated sentence that says one of its other words."""
+    positive = "I swim in the sea whenever I can, even in winter."
+    elsewhere = LexicalAligner().align_text(
+        "Does not swim in the sea in winter", [positive, "Honestly, not having to set an alarm."]
+    )
+    assert "not" in elsewhere.unsupported_words
+    said = LexicalAligner().align_text(
+        "Does not swim in the sea in winter", [positive, "But I don't swim when it's stormy."]
+    )
+    assert "not" not in said.unsupported_words
+
+
 def _decided(
-    words: list[str] | None = None, claim: str = "Lives in Boston", **features: float
+    words: list[str] | None = None, claim: str = "Lives in Lisbon", **features: float
 ) -> tuple[Provenance, set[ReasonCode]]:
     link = _link(words or [], **features)
     d = decide(
@@ -851,6 +866,24 @@ def test_a_personality_trait_from_evidence_about_something_else_is_generated() -
 )  # fmt: skip
 def test_changed_values(claim: str, evidence: str, expected: list[tuple[str, str]]) -> None:
     assert changed_values(claim, evidence) == expected
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence", "expected"),
+    [
+        ("Grew up in social housing in Bristol", "I grew up in social housing in Swindon.",
+         [("swindon", "bristol")]),
+        ("Cat Pepper needs a sedative", "The vet said Miso might need a sedative.",
+         [("miso", "pepper")]),
+        # the same name, a name said in other words, a name with nothing else in common
+        ("Partner Marta is vegetarian", "marta is vegetarian btw", []),
+        ("Lives in Leeds with Sam", "we live in Leeds with Sam and Priya", []),
+        ("Has a sister in Austin", "My sister Joy is in Austin.", []),
+        ("Flies to Lisbon in May", "We fly out on a Friday, Ryanair.", []),
+    ],
+)  # fmt: skip
+def test_swapped_names(claim: str, evidence: str, expected: list[tuple[str, str]]) -> None:
+    assert swapped_names(claim, evidence) == expected
 
 
 @pytest.mark.parametrize(

@@ -309,6 +309,40 @@ def test_a_habit_from_one_occasion_is_inferred_and_a_said_habit_stated() -> None
     ]  # fmt: skip
 
 
+def test_a_swapped_name_a_negation_elsewhere_and_an_answer_after_a_comma() -> None:
+    """End to end with the shipped models. A restatement whose sentence gives another name where
+    the claim has one was stated ("Bristol" / "Swindon": Bristol said in another turn); a "not"
+    in another sentence of the linked turns said the claim's negation ("Does not swim ..." was
+    stated); and a reply that opens on its answer ("Glasgow, so not far at all") was read as
+    addressing someone named Glasgow, so it was no evidence."""
+    from mirage_guard.guard import Provenance
+    from mirage_guard.guard._reasons import ReasonCode
+
+    turns = [
+        Turn(id="u1", role=Role.USER, content="I'm applying for a job at a charity in Bristol."),
+        Turn(id="u2", role=Role.USER, content="Also I grew up in social housing in Swindon."),
+        Turn(id="u3", role=Role.USER,
+             content="I swim in the sea whenever I can, even in winter. Honestly, not having "
+                     "to set an alarm is the best part."),
+        Turn(id="a4", role=Role.ASSISTANT, content="Since you're driving up from Leeds, plan "
+                                                   "for five hours."),
+        Turn(id="u5", role=Role.USER, content="Glasgow, so not far at all."),
+    ]  # fmt: skip
+    claims = ["Grew up in social housing in Bristol", "Grew up in social housing in Swindon",
+              "Does not swim in the sea in winter", "Lives in Glasgow"]  # fmt: skip
+    out = _tag_shipped(turns, claims)
+    assert out[0].provenance is Provenance.GENERATED
+    changed = [r.params for r in out[0].reasons if r.code is ReasonCode.CHANGED_VALUE]
+    assert changed == [{"turn_id": "u2", "said": "swindon", "claimed": "bristol"}]
+    assert (out[1].provenance, out[1].source_turn_id) == (Provenance.STATED, "u2")
+    assert out[2].provenance is not Provenance.STATED
+    assert out[3].source_turn_id == "u5"
+    assert "glasgow" not in [
+        w for r in out[3].reasons if r.code is ReasonCode.UNSUPPORTED_CONTENT
+        for w in r.params["words"]
+    ]  # fmt: skip
+
+
 def test_the_shipped_evidence_profile_records_the_shipped_support_model() -> None:
     from mirage_guard.guard.scoring import ProfileStore
 
