@@ -142,6 +142,23 @@ def _superseded(
 # a later user sentence at least this similar to the claim (the bi-encoder's cosine) is about the
 # same thing: when it denies or ends one of the claim's words, the claim is stale
 RETRACT_MIN_SIM = 0.4
+# ... and a later sentence that corrects one of the claim's values ("he's 8 not 9", "Now it is 9
+# March") is about it from this cosine: such corrections are short and share few of the claim's
+# words ("Dog Bruno is 9 years old" / "also correction he's 8 not 9, just checked his vaccine
+# card" 0.32; "Has taught math for seven years" / "One fix though, it's six years, not seven." 0.37)
+CORRECTED_MIN_SIM = 0.25
+
+
+def _turn_max(sims: Vectors, units: Sequence[_Unit], j: int) -> float:
+    """The highest similarity to the claim of a sentence in ``units[j]``'s turn (a turn's
+    sentences are contiguous)."""
+    tid = units[j].turn_id
+    a, b = j, j + 1
+    while a > 0 and units[a - 1].turn_id == tid:
+        a -= 1
+    while b < len(units) and units[b].turn_id == tid:
+        b += 1
+    return float(sims[a:b].max())
 
 
 def _retracted(
@@ -166,14 +183,20 @@ def _retracted(
     if tx.residence(claim) is not None:
         later = list(range(last + 1, len(units)))
     else:  # only the sentences near the claim can retract it: no Python loop over the history
-        later = (np.flatnonzero(sims[last + 1 :] >= RETRACT_MIN_SIM) + last + 1).tolist()
+        later = (np.flatnonzero(sims[last + 1 :] >= CORRECTED_MIN_SIM) + last + 1).tolist()
     for j in later:
+        text = units[j].text
         if sims[j] >= RETRACT_MIN_SIM:
             # the user's own clauses: "she chose Legon, not the pharmacy" is the daughter's
-            text = units[j].text
             words = tx.retracted_stems(claim, text, said_of_user(claim, text, user_name))
         else:
-            words = tx.moved_from(claim, units[j].text)
+            words = tx.moved_from(claim, text)
+        if not words and sims[j] >= CORRECTED_MIN_SIM:
+            # "correction he's 8 not 9" / "Dog Bruno is 9 years old" (0.32); another value in a
+            # correction only in a turn about the claim ("my driving test is moved, examiner is
+            # sick. Now it is 9 March"), not in one about a flight ("it's now March 15")
+            fix = is_correction(text) and _turn_max(sims, units, j) >= RETRACT_MIN_SIM
+            words = frozenset(tx.corrected_values(claim, text, correction=fix))
         if words:
             update = {"retracted_by": units[j].turn_id, "retracted_words": sorted(words)}
             return link.model_copy(update=update)

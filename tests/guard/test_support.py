@@ -1310,3 +1310,59 @@ def test_a_retracted_claim_is_stale_and_names_the_later_turn() -> None:
     (r,) = [r for r in d.reasons if r.code is ReasonCode.RETRACTED]
     assert r.params == {"turn_id": "u1", "later_turn_id": "u7", "words": ["lisbon"]}
     assert "u7, said after u1, denies or ends ['lisbon']" in r.text
+
+
+@pytest.mark.parametrize(
+    ("claim", "text", "correction", "expected"),
+    [
+        ("Dog Bruno is 9 years old", "also correction he's 8 not 9, just checked", False, ["9"]),
+        ("Has taught math for seven years", "One fix though, it's six years, not seven.", False,
+         ["7"]),
+        ("Is travelling to Lisbon in May", "we're going in june not may", False, ["may"]),
+        ("Has a 3-year-old greyhound", "she's actually 4, not 3", False, ["3"]),
+        # the claim already gives the new value: it is the fix, not the old value
+        ("Has taught 7th grade math for six years", "it's six years, not seven.", False, []),
+        # "not" before another kind, or no value of the claim's
+        ("Has two kids", "not 2 but 3 cats", False, []),
+        ("Works 3 days a week", "I work 3 days, not 4", False, []),
+        # another value in a correction: only when the caller reads the sentence as one
+        ("Has her driving test on 12 February", "Now it is 9 March", True, ["february"]),
+        ("Has her driving test on 12 February", "Now it is 9 March", False, []),
+    ],
+)  # fmt: skip
+def test_corrected_values(claim: str, text: str, correction: bool, expected: list[str]) -> None:
+    from mirage_guard.guard.evidence._text import corrected_values
+
+    assert corrected_values(claim, text, correction=correction) == expected
+
+
+def test_a_later_correction_of_the_claims_value_retracts_it() -> None:
+    """ "he's 8 not 9" is short and shares few words with "Dog Bruno is 9 years old" (cosine
+    0.32, under RETRACT_MIN_SIM): a value the claim states, corrected by a later sentence, makes
+    it stale from CORRECTED_MIN_SIM. Another value in a sentence that reads as a correction
+    counts only in a turn about the claim."""
+    from mirage_guard.guard.evidence._linker import CORRECTED_MIN_SIM
+
+    units = [_Unit("u1", "Bruno is 9 and hates the vet."), _Unit("u2", "Any tips?"),
+             _Unit("u3", "also correction he's 8 not 9, just checked.")]  # fmt: skip
+    last = {u.turn_id: j for j, u in enumerate(units)}
+    link = EvidenceLink(turn_id="u1", similarity=0.8, span=units[0].text)
+    sims = np.array([0.8, 0.1, CORRECTED_MIN_SIM + 0.05], np.float32)
+    out = _retracted("Dog Bruno is 9 years old", link, sims, units, last)
+    assert (out.retracted_by, out.retracted_words) == ("u3", ["9"])
+    below = np.array([0.8, 0.1, CORRECTED_MIN_SIM - 0.05], np.float32)
+    assert _retracted("Dog Bruno is 9 years old", link, below, units, last).retracted_by is None
+    # "it's now March 15" in a turn about a flight does not move a knee surgery
+    units = [_Unit("u1", "Surgery is on January 8."),
+             _Unit("u2", "I changed my flight, it's now March 15 not the 14th."),
+             _Unit("u3", "my surgery is moved, the surgeon is sick."),
+             _Unit("u3", "Now it is 9 March.")]  # fmt: skip
+    last = {u.turn_id: j for j, u in enumerate(units)}
+    link = EvidenceLink(turn_id="u1", similarity=0.8, span=units[0].text)
+    claim = "Has knee surgery on January 8"
+    sims = np.array([0.8, 0.3, 0.5, 0.3], np.float32)
+    out = _retracted(claim, link, sims, units, last)
+    assert (out.retracted_by, out.retracted_words) == ("u3", ["january"])
+    units[2] = _Unit("u3", "Busy week.")
+    sims = np.array([0.8, 0.3, 0.1, 0.3], np.float32)
+    assert _retracted(claim, link, sims, units, last).retracted_by is None
