@@ -517,16 +517,14 @@ def changed_values(claim: str, evidence: str) -> list[tuple[str, str]]:
 
 
 def corrected_values(claim: str, text: str, *, correction: bool = False) -> list[str]:
-    """The claim's values (numbers, days, months, relatives, closed classes' words) that a later
-    sentence ``text`` corrects: "8 not 9" or "it's six years, not seven" (the claim's value
-    after "not", another of its kind one or two words before it, which the claim does not say;
-    "june not may" is the month); and, when ``correction`` (the caller's reading: the sentence
-    reads as a correction, in a turn about the claim), another value of the same kind
-    (:func:`changed_values`: "Now it is 9 March" against "Has her driving test on 12
-    February"). Read against the sentences said after the one a claim rests on: the claim keeps
-    the old value."""
-    claim_words = words(claim)
-    claimed = {v for _, v, _ in _values(claim)} | ({"may"} if "may" in claim_words else set())
+    """The claim's values that a later sentence ``text`` corrects: a number, day or month of the
+    claim right after "not", with another of its kind one or two words before it that the claim
+    does not say ("8 not 9", "it's six years, not seven"; "june not may" is the month); and,
+    when ``correction`` (the caller's reading: the sentence reads as a correction, in a turn
+    about the claim), any value :func:`changed_values` reads as given otherwise ("Now it is 9
+    March" against "Has her driving test on 12 February"). Read against the sentences said after
+    the one a claim rests on: the claim keeps the old value."""
+    claimed = {v for _, v, _ in _values(claim)} | ({"may"} if "may" in words(claim) else set())
     if not claimed:
         return []
     toks = words(text)
@@ -534,11 +532,10 @@ def corrected_values(claim: str, text: str, *, correction: bool = False) -> list
     for i, t in enumerate(toks):
         if t != "not" or i + 1 >= len(toks) or i == 0:
             continue
-        olds = toks[i + 1]
+        said_old = _value(toks[i + 1])
         for new_word in toks[max(0, i - 2) : i][::-1]:
-            new = _value(new_word)
-            old = _value(olds)
-            if old is None and olds == "may" and new is not None and new[0] == "month":
+            new, old = _value(new_word), said_old
+            if old is None and toks[i + 1] == "may" and new is not None and new[0] == "month":
                 old = ("month", "may")  # "june not may": a month, not the modal
             if new is not None and old is not None and new[0] == old[0] and new != old:
                 if old[1] in claimed and new[1] not in claimed:  # the claim may be the fix
