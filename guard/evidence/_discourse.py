@@ -23,11 +23,6 @@ _FIRST = "i i'm i've i'd i'll me my mine myself we we're we've we'd we'll us our
 FIRST_PERSON = frozenset([*_FIRST.split(), "im", "ive", "id"])
 _SECOND = "you you're you've you'd you'll your yours yourself yourselves u ur ya ya'll y'all"
 SECOND_PERSON = frozenset(_SECOND.split())
-_OPENERS = (
-    "who whom whose what which when where why how do does did is are was were have has had can "
-    "could would will should shall may might am aren't isn't don't doesn't didn't won't"
-)
-_QUESTION_OPENERS = frozenset(_OPENERS.split())
 # reactions to the other party's news: "Congrats on the new job!", "Sounds like a great trip."
 _REACTION = re.compile(
     r"^(?:congrats|congratulations|good luck|happy birthday|happy anniversary|sorry to hear|"
@@ -72,12 +67,35 @@ def _words(sentence: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(sentence)]
 
 
+# chat questions are often typed without "?": an auxiliary and its subject open one ("also is the
+# lisboa card worth it or is that a tourist trap", "btw does it get cold there in may"), after a
+# filler word. "do" and "have" are left out (they open requests: "do the intro first"), "a"/"an"
+# as a subject too, and after "was", "were" or "did" only a pronoun: a chat drops the subject of
+# its own news ("Was a great trip", "Was the best day ever", "did the math again", "Is a
+# nightmare tbh")
+_FILLERS = frozenset("also and so oh btw ok okay but plus anyway hey um".split())  # noqa: SIM905
+_AUXILIARIES = frozenset(
+    "is are does should would could can will isn't aren't doesn't won't".split()  # noqa: SIM905
+)
+_PAST = frozenset(("was", "were", "wasn't", "weren't", "did", "didn't"))
+_PRONOUNS = frozenset("it there this that he she they you u".split())  # noqa: SIM905
+_SUBJECTS = _PRONOUNS | frozenset("the these those your his her their its".split())  # noqa: SIM905
+
+
 def is_question(sentence: str) -> bool:
+    """A question: it ends with "?", or, typed as chat without one, opens (after a filler word)
+    on an auxiliary and its subject."""
     s = sentence.strip()
-    if s.endswith("?"):
+    if s.endswith(("?", "?!")):
         return True
     words = _words(s)
-    return bool(words) and words[0] in _QUESTION_OPENERS and s.endswith(("?", "?!", "??"))
+    while words and words[0] in _FILLERS:
+        words = words[1:]
+    if len(words) < 3:
+        return False
+    if words[0] in _PAST:
+        return words[1] in _PRONOUNS
+    return words[0] in _AUXILIARIES and words[1] in _SUBJECTS
 
 
 def sentence_use(sentence: str) -> SentenceUse:

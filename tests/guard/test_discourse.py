@@ -15,6 +15,18 @@ from mirage_guard.guard.evidence._linker import evidence_units
         ("How long have you been married?", SentenceUse.QUESTION_TO_OTHER),
         ("You play any instruments?", SentenceUse.QUESTION_TO_OTHER),
         ("Is it safe to take ibuprofen with coffee?", SentenceUse.QUESTION_TO_OTHER),
+        # typed as chat, without "?": an auxiliary and its subject open it, after a filler
+        (
+            "also is the museum pass worth it or is that a tourist trap",
+            SentenceUse.QUESTION_TO_OTHER,
+        ),
+        ("btw does it get cold there in march", SentenceUse.QUESTION_TO_OTHER),
+        ("was it worth the drive", SentenceUse.QUESTION_TO_OTHER),
+        # ... but a chat's own news with its subject dropped is not one
+        ("Was a great trip, the kids loved it.", SentenceUse.EVIDENCE),
+        ("Was the best weekend in ages", SentenceUse.EVIDENCE),
+        ("did the sums again, still short", SentenceUse.EVIDENCE),
+        ("will do", SentenceUse.EVIDENCE),
         ("That charity race sounds great, Mel!", SentenceUse.REMARK_ABOUT_OTHER),
         ("Mel, that looks amazing.", SentenceUse.REMARK_ABOUT_OTHER),
         ("That looks amazing, Zoë!", SentenceUse.REMARK_ABOUT_OTHER),  # a name of any alphabet
