@@ -180,7 +180,8 @@ def _retracted(
         return link
     # a move to a named place leaves a claim about where the user lives behind, however unlike
     # the claim the sentence reads ("Lives in Boston" / "Actually we moved to Denver")
-    if tx.residence(claim) is not None:
+    lives = tx.residence(claim) is not None
+    if lives:
         later = list(range(last + 1, len(units)))
     else:  # only the sentences near the claim can retract it: no Python loop over the history
         later = (np.flatnonzero(sims[last + 1 :] >= CORRECTED_MIN_SIM) + last + 1).tolist()
@@ -189,8 +190,10 @@ def _retracted(
         if sims[j] >= RETRACT_MIN_SIM:
             # the user's own clauses: "she chose Legon, not the pharmacy" is the daughter's
             words = tx.retracted_stems(claim, text, said_of_user(claim, text, user_name))
-        else:
+        elif lives:
             words = tx.moved_from(claim, text)
+        else:
+            words = frozenset()
         if not words and sims[j] >= CORRECTED_MIN_SIM:
             # "correction he's 8 not 9" / "Dog Bruno is 9 years old" (0.32); another value in a
             # correction only in a turn about the claim ("my driving test is moved, examiner is

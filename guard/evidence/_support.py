@@ -263,12 +263,14 @@ class TokenAligner:
         ev_lower = set(ev_words)
         ev_days = {_day(w) for w in ev_lower}
         ev_stems = {tx.stem(w) for w in ev_words}
-        bounds = np.cumsum([0, *(len(e.words) for e in ev)])
-        near = [
-            sims[:, a:b].max(axis=1) >= self.threshold if b > a else np.zeros(len(keep), bool)
-            for a, b in itertools.pairwise(bounds)
-        ]
-        ev_negated = _negated_about(cw.words, keep, [e.words for e in ev], near)
+        ev_negated = False
+        if any(cw.words[i] in tx.NEGATIONS for i in keep):  # only a negated claim needs it
+            bounds = np.cumsum([0, *(len(e.words) for e in ev)])
+            near = [
+                sims[:, a:b].max(axis=1) >= self.threshold if b > a else np.zeros(len(keep), bool)
+                for a, b in itertools.pairwise(bounds)
+            ]
+            ev_negated = _negated_about(cw.words, keep, [e.words for e in ev], near)
         ev_numbers = tx.numbers(_joined(ev_words))
         # every number of the claim said: its pieces are too ("€4,000" is "€4", ",", "000")
         claim_numbers = tx.numbers(_joined(cw.words))

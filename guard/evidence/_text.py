@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 # typographic apostrophes, quotes and spaces as their ASCII forms: phones and word processors
@@ -223,15 +223,23 @@ def _unpossessed(word: str) -> str:
     return low[:-1] if low.endswith("'") else low
 
 
+def _names_at(toks: Sequence[str]) -> list[int]:
+    """Where a sentence's tokens have a capitalised word that does not start it (not "I", not a
+    stopword): the cheap named-entity stand-in :func:`proper_names` and :func:`swapped_names`
+    read."""
+    return [
+        i for i in range(1, len(toks))
+        if toks[i][:1].isupper() and toks[i].lower() not in STOPWORDS and toks[i] != "I"
+    ]  # fmt: skip
+
+
 def proper_names(text: str) -> set[str]:
     """Capitalised words that do not start a sentence (cheap named-entity stand-in), without a
     possessive "'s" ("for Javi's new job" names Javi)."""
     names: set[str] = set()
     for sent in sentences(text):
         toks = _WORD.findall(sent)
-        for tok in toks[1:]:
-            if tok[:1].isupper() and tok.lower() not in STOPWORDS and tok != "I":
-                names.add(_unpossessed(tok))
+        names.update(_unpossessed(toks[i]) for i in _names_at(toks))
     return names
 
 
@@ -524,10 +532,12 @@ def corrected_values(claim: str, text: str, *, correction: bool = False) -> list
     about the claim), any value :func:`changed_values` reads as given otherwise ("Now it is 9
     March" against "Has her driving test on 12 February"). Read against the sentences said after
     the one a claim rests on: the claim keeps the old value."""
+    toks = words(text)
+    if not correction and "not" not in toks:
+        return []  # read for every later sentence near the claim: most say neither
     claimed = {v for _, v, _ in _values(claim)} | ({"may"} if "may" in words(claim) else set())
     if not claimed:
         return []
-    toks = words(text)
     out = []
     for i, t in enumerate(toks):
         if t != "not" or i + 1 >= len(toks) or i == 0:
@@ -553,11 +563,9 @@ def _name_slots(text: str) -> list[tuple[str, frozenset[str]]]:
     for sent in sentences(text):
         toks = _WORD.findall(sent)
         low = [t.lower() for t in toks]
-        for i, tok in enumerate(toks[1:], start=1):
-            w = _unpossessed(tok)
-            if not tok[:1].isupper() or low[i] in STOPWORDS or tok == "I" or _value(w):
-                continue
-            if w in _DATES:
+        for i in _names_at(toks):
+            w = _unpossessed(toks[i])
+            if _value(w) or w in _DATES:
                 continue
             near = low[max(0, i - VALUE_CONTEXT) : i] + low[i + 1 : i + 1 + VALUE_CONTEXT]
             context = frozenset(
