@@ -18,8 +18,9 @@ fact.
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -257,6 +258,19 @@ def _named(toks: list[str]) -> str | None:
 
 # the user as the object of another person's clause
 _FIRST_OBJECTS = frozenset(("me", "us"))
+# another person's words about the user: "Derm said I have mild rosacea", "mum thinks im
+# too thin" are the user's facts, reported
+_REPORTING = frozenset(
+    "said says say told tells thinks think thought reckons reckon knows noticed".split()  # noqa: SIM905
+)
+_FIRST_SUBJECTS = frozenset("i i'm i've i'd i'll im ive".split())  # noqa: SIM905
+
+
+def _reports_user(after: Sequence[str]) -> bool:
+    """A reporting verb followed by the user as the subject ("said I have", "thinks im")."""
+    return any(a in _REPORTING and b in _FIRST_SUBJECTS for a, b in itertools.pairwise(after))
+
+
 # words that open a sentence and are not a name, capitalised or not ("Thanks, Mel")
 _NOT_NAMES = frozenset(
     "hi hey hello thanks thank sorry please no yes yeah ok okay".split()  # noqa: SIM905 - as text
@@ -387,8 +401,9 @@ def _clauses(text: str, user: frozenset[str], people: frozenset[str]) -> tuple[C
                 said = ("user", None) if lowered & FIRST_PERSON else previous
             else:
                 said = found[:2]
-            rest = {t.lower() for t in toks[found[2] :]} if found is not None else set()
-            if said[0] == "other" and rest & _FIRST_OBJECTS:
+            after = [t.lower() for t in toks[found[2] :]] if found is not None else []
+            rest = set(after)
+            if said[0] == "other" and (rest & _FIRST_OBJECTS or _reports_user(after)):
                 # "they made me head of product": the clause is about the user too (not "my
                 # roommate says my music taste is basic": a possessive does not make it so)
                 said = ("user", None)
@@ -462,6 +477,9 @@ _PREPOSITIONS = frozenset(
 )
 # the share of a claim's content words that the turn must say only of another person
 OTHER_SHARE = 0.4
+# a clause about someone else that says every word of a claim of at least this many words (not
+# counting its frame) makes it that person's fact even when a clause about the user says one
+WHOLE_MIN_WORDS = 3
 
 
 @dataclass(frozen=True)
@@ -491,13 +509,24 @@ def other_persons_fact(
     wanted -= {stem(w) for w in user}
     said_of_user: set[str] = set()
     said_of_other: dict[str, str | None] = {}
+    whole: list[str | None] = []  # the person of each clause that says all of the claim
+    most_of_user = 0  # the most of the claim's words (not its frame) one user clause says
     for c in parts:
         found = wanted & content_stems(c.text)
         if c.subject == "other":
             for s in found:
                 said_of_other.setdefault(s, c.person)
+            if found == wanted:
+                whole.append(c.person)
         else:
             said_of_user |= found
+            most_of_user = max(most_of_user, len(found - _FRAME))
+    if whole and len(wanted - _FRAME) >= WHOLE_MIN_WORDS and most_of_user <= 1:
+        # one clause about someone else says all of it, and no clause about the user more than a
+        # word of it: "Travels for work two weeks a month" / "my husband Faisal travels for work
+        # 2 weeks of the month" beside "... stay with us for a month", "i work from home"
+        said_of_other = dict.fromkeys(wanted, whole[0])
+        said_of_user = set()
     only_other = sorted(set(said_of_other) - said_of_user)
     # what the claim says is said of the other person, none of it of the user but its frame
     # ("Works as a GP" / "I'm a GP ... She works from home as a copywriter" is the user's)
@@ -506,8 +535,9 @@ def other_persons_fact(
     if len(only_other) < OTHER_SHARE * len(wanted):
         return None
     persons = {said_of_other[s] for s in only_other}
-    named = {stem(w) for w in _TOKEN.findall(claim)}
-    if any(p is not None and (stem(p) in named or p in claim.lower()) for p in persons):
+    # the claim's words as written ("Sam's" is Sam; "same" is not)
+    named = {t.lower().removesuffix("'s").removesuffix("’s") for t in _TOKEN.findall(claim)}
+    if any(p is not None and p in named for p in persons):
         return None  # "Has a sister who is diabetic": the user's fact about the sister
     if named & _PEOPLE_STEMS:
         return None  # the claim names a person of its own ("Cooks vegan for his girlfriend")

@@ -56,6 +56,15 @@ from tests.calibration.factories import make_profile
         # a name set off by commas is the subject of the clause after it
         ("Has a peanut allergy", "the younger one, Milo, has a peanut allergy so nothing with "
          "nuts at all", "milo", ["peanut", "allergy"]),
+        # one clause about the other says all of it; the user's clauses say a word of it each
+        ("Travels for work two weeks a month",
+         "my in-laws are coming to stay with us for a month. i work from home. my husband Faisal "
+         "travels for work 2 weeks of the month so it'll mostly be me with them.", "faisal",
+         ["travels", "work", "two", "weeks", "month"]),
+        # "same" is not the name Sam
+        ("Uses the same password for everything",
+         "my partner Sam is on the phone with him. he uses the same password for literally "
+         "everything", "sam", ["uses", "password", "everything"]),
     ],
 )  # fmt: skip
 def test_a_fact_the_user_said_of_someone_else_is_found_with_the_person_and_words(
@@ -98,6 +107,17 @@ def test_a_fact_the_user_said_of_someone_else_is_found_with_the_person_and_words
          "just quit my job at the movie theater bc my manager was screaming at ppl lol."),
         # "Thanks, Mel": a word that opens a sentence is not a name on its own
         ("Is vegan", "Thanks, I went vegan in January."),
+        # a clause about the user says two of the claim's words: not only the other's
+        ("Travels for work two weeks a month",
+         "I travel a lot too, two weeks away at a time. My husband travels for work 2 weeks of "
+         "the month."),
+        # the claim names the person, possessive and all
+        ("Sam's mum uses the same password for everything",
+         "Sam says his mum uses the same password for everything"),
+        # another person's words about the user are the user's fact, reported
+        ("Was diagnosed with mild rosacea by a dermatologist",
+         "Derm said I have mild rosacea last year."),
+        ("Is too thin", "mum thinks im too thin, she keeps feeding me"),
     ],
 )  # fmt: skip
 def test_the_users_own_facts_and_facts_about_a_named_relative_are_not_found(
