@@ -84,6 +84,7 @@ from mirage_guard.calibration._support_compare import (
     render_support_report,
     run_support_report,
 )
+from mirage_guard.calibration._support_labelled import labelled_set_pairs, write_pairs
 from mirage_guard.calibration._support_pairs import SupportPair, build_pairs
 from mirage_guard.calibration._support_train import TrainConfig, TrainResult, train_support
 from mirage_guard.guard.evidence import resolve_precision
@@ -131,6 +132,7 @@ __all__ = [
     "fit_profile",
     "group_by_conversation",
     "is_never_stated",
+    "labelled_set_pairs",
     "load_authored",
     "load_examples",
     "load_verdicts",
@@ -157,4 +159,5 @@ __all__ = [
     "typographic",
     "write_begin",
     "write_claim_rows",
+    "write_pairs",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Annotated
 
@@ -29,6 +30,7 @@ from mirage_guard.calibration import (
     collect_verdicts,
     featurize,
     fit_profile,
+    labelled_set_pairs,
     load_authored,
     load_examples,
     load_verdicts,
@@ -44,6 +46,7 @@ from mirage_guard.calibration import (
     summarize_scores,
     train_half,
     train_support,
+    write_pairs,
 )
 from mirage_guard.guard import GuardSettings, SelfAuditor
 from mirage_guard.guard.errors import InputError, MirageError
@@ -322,6 +325,36 @@ def _show_pair_report(title: str, r: PairReport) -> None:
     for case, (n, acc) in r.by_case.items():
         cases.add_row(case, str(n), f"{acc:.2f}")
     console.print(cases)
+
+
+@app.command("labelled-pairs")
+def labelled_pairs_cmd(
+    data: Annotated[
+        list[Path],
+        typer.Option(help="a labelled set folder (claims.jsonl + conversations.jsonl); repeatable"),
+    ],
+    out: Annotated[Path, typer.Option(help="folder to write part_<set>.jsonl files into")],
+    support_dir: Annotated[
+        Path | None,
+        typer.Option(help="claim-support model the linker reads with (default: the shipped one)"),
+    ] = None,
+) -> None:
+    """Turn labelled sets into (user turn, claim, class) pairs for `train-support --extra-pairs`.
+
+    GROUNDED -> entailed and INFERRED_REASONABLE -> inferable against their source turn; other
+    claims against the turn the guard links them to. A set used so is training data from then on.
+    """
+    try:
+        linker = _linker(support_dir)
+        for folder in data:
+            pairs = labelled_set_pairs(folder, linker)
+            path = out / f"part_{folder.name}.jsonl"
+            write_pairs(pairs, path)
+            counts = Counter(p.label for p in pairs)
+            console.print(f"{path}: {len(pairs)} pairs {dict(sorted(counts.items()))}")
+    except MirageError as exc:
+        console.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(1) from exc
 
 
 @app.command("support-report")
