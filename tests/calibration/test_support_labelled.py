@@ -8,7 +8,10 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
 
+import pytest
+
 from mirage_guard.calibration import labelled_set_pairs, load_authored, write_pairs
+from mirage_guard.guard.errors import InputError
 from mirage_guard.guard.evidence import EvidenceLinker
 
 TURNS = [
@@ -68,3 +71,10 @@ def test_each_label_becomes_its_support_class_against_the_turn_it_rests_on(
     # the assistant's turn is never a premise, and the files read back as hand-written pairs
     write_pairs(pairs, tmp_path / "pairs" / "part_mine.jsonl")
     assert load_authored(tmp_path / "pairs") == pairs
+
+
+def test_a_folder_that_cannot_be_written_is_a_typed_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    with pytest.raises(InputError, match="cannot write"):
+        write_pairs([], blocker / "part_x.jsonl")
