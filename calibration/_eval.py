@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -254,13 +254,19 @@ def check_writable(path: Path) -> None:
         raise InputError(f"cannot write the per-claim rows to {path}: {exc}") from exc
 
 
-def write_claim_rows(path: Path, rows: Sequence[ClaimRow]) -> None:
-    """JSON Lines, written whole or not at all (a temporary file renamed into place)."""
+def write_whole(path: Path, lines: Iterable[str], what: str) -> None:
+    """Lines to ``path``, written whole or not at all (a temporary file renamed into place);
+    an :class:`InputError` naming ``what`` and the path when it cannot be written."""
     partial = _partial(path)
     try:
-        partial.write_text("".join(r.model_dump_json() + "\n" for r in rows), encoding="utf-8")
+        partial.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
         os.replace(partial, path)
     except OSError as exc:
         with contextlib.suppress(OSError):
             partial.unlink(missing_ok=True)
-        raise InputError(f"cannot write the per-claim rows to {path}: {exc}") from exc
+        raise InputError(f"cannot write {what} to {path}: {exc}") from exc
+
+
+def write_claim_rows(path: Path, rows: Sequence[ClaimRow]) -> None:
+    """JSON Lines, written whole or not at all."""
+    write_whole(path, (r.model_dump_json() for r in rows), "the per-claim rows")

@@ -23,6 +23,7 @@ import json
 from pathlib import Path
 
 from mirage_guard.calibration._data import Example, group_by_conversation, load_examples
+from mirage_guard.calibration._eval import write_whole
 from mirage_guard.calibration._support_authored import AuthoredPair
 from mirage_guard.guard import Label
 from mirage_guard.guard.errors import InputError
@@ -76,11 +77,9 @@ def labelled_set_pairs(folder: Path, linker: EvidenceLinker) -> list[AuthoredPai
 
 def write_pairs(pairs: list[AuthoredPair], path: Path) -> None:
     """One ``part_*.jsonl`` file, written whole (an :class:`InputError` if it cannot be)."""
-    tmp = path.with_suffix(".partial")
-    lines = (json.dumps(p.model_dump(), ensure_ascii=False) for p in pairs)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
-        tmp.replace(path)
     except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc}") from exc
+        raise InputError(f"cannot write the support pairs to {path}: {exc}") from exc
+    lines = (json.dumps(p.model_dump(), ensure_ascii=False) for p in pairs)
+    write_whole(path, lines, "the support pairs")
