@@ -34,7 +34,6 @@ from mirage_guard.guard.evidence._text import (
     STOPWORDS,
     content_stems,
     contracted,
-    name_words,
     plain,
     proper_names,
     sentences,
@@ -536,11 +535,11 @@ def other_persons_fact(
     if len(only_other) < OTHER_SHARE * len(wanted):
         return None
     persons = {said_of_other[s] for s in only_other}
-    # the claim's words as written, possessives too ("Sam's" is Sam; "same" is not)
-    named = name_words(plain(claim))
+    # the claim's words as written ("Sam's" is Sam; "same" is not)
+    named = {t.lower().removesuffix("'s").removesuffix("’s") for t in _TOKEN.findall(claim)}
     if any(p is not None and p in named for p in persons):
         return None  # "Has a sister who is diabetic": the user's fact about the sister
-    if {stem(w) for w in _TOKEN.findall(claim)} & _PEOPLE_STEMS:
+    if named & _PEOPLE_STEMS:
         return None  # the claim names a person of its own ("Cooks vegan for his girlfriend")
     # the first person by the claim's words (sorted), so the reason is the same every run
     person = next((said_of_other[s] for s in only_other if said_of_other[s] is not None), None)
