@@ -524,6 +524,38 @@ def changed_values(claim: str, evidence: str) -> list[tuple[str, str]]:
     return out
 
 
+# a number a correction gives as the new value ends its phrase ("she's actually 10 now", "the
+# budget is more like £60 now", "my budget is 1200 actually") or is followed by the claim's own
+# word after its number ("3 kids"): not "€1,100 for a bigger place" against "six years"
+_RECOUNT_ENDS = frozenset(("", "now", "actually", "instead", "max", "tops", "then"))
+
+
+def _number_at(ws: list[str]) -> list[tuple[str, str]]:
+    """(number, the word after it) of each number of the words ``ws``."""
+    out = []
+    for i, w in enumerate(ws):
+        v = _value(w)
+        if v is not None and v[0] == "number":
+            out.append((v[1], ws[i + 1] if i + 1 < len(ws) else ""))
+    return out
+
+
+def _recounted(claim: str, text: str) -> list[str]:
+    """The claim's one number when a correction ``text`` gives one other number in its place and
+    does not say the claim's: "Dog Biscuit is 9 years old" / "she's actually 10 now" gives
+    ["9"], as a day or a month in each does in :func:`changed_values`. A sentence that repeats
+    the claim's number ("he's the 9 year old actually, the 6 year old eats everything") gives
+    nothing."""
+    claimed = {v for k, v, _ in _values(claim) if k == "number"}
+    said = {v for k, v, _ in _values(text) if k == "number"}
+    if len(claimed) != 1 or len(said) != 1 or claimed == said:
+        return []
+    (old,), (new,) = claimed, said
+    old_next = {n for v, n in _number_at(words(claim)) if v == old}
+    new_next = {n for v, n in _number_at(words(text)) if v == new}
+    return [old] if new_next & (_RECOUNT_ENDS | old_next) else []
+
+
 def corrected_values(claim: str, text: str, *, correction: bool = False) -> list[str]:
     """The claim's values that a later sentence ``text`` corrects: a number, day or month of the
     claim right after "not", with another of its kind one or two words before it that the claim
@@ -553,6 +585,7 @@ def corrected_values(claim: str, text: str, *, correction: bool = False) -> list
                 break
     if correction:
         out += [claimed_value for _, claimed_value in changed_values(claim, text)]
+        out += _recounted(claim, text)
     return list(dict.fromkeys(out))
 
 

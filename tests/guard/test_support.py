@@ -1328,6 +1328,17 @@ def test_a_retracted_claim_is_stale_and_names_the_later_turn() -> None:
         # another value in a correction: only when the caller reads the sentence as one
         ("Has her driving test on 12 February", "Now it is 9 March", True, ["february"]),
         ("Has her driving test on 12 February", "Now it is 9 March", False, []),
+        # one number in the claim, one other in the correction, ending its phrase or before the
+        # claim's own word after its number
+        ("Dog Pip is 9 years old", "she's actually 10 now", True, ["9"]),
+        ("Weekly food budget is £80", "the budget is more like £60 now", True, ["80"]),
+        ("Wants a laptop under $1,000", "so my budget is 1200 actually", True, ["1000"]),
+        ("Keeps 4 hens", "we only have 3 hens left", True, ["4"]),
+        ("Dog Pip is 9 years old", "she's actually 10 now", False, []),
+        # the sentence says the claim's number too, or its number counts something else
+        ("Son Tom is 9", "he's the 9 year old actually, the 6 year old eats anything", True, []),
+        ("Has lived in Portugal for six years", "We live in Bonfim now, €1,100 for a flat", True,
+         []),
     ],
 )  # fmt: skip
 def test_corrected_values(claim: str, text: str, correction: bool, expected: list[str]) -> None:
