@@ -905,7 +905,9 @@ _ENDINGS: dict[tuple[str, ...], bool] = {
     ("moved", "away", "from"): False, ("cancelled",): False, ("canceled",): False,
     ("finished", "at"): False, ("broke", "up", "with"): False, ("no", "more"): False,
     ("dropped",): True, ("gone", "off"): True, ("scrap",): False, ("scrapped",): False,
-    ("called", "off"): False,
+    ("called", "off"): False, ("traded", "in"): True, ("withdrew",): True,
+    ("took", "me", "off"): False, ("took", "myself", "off"): False,
+    ("took", "ourselves", "off"): False, ("took", "us", "off"): False,
 }  # fmt: skip
 # ... and these end what comes before them in the clause, a plan that did not happen ("the
 # Chorlton house fell through", "Dave has pulled out", "the trip got cancelled"); after the
@@ -913,7 +915,7 @@ _ENDINGS: dict[tuple[str, ...], bool] = {
 _ENDED_BEFORE = (
     ("fell", "through"), ("falls", "through"), ("fallen", "through"), ("pulled", "out"),
     ("was", "cancelled"), ("got", "cancelled"), ("was", "canceled"), ("got", "canceled"),
-    ("was", "called", "off"), ("got", "called", "off"),
+    ("was", "called", "off"), ("got", "called", "off"), ("got", "adopted"), ("was", "adopted"),
 )  # fmt: skip
 # "dropped" ends a plan, not "dropped off the kids" / "dropped by"
 _NOT_DROPPED = frozenset(("off", "by", "in", "me", "him", "her", "them", "us"))
@@ -926,7 +928,7 @@ _SPEAKER = frozenset(
 _PAST_MARKERS = frozenset(
     ("used", "former", "formerly", "previously", "once", "quit", "left", "stopped", "ex", "past",
      "spent", "until", "before", "sold", "gave", "longer", "anymore", "moved", "ended",
-     "finished", "was", "had")
+     "finished", "was", "had", "withdrew", "traded", "instead")
 )  # fmt: skip
 
 

@@ -1192,6 +1192,11 @@ def test_the_word_rules_read_the_whole_linked_turn() -> None:
         ("we've gone off Brighton.", {"brighton"}),
         ("So scrap Chicago, I'm only looking at Denver", {"chicago"}),
         ("we called off the wedding", {"wedd"}),
+        ("I traded in the Volvo last spring", {"volvo"}),
+        ("i withdrew the application", {"application"}),
+        ("the GP took me off ramipril", {"ramipril"}),
+        ("we took ourselves off the allotment list", {"allotment", "list"}),
+        ("Biscuit got adopted on Saturday", {"biscuit"}),
         # a number the user takes back, not the one said now nor the thing counted
         ("I said 8 years, but I counted wrong, it's 10 years total.", {"8"}),
         ("I said four grandchildren, but now it is five.", {"4"}),
@@ -1200,6 +1205,8 @@ def test_the_word_rules_read_the_whole_linked_turn() -> None:
         ("I dropped off the kids at school", set()),
         ("I fell through the ice once", set()),
         ("I pulled out my phone", set()),
+        ("I was adopted when I was two", set()),
+        ("my brother traded in his bike", set()),
         ("My wife keeps telling me to quit eating kielbasa", set()),
         ("my mum used to make kopytka", set()),
         ("I work in IT so I'm used to project plans", set()),
@@ -1218,6 +1225,13 @@ def test_retracted_stems_are_the_claims_words_a_turn_denies_or_ends() -> None:
     # a past claim is still denied by a negation ("never had")
     assert retracted_stems("Had a dog as a child", "I never had a dog.") == {"dog"}
     assert retracted_stems("Works at a cafe", "I quit the bakery.") == set()
+    # a claim that says the change itself ("instead of", "withdrew") is confirmed by it
+    assert (
+        retracted_stems("Takes Jardiance instead of metformin", "she took me off metformin")
+        == set()
+    )
+    assert retracted_stems("Takes metformin", "she took me off metformin") == {"metformin"}
+    assert retracted_stems("Withdrew the application", "i withdrew the application") == set()
 
 
 def test_a_later_plan_that_fell_through_or_a_number_taken_back_retracts_the_claim() -> None:
