@@ -562,8 +562,9 @@ def corrected_values(claim: str, text: str, *, correction: bool = False) -> list
     does not say ("8 not 9", "it's six years, not seven"; "june not may" is the month); and,
     when ``correction`` (the caller's reading: the sentence reads as a correction, in a turn
     about the claim), any value :func:`changed_values` reads as given otherwise ("Now it is 9
-    March" against "Has her driving test on 12 February"). Read against the sentences said after
-    the one a claim rests on: the claim keeps the old value."""
+    March" against "Has her driving test on 12 February") and the claim's one number where the
+    sentence gives one other (:func:`_recounted`: "she's actually 10 now"). Read against the
+    sentences said after the one a claim rests on: the claim keeps the old value."""
     toks = words(text)
     if not correction and "not" not in toks:
         return []  # read for every later sentence near the claim: most say neither
