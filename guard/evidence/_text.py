@@ -452,11 +452,9 @@ _ONE_AS_PRONOUN = frozenset(
 )  # fmt: skip
 
 
-def _values(text: str) -> list[tuple[str, str, frozenset[str]]]:
-    """Each value of ``text`` with the content stems around it ("4k" is 4000): numbers, days and
-    months, then the words of closed sets (relatives, sides of the body, ranks, a closed class's
-    words), whose context leaves out words of their own kind."""
-    ws = words(text)
+def _value_tokens(ws: list[str]) -> list[tuple[int, tuple[str, str]]]:
+    """(index, (kind, value)) of each number, day or month of the words ``ws`` ("4k" is 4000;
+    "one" as a pronoun is none)."""
     out = []
     for i, w in enumerate(ws):
         v = _value(w)
@@ -468,6 +466,17 @@ def _values(text: str) -> list[tuple[str, str, frozenset[str]]]:
         if v[0] == "number" and w[:1].isdigit() and nxt == "k":
             thousands = float(v[1]) * 1000
             v = ("number", str(int(thousands)) if thousands.is_integer() else str(thousands))
+        out.append((i, v))
+    return out
+
+
+def _values(text: str) -> list[tuple[str, str, frozenset[str]]]:
+    """Each value of ``text`` with the content stems around it ("4k" is 4000): numbers, days and
+    months, then the words of closed sets (relatives, sides of the body, ranks, a closed class's
+    words), whose context leaves out words of their own kind."""
+    ws = words(text)
+    out = []
+    for i, v in _value_tokens(ws):
         near = ws[max(0, i - VALUE_CONTEXT) : i] + ws[i + 1 : i + 1 + VALUE_CONTEXT]
         context = frozenset(
             stem(x) for x in near if x not in STOPWORDS and len(x) > 1 and _value(x) is None
@@ -530,13 +539,15 @@ def changed_values(claim: str, evidence: str) -> list[tuple[str, str]]:
 _RECOUNT_ENDS = frozenset(("", "now", "actually", "instead", "max", "tops", "then"))
 
 
-def _number_at(ws: list[str]) -> list[tuple[str, str]]:
-    """(number, the word after it) of each number of the words ``ws``."""
-    out = []
-    for i, w in enumerate(ws):
-        v = _value(w)
-        if v is not None and v[0] == "number":
-            out.append((v[1], ws[i + 1] if i + 1 < len(ws) else ""))
+def _numbers_next(text: str) -> dict[str, set[str]]:
+    """Each number of ``text`` (as :func:`_values` reads it) with the words right after it ("4k
+    budget": 4000 -> budget)."""
+    ws = words(text)
+    out: dict[str, set[str]] = {}
+    for i, (kind, value) in _value_tokens(ws):
+        if kind == "number":
+            j = i + 2 if ws[i][:1].isdigit() and ws[i + 1 : i + 2] == ["k"] else i + 1
+            out.setdefault(value, set()).add(ws[j] if j < len(ws) else "")
     return out
 
 
@@ -546,13 +557,10 @@ def _recounted(claim: str, text: str) -> list[str]:
     ["9"], as a day or a month in each does in :func:`changed_values`. A sentence that repeats
     the claim's number ("he's the 9 year old actually, the 6 year old eats everything") gives
     nothing."""
-    claimed = {v for k, v, _ in _values(claim) if k == "number"}
-    said = {v for k, v, _ in _values(text) if k == "number"}
-    if len(claimed) != 1 or len(said) != 1 or claimed == said:
+    claimed, said = _numbers_next(claim), _numbers_next(text)
+    if len(claimed) != 1 or len(said) != 1 or claimed.keys() == said.keys():
         return []
-    (old,), (new,) = claimed, said
-    old_next = {n for v, n in _number_at(words(claim)) if v == old}
-    new_next = {n for v, n in _number_at(words(text)) if v == new}
+    ((old, old_next),), ((_, new_next),) = claimed.items(), said.items()
     return [old] if new_next & (_RECOUNT_ENDS | old_next) else []
 
 

@@ -1348,6 +1348,9 @@ def test_a_retracted_claim_is_stale_and_names_the_later_turn() -> None:
         ("Weekly food budget is £80", "the budget is more like £60 now", True, ["80"]),
         ("Wants a laptop under $1,000", "so my budget is 1200 actually", True, ["1000"]),
         ("Keeps 4 hens", "we only have 3 hens left", True, ["4"]),
+        # numbers read as everywhere else: "2k" is 2000, the pronoun "one" is no number
+        ("Rent budget is 2k a month", "more like 3k now", True, ["2000"]),
+        ("Is the one in Memphis with 2 dogs", "actually 3 dogs", True, ["2"]),
         ("Dog Pip is 9 years old", "she's actually 10 now", False, []),
         # the sentence says the claim's number too, or its number counts something else
         ("Son Tom is 9", "he's the 9 year old actually, the 6 year old eats anything", True, []),
