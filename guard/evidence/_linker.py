@@ -7,6 +7,7 @@ attribute a claim asserts and whether the evidence is about that kind at all.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import threading
@@ -204,6 +205,39 @@ def _retracted(
             update = {"retracted_by": units[j].turn_id, "retracted_words": sorted(words)}
             return link.model_copy(update=update)
     return link
+
+
+# the kinds of value a later sentence can give as the current one: a relative or a closed class's
+# word ("mum", "cat") comes up in too many later sentences about other things
+CURRENT_VALUE_KINDS = frozenset(("number", "day", "month"))
+
+
+def _current_value(
+    claim: str,
+    sims: Vectors,
+    units: Sequence[_Unit],
+    linked_text: str,
+    last: int,
+) -> int | None:
+    """The user sentence, said after the claim's linked turn, that gives the claim's value where
+    that turn gives another or none, or None: "Shoots about 30 weddings a year" is linked to "I
+    shoot like 20 weddings a year" and rests on the later "I said 20 weddings a year, it's more
+    like 30". The last such sentence near the claim (``CORRECTED_MIN_SIM``) that says every
+    number, day and month of the claim the linked turn does not, and reads as a correction or
+    is in a turn about the claim (``RETRACT_MIN_SIM``): the user's current value. ``last``: the
+    linked turn's last sentence."""
+    claimed = {v for v in tx.value_set(claim) if v[0] in CURRENT_VALUE_KINDS}
+    missing = claimed - tx.value_set(linked_text)
+    if not missing:
+        return None
+    later = (np.flatnonzero(sims[last + 1 :] >= CORRECTED_MIN_SIM) + last + 1).tolist()
+    for j in reversed(later):
+        text = units[j].text
+        if missing <= tx.value_set(text) and (
+            is_correction(text) or _turn_max(sims, units, j) >= RETRACT_MIN_SIM
+        ):
+            return j
+    return None
 
 
 def _with_unsaid_names(
@@ -497,17 +531,27 @@ class EvidenceLinker:
             for u, tt in zip(units, unit_toks, strict=True):
                 by_id.setdefault(u.turn_id, []).append(tt)
             turn_toks = [by_id[tid] for tid in turn_text]
+        last_unit = {u.turn_id: j for j, u in enumerate(units)}  # later sentences overwrite
+        turn_of = np.repeat(np.arange(len(starts)), np.diff([*starts, len(units)]))
+        # a claim with the value a later correction gives is linked to that sentence, and the
+        # support model reads the two turns as one (the first says what, the later how many)
+        joined: dict[int, tuple[int, int]] = {}
+        for i, c in enumerate(candidates):
+            tid = units[linked_units[i]].turn_id
+            j = _current_value(c.text, sims[i], units, turn_text[tid], last_unit[tid])
+            if j is not None:
+                joined[i] = (int(turn_of[linked_units[i]]), int(turn_of[j]))
+                linked_units[i] = j
         links = [
             link.model_copy(update={"turn_id": units[j].turn_id, "span": units[j].text})
             for link, j in zip(links, linked_units, strict=True)
         ]
         links = self._with_support(
             candidates, links, turn_text, turn_max, cand_toks, turn_toks, said=known_words,
-            user_stems=all_user_stems,
+            user_stems=all_user_stems, joined=joined,
         )  # fmt: skip
         links = self._unrelated_parts(cand_texts, links, unit_vecs)
         links = _with_unsaid_names(turns, candidates, links, known_words)
-        last_unit = {u.turn_id: j for j, u in enumerate(units)}  # later sentences overwrite
         return [
             _retracted(c.text, link, sims[i], units, last_unit, user_name)
             for i, (c, link) in enumerate(zip(candidates, links, strict=True))
@@ -546,16 +590,28 @@ class EvidenceLinker:
         turn_toks: list[list[TokenText]] | None = None,
         said: frozenset[str] = frozenset(),
         user_stems: frozenset[str] = frozenset(),
+        joined: dict[int, tuple[int, int]] | None = None,
     ) -> list[EvidenceLink]:
         """Support features, unsupported words and the best-supporting turn of each claim.
         ``said``: words the user is known to say without a turn (their own name), never
         unsupported; ``user_stems``: every user turn's content stems (a doubled word one of them
-        says is said)."""
+        says is said); ``joined``: claim index -> (earlier turn, later turn) read as one text,
+        first (a value the later turn corrects: :func:`_current_value`)."""
         ids, texts = list(turn_text), list(turn_text.values())
         verdicts = self.support.assess(
             [c.text for c in candidates], texts, turn_max,
             claim_tokens=cand_toks, turn_tokens=turn_toks,
         )  # fmt: skip
+        for i, (a, b) in (joined or {}).items():
+            row = np.append(turn_max[i], turn_max[i].max() + 1.0)[None, :]
+            both = [*turn_toks, turn_toks[a] + turn_toks[b]] if turn_toks is not None else None
+            verdict = self.support.assess(
+                [candidates[i].text], [*texts, f"{texts[a]} {texts[b]}"], row,
+                claim_tokens=[cand_toks[i]] if cand_toks is not None else None, turn_tokens=both,
+            )[0]  # fmt: skip
+            if verdict.turn_index == len(texts):
+                verdict = dataclasses.replace(verdict, turn_index=b)
+            verdicts[i] = verdict
         out: list[EvidenceLink] = []
         for link, v in zip(links, verdicts, strict=True):
             update: dict[str, object] = {

@@ -495,6 +495,12 @@ def _values(text: str) -> list[tuple[str, str, frozenset[str]]]:
     return out
 
 
+def value_set(text: str) -> frozenset[tuple[str, str]]:
+    """(kind, value) of each value of ``text`` as :func:`changed_values` reads them: numbers,
+    days, months, relatives, sides of the body, ranks, a closed class's words."""
+    return frozenset((kind, value) for kind, value, _ in _values(text))
+
+
 def changed_values(claim: str, evidence: str) -> list[tuple[str, str]]:
     """(said, claimed): a number, day, month, relative, side of the body, rank, closed class's
     word or age in decades of the claim that ``evidence`` does not say where the evidence says

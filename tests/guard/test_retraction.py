@@ -71,3 +71,32 @@ def test_a_denial_over_a_length_of_time_leaves_a_dated_claim() -> None:
     # only the clause with the length of time: the others still deny
     both = "my wife hasn't flown in three years. I've never sailed alone before"
     assert retracted_stems("Has sailed alone before", both) == {"sail", "alone"}
+
+
+def test_the_current_value_is_the_last_later_sentence_that_gives_it() -> None:
+    """A claim whose number, day or month its linked turn gives otherwise (or not at all) rests
+    on the last later sentence near it that gives them, when that sentence reads as a
+    correction or is in a turn about the claim; never on one about something else."""
+    from mirage_guard.guard.evidence._linker import CORRECTED_MIN_SIM, _current_value
+
+    units = [_Unit("u1", "I shoot like 20 weddings a year."), _Unit("u2", "Any tips?"),
+             _Unit("u3", "I said 20 weddings a year, it's more like 30."),
+             _Unit("u4", "I framed 30 prints.")]  # fmt: skip
+    claim, first = "Shoots about 30 weddings a year", units[0].text
+    sims = np.array([0.8, 0.1, 0.5, 0.3], np.float32)
+    # u4 is nearer the end but neither a correction nor in a turn about the claim (0.3 < 0.4)
+    assert _current_value(claim, sims, units, first, 0) == 2
+    # u3 under the similarity floor: no sentence about the claim gives 30
+    low = np.array([0.8, 0.1, CORRECTED_MIN_SIM - 0.01, 0.3], np.float32)
+    assert _current_value(claim, low, units, first, 0) is None
+    # the linked turn says the claim's value: nothing to look for
+    assert _current_value("Shoots about 20 weddings a year", sims, units, first, 0) is None
+    # a later correction that says it: the last one wins, a turn about the claim counts too
+    units[3] = _Unit("u4", "Actually it's 30 weddings this year.")
+    assert _current_value(claim, sims, units, first, 0) == 3
+    # said before the linked turn ends: not later
+    assert _current_value(claim, sims, units, first, 2) == 3
+    assert _current_value(claim, sims, units, first, 3) is None
+    # a relative is no such value ("Update: mum is settling in" is not about a mother's move)
+    units = [_Unit("u1", "My dad moved into a home."), _Unit("u2", "Update: mum is settling in.")]
+    assert _current_value("Mum moved into a home", np.array([0.7, 0.5]), units, "x", 0) is None

@@ -348,3 +348,36 @@ def test_the_shipped_evidence_profile_records_the_shipped_support_model() -> Non
 
     profile = ProfileStore().evidence_only()
     assert profile.support_model == CrossSupportModel().sha256
+
+
+def test_a_value_a_later_correction_gives_is_stated_from_that_turn() -> None:
+    """End to end with the shipped models: the claim with the value the user corrected to is
+    linked to the correction and read against both turns, so it is stated from the correction
+    (before, the first turn's other value made it generated); the old value is stale; a value
+    no turn gives, and a later sentence that gives the value about something else, change
+    nothing."""
+    from mirage_guard.guard import Provenance
+    from mirage_guard.guard._reasons import ReasonCode
+
+    turns = [
+        Turn(id="u1", role=Role.USER,
+             content="I'm a photographer, I shoot about 20 weddings a year, mostly in Kent."),
+        Turn(id="a1", role=Role.ASSISTANT, content="That's a busy season!"),
+        Turn(id="u2", role=Role.USER, content="My dentist appointment is on Monday."),
+        Turn(id="u3", role=Role.USER, content="I'm getting 25 new prints framed for the studio."),
+        Turn(id="u4", role=Role.USER,
+             content="Correction on my numbers: I said 20 weddings, it's 30 a year now."),
+        Turn(id="u5", role=Role.USER,
+             content="Quick correction, the dentist moved it to Thursday, not Monday."),
+    ]  # fmt: skip
+    claims = ["Shoots about 30 weddings a year", "Has a dentist appointment on Thursday",
+              "Shoots about 20 weddings a year", "Has a dentist appointment on Monday",
+              "Shoots about 25 weddings a year"]  # fmt: skip
+    thirty, thursday, twenty, monday, twenty_five = _tag_shipped(turns, claims)
+    assert (thirty.provenance, thirty.source_turn_id) == (Provenance.STATED, "u4")
+    assert (thursday.provenance, thursday.source_turn_id) == (Provenance.STATED, "u5")
+    for stale in (twenty, monday):
+        assert stale.provenance is Provenance.GENERATED
+        assert {r.code for r in stale.reasons} & {ReasonCode.RETRACTED, ReasonCode.SUPERSEDED}
+    # "25 new prints" is about something else (not a correction, not a turn about weddings)
+    assert twenty_five.provenance is not Provenance.STATED
