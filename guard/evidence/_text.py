@@ -875,12 +875,31 @@ def _span_stems(toks: list[str], start: int) -> set[str]:
     return out
 
 
+# how far back a contrast's affirmed words reach ("the exam is June 9 not June 2")
+CONTRAST_SPAN = 4
+
+
+def _contrasted(toks: list[str], i: int) -> set[str]:
+    """Stems of the content words in the CONTRAST_SPAN tokens before the "not" at ``i``, within
+    its clause (a comma right before "not" sets the contrast off: "six years, not seven")."""
+    out: set[str] = set()
+    for x in reversed(toks[max(0, i - CONTRAST_SPAN) : i]):
+        if x == "," and not out:
+            continue
+        if not x[:1].isalnum():
+            break
+        if x not in STOPWORDS and (len(x) > 1 or x.isdigit()):
+            out.add(stem(x))
+    return out
+
+
 @lru_cache(maxsize=65536)
 def denied_stems(text: str) -> frozenset[str]:
     """Stems of the content words a negation in ``text`` denies: the next few words of its
     clause ("no meal plan lol" -> meal, plan; "I'm not a mom!!" -> mom). Not after "if" / "or"
     ("if not I'll look"), not in "not only", "not sure", "no doubt"..., and "no" only right
-    before a content word ("no husband", but not "no, the pharmacy is ...")."""
+    before a content word ("no husband", but not "no, the pharmacy is ..."). In a contrast ("June 9
+    not June 2") only what follows "not" is denied."""
     toks = _clause_tokens(text)
     out: set[str] = set()
     for i, t in enumerate(toks):
@@ -893,7 +912,12 @@ def denied_stems(text: str) -> frozenset[str]:
             continue  # "can't believe mum's selling the house": surprise, not a denial
         if t == "no" and (not after or after[0] in STOPWORDS or not after[0][:1].isalpha()):
             continue
-        out |= _span_stems(toks, i + 1)
+        span = _span_stems(toks, i + 1)
+        if t == "not" and i > 0 and toks[i - 1] not in STOPWORDS:
+            # a contrast ("the exam is June 9 not June 2", "Lisbon not Porto"): what the clause
+            # says before "not" it affirms, so only the rest is denied
+            span -= _contrasted(toks, i)
+        out |= span
     for i, t in enumerate(toks):
         if t == "none" and toks[i + 1 : i + 3] in (["of", "us"], ["of", "them"]):
             out |= _span_stems(toks, i + 3)  # "none of us eat beef": as "we don't eat beef"
@@ -1048,6 +1072,19 @@ def _dated(claim: str, said: frozenset[str]) -> bool:
     return bool(said & _WHEN) or _ORDINAL.search(claim.lower()) is not None
 
 
+# what follows these a claim sets aside ("swims instead of running", "tea rather than coffee")
+_SET_ASIDE = re.compile(r"\b(?:instead\s+of|rather\s+than)\s+", re.IGNORECASE)
+
+
+def _set_aside(claim: str) -> set[str]:
+    """Stems of the content words a claim sets aside ("instead of running" -> runn): the
+    DENIED_SPAN tokens after "instead of" or "rather than"."""
+    out: set[str] = set()
+    for m in _SET_ASIDE.finditer(claim):
+        out |= _span_stems(_clause_tokens(claim[m.end() :]), 0)
+    return out
+
+
 def retracted_stems(claim: str, text: str, own: str | None = None) -> frozenset[str]:
     """The claim's content words (stems) that ``text`` denies or says have ended. Nothing when
     the claim carries a negation or a refusal itself, nor from a denial over a length of time of
@@ -1061,7 +1098,8 @@ def retracted_stems(claim: str, text: str, own: str | None = None) -> frozenset[
         return frozenset()
     own = text if own is None else own
     out = set(_denied_when(own) if _dated(claim, said) else denied_stems(own))
-    claimed = content_stems(claim)
+    # "Swims instead of running": the claim itself sets running aside, a denial agrees with it
+    claimed = content_stems(claim) - _set_aside(claim)
     if not said & _PAST_MARKERS:
         ended = _changed_state(own) | fallen_through(text)
         # "I quit the pharmacy job" ends "Works as a pharmacist": one word, two endings

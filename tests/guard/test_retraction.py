@@ -100,3 +100,25 @@ def test_the_current_value_is_the_last_later_sentence_that_gives_it() -> None:
     # a relative is no such value ("Update: mum is settling in" is not about a mother's move)
     units = [_Unit("u1", "My dad moved into a home."), _Unit("u2", "Update: mum is settling in.")]
     assert _current_value("Mum moved into a home", np.array([0.7, 0.5]), units, "x", 0) is None
+
+
+def test_a_contrast_denies_only_what_follows_not() -> None:
+    """ "the exam is June 9 not June 2" affirms June and 9 and denies 2: a claim of the exam on
+    9 June is not taken back by it, one on 2 June still is; a plain negation is unchanged."""
+    later = "Slight panic, I realised the exam is June 9 not June 2, I had the wrong date."
+    assert denied_stems(later) == {"2"}
+    assert retracted_stems("Is sitting the exam on 9 June", later) == set()
+    assert retracted_stems("Is sitting the exam on 2 June", later) == {"2"}
+    assert denied_stems("we're going to Lisbon not Porto") == {"porto"}
+    assert denied_stems("it's six years, not seven.") == {"7"}
+    assert denied_stems("I do not eat meat") == {"eat", "meat"}
+    assert denied_stems("I'm not a mom!!") == {"mom"}
+
+
+def test_what_a_claim_sets_aside_itself_is_not_taken_back() -> None:
+    """ "Swims instead of running" says itself that the user does not run: "not running anymore"
+    agrees with it. A claim that runs is still taken back."""
+    later = "mostly swimming because my knee is bad, not running anymore."
+    assert retracted_stems("Has a bad knee and swims instead of running", later) == set()
+    assert retracted_stems("Drinks tea rather than coffee", "no coffee for me") == set()
+    assert retracted_stems("Is running a half marathon", later) == {"runn"}
