@@ -501,6 +501,31 @@ def value_set(text: str) -> frozenset[tuple[str, str]]:
     return frozenset((kind, value) for kind, value, _ in _values(text))
 
 
+def _given_otherwise(
+    claimed: list[tuple[str, str, frozenset[str]]],
+    said: list[tuple[str, str, frozenset[str]]],
+    ignore: frozenset[str] = frozenset(),
+) -> list[tuple[str, str, str]]:
+    """(said, claimed, kind) for each value of the claim (:func:`_values`) the other text does
+    not say where it says another of the kind, the claim does not, with a content word near
+    both (beyond ``ignore``)."""
+    said_set = {(k, v) for k, v, _ in said}
+    claimed_set = {(k, v) for k, v, _ in claimed}
+    out = []
+    for kind, value, context in claimed:
+        if (kind, value) in said_set:
+            continue
+        for kind2, value2, context2 in said:
+            if (
+                kind2 == kind
+                and (kind2, value2) not in claimed_set
+                and (context & context2) - ignore
+            ):
+                out.append((value2, value, kind))
+                break
+    return out
+
+
 def changed_values(claim: str, evidence: str) -> list[tuple[str, str]]:
     """(said, claimed): a number, day, month, relative, side of the body, rank, closed class's
     word or age in decades of the claim that ``evidence`` does not say where the evidence says
@@ -515,14 +540,7 @@ def changed_values(claim: str, evidence: str) -> list[tuple[str, str]]:
     said = _values(evidence)
     said_set = {(k, v) for k, v, _ in said}
     claimed_set = {(k, v) for k, v, _ in claimed}
-    out: list[tuple[str, str]] = []
-    for kind, value, context in claimed:
-        if (kind, value) in said_set:
-            continue
-        for kind2, value2, context2 in said:
-            if kind2 == kind and (kind2, value2) not in claimed_set and context & context2:
-                out.append((value2, value))
-                break
+    out = [(other, value) for other, value, _ in _given_otherwise(claimed, said)]
     age = _age_mismatch(claim, evidence)
     if age is not None:
         out.append(age)
@@ -537,6 +555,25 @@ def changed_values(claim: str, evidence: str) -> list[tuple[str, str]]:
                 out.append(pair)
     out.extend(p for p in _sentence_relations(claim, evidence, claimed_set) if p not in out)
     return out
+
+
+# words that say what a number counts in, not what it is about: "$3,400 a month" and "$310 a
+# month" share only the unit
+_UNIT_STEMS = frozenset(
+    stem(w)
+    for w in """
+    day days week weeks month months year years hour hours minute minutes time times night nights
+    """.split()  # noqa: SIM905 - a word list reads best as text
+)
+
+
+def restated_amounts(claim: str, text: str) -> list[str]:
+    """The claim's numbers, days and months that ``text`` gives otherwise about the same thing:
+    another value of the kind with a content word near both that is not a unit ("Rent is £1,150
+    a month" against "Rent £1,240 from April" gives ["1150"]; against "$310 a month" nothing).
+    Read for later sentences very near a claim, with or without a correction word."""
+    found = _given_otherwise(_values(claim), _values(text), ignore=_UNIT_STEMS)
+    return list(dict.fromkeys(v for _, v, kind in found if kind in ("number", "day", "month")))
 
 
 # a number a correction gives as the new value ends its phrase ("she's actually 10 now", "the
@@ -947,12 +984,14 @@ _ENDINGS: dict[tuple[str, ...], bool] = {
     ("called", "off"): False, ("traded", "in"): True, ("withdrew",): True,
     ("took", "me", "off"): False, ("took", "myself", "off"): False,
     ("took", "ourselves", "off"): False, ("took", "us", "off"): False,
+    ("pulled", "out", "of"): True,
 }  # fmt: skip
 # ... and these end what comes before them in the clause, a plan that did not happen ("the
 # Chorlton house fell through", "Dave has pulled out", "the trip got cancelled"); after the
 # speaker they are something else ("I fell through the ice", "I pulled out my phone")
 _ENDED_BEFORE = (
-    ("fell", "through"), ("falls", "through"), ("fallen", "through"), ("pulled", "out"),
+    ("fell", "through"), ("falls", "through"), ("fallen", "through"), ("fell", "thru"),
+    ("falls", "thru"), ("fallen", "thru"), ("pulled", "out"),
     ("was", "cancelled"), ("got", "cancelled"), ("was", "canceled"), ("got", "canceled"),
     ("was", "called", "off"), ("got", "called", "off"), ("got", "adopted"), ("was", "adopted"),
 )  # fmt: skip

@@ -122,3 +122,38 @@ def test_what_a_claim_sets_aside_itself_is_not_taken_back() -> None:
     assert retracted_stems("Has a bad knee and swims instead of running", later) == set()
     assert retracted_stems("Drinks tea rather than coffee", "no coffee for me") == set()
     assert retracted_stems("Is running a half marathon", later) == {"runn"}
+
+
+def test_a_new_amount_said_plainly_very_near_the_claim_makes_it_stale() -> None:
+    """ "Rent £1,240 from April" after "Rent £1,150": no correction word, but a sentence very near
+    the claim (cosine >= RESTATED_MIN_SIM) gives another amount about the same thing. A shared
+    unit alone ("$310 a month" against "$3,400 a month") is not the same thing, and a sentence
+    less near the claim needs a correction word."""
+    from mirage_guard.guard.evidence import restated_amounts
+    from mirage_guard.guard.evidence._linker import RESTATED_MIN_SIM
+
+    assert restated_amounts("Rent is £1,150 a month", "Rent £1,240 from April.") == ["1150"]
+    assert restated_amounts("Takes home $3,400 a month", "the car is $310 a month.") == []
+    assert restated_amounts(
+        "Starts at Halden on Monday 9 March", "start at Halden is 16 March"
+    ) == ["9"]
+    assert restated_amounts("Rent is £1,150 a month", "Rent £1,150 still.") == []
+    units = [
+        _Unit("u1", "Rent £1,150."),
+        _Unit("u2", "Landlord letter came. Rent £1,240 from April."),
+    ]
+    link = EvidenceLink(turn_id="u1", similarity=0.8, span=units[0].text)
+    last = {"u1": 0, "u2": 1}
+    near = np.array([0.8, RESTATED_MIN_SIM + 0.05], np.float32)
+    out = _retracted("Rent is £1,150 a month", link, near, units, last)
+    assert (out.retracted_by, out.retracted_words) == ("u2", ["1150"])
+    less = np.array([0.8, RESTATED_MIN_SIM - 0.05], np.float32)
+    assert _retracted("Rent is £1,150 a month", link, less, units, last).retracted_by is None
+
+
+def test_a_plan_the_user_pulled_out_of_or_that_fell_thru_has_ended() -> None:
+    assert retracted_stems("Is buying a terrace in Eccles", "the eccles one fell thru") == {"eccl"}
+    later = "we've pulled out of the appeal, she got a place at Greenside"
+    assert retracted_stems("Is preparing for an appeal hearing", later) == {"appeal"}
+    # after the speaker, "pulled out" alone is something else ("I pulled out my phone")
+    assert retracted_stems("Has a new phone", "I pulled out my phone") == set()
