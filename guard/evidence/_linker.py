@@ -25,7 +25,12 @@ from mirage_guard.guard.evidence._discourse import SentenceUse, is_correction, s
 from mirage_guard.guard.evidence._embedder import Embedder, Vectors
 from mirage_guard.guard.evidence._namespace import current_cache_namespace
 from mirage_guard.guard.evidence._subject import claim_predicates, said_of_user
-from mirage_guard.guard.evidence._support import SUPPORT_FEATURES, ClaimSupport, TokenText
+from mirage_guard.guard.evidence._support import (
+    SUPPORT_FEATURES,
+    ClaimSupport,
+    ClaimVerdict,
+    TokenText,
+)
 
 KINDS: tuple[str, ...] = tuple(
     k
@@ -606,11 +611,16 @@ class EvidenceLinker:
         says is said); ``joined``: claim index -> (earlier turn, later turn) read as one text,
         first (a value the later turn corrects: :func:`_current_value`)."""
         ids, texts = list(turn_text), list(turn_text.values())
-        verdicts = self.support.assess(
-            [c.text for c in candidates], texts, turn_max,
-            claim_tokens=cand_toks, turn_tokens=turn_toks,
-        )  # fmt: skip
-        for i, (a, b) in (joined or {}).items():
+        joined = joined or {}
+        rest = [i for i in range(len(candidates)) if i not in joined]  # joined ones read once
+        verdicts: dict[int, ClaimVerdict] = {}
+        if rest:
+            verdicts = dict(zip(rest, self.support.assess(
+                [candidates[i].text for i in rest], texts, turn_max[rest],
+                claim_tokens=[cand_toks[i] for i in rest] if cand_toks is not None else None,
+                turn_tokens=turn_toks,
+            ), strict=True))  # fmt: skip
+        for i, (a, b) in joined.items():
             row = np.append(turn_max[i], turn_max[i].max() + 1.0)[None, :]
             both = [*turn_toks, turn_toks[a] + turn_toks[b]] if turn_toks is not None else None
             verdict = self.support.assess(
@@ -621,7 +631,8 @@ class EvidenceLinker:
                 verdict = dataclasses.replace(verdict, turn_index=b)
             verdicts[i] = verdict
         out: list[EvidenceLink] = []
-        for link, v in zip(links, verdicts, strict=True):
+        for i, link in enumerate(links):
+            v = verdicts[i]
             update: dict[str, object] = {
                 "features": {**link.features, **v.features},
                 "unsupported_words": [w for w in v.unsupported_words if w not in said],

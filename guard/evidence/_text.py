@@ -495,9 +495,11 @@ def _values(text: str) -> list[tuple[str, str, frozenset[str]]]:
     return out
 
 
+@lru_cache(maxsize=65536)
 def value_set(text: str) -> frozenset[tuple[str, str]]:
     """(kind, value) of each value of ``text`` as :func:`changed_values` reads them: numbers,
-    days, months, relatives, sides of the body, ranks, a closed class's words."""
+    days, months, relatives, sides of the body, ranks, a closed class's words. Cached: read for
+    the history's sentences on every write."""
     return frozenset((kind, value) for kind, value, _ in _values(text))
 
 

@@ -381,3 +381,6 @@ def test_a_value_a_later_correction_gives_is_stated_from_that_turn() -> None:
         assert {r.code for r in stale.reasons} & {ReasonCode.RETRACTED, ReasonCode.SUPERSEDED}
     # "25 new prints" is about something else (not a correction, not a turn about weddings)
     assert twenty_five.provenance is not Provenance.STATED
+    # a write whose every claim is so read (no other claim to batch with)
+    (alone,) = _tag_shipped(turns, ["Shoots about 30 weddings a year"])
+    assert (alone.provenance, alone.source_turn_id) == (Provenance.STATED, "u4")
