@@ -393,6 +393,17 @@ def _provenance(
         # the user said it, then corrected it ("actually we moved to Denver"): not a fact now
         reasons.append(reason(ReasonCode.SUPERSEDED, turn_id=link.turn_id))
         return Provenance.GENERATED
+    if link.retracted_by is not None and link.retracted_by == link.turn_id and link.span:
+        # the linked sentence gives another value than the claim's, said only before it ("Has a
+        # job interview on Thursday" / "interview moved to Friday now"): a value left behind
+        said, claimed = next(
+            (p for p in changed_values(claim, plain(link.span)) if p[1] in link.retracted_words),
+            ("another value", ", ".join(link.retracted_words)),
+        )
+        reasons.append(
+            reason(ReasonCode.CHANGED_VALUE, turn_id=link.turn_id, said=said, claimed=claimed)
+        )
+        return Provenance.GENERATED
     if link.retracted_by is not None:
         # "I work early shifts at a bakery" ... "I quit the bakery last month": not a fact now
         reasons.append(

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 
-from mirage_guard.guard.evidence._text import LETTER
+from mirage_guard.guard.evidence._text import DAYS, LETTER, MONTHS
 
 _WORD = re.compile(rf"{LETTER}(?:{LETTER}|')*")
 # a letter that is not an ASCII capital: a name is "Mel" or "Zoë", an acronym ("BP", "UBE") is not
@@ -41,11 +41,17 @@ _VOCATIVE = re.compile(rf",\s*[A-Z]{_LOWER}+[!?.]*\s*$")
 _OPENING_WORD = re.compile(rf"^[A-Z]{_LOWER}+,\s+")
 
 
+# what a new value is said with after "went up to" or "pushed back to": a number, day or month
+_NUMBER_WORDS = "one two three four five six seven eight nine ten eleven twelve twenty thirty"
+_NEW_VALUE = "|".join((*_NUMBER_WORDS.split(), "forty", "fifty", "hundred", *DAYS, *MONTHS))
 # "Actually we moved to Denver", "I quit the bakery last month", "it's three kids now"
 _CORRECTION = re.compile(
     r"\b(?:actually|correction|not anymore|no longer|any ?more|used to|turns out|changed my mind|"
     r"instead|scratch that|i meant|fell through|moved to|switched to|quit|left my job|"
-    r"not (?:any )?more|now|these days|update)\b",
+    r"not (?:any )?more|now|these days|update|rescheduled|postponed|turn(?:ed|s) \d+|"
+    # a new value: "rent going up to 925", "went down to three days", "pushed back to March"
+    r"(?:(?:gone|going|goes|went|put|pushed|bumped) (?:up|down|back)|dropped|increased|raised|rose|"
+    r"reduced|cut|pushed|changed|down) to (?:[£$€]?\d+|" + _NEW_VALUE + r"))\b",
     re.IGNORECASE,
 )
 

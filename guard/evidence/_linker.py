@@ -217,7 +217,33 @@ def _retracted(
         if words:
             update = {"retracted_by": units[j].turn_id, "retracted_words": sorted(words)}
             return link.model_copy(update=update)
+    old = _said_before(claim, link.span, units, last)
+    if old:
+        return link.model_copy(update={"retracted_by": link.turn_id, "retracted_words": old})
     return link
+
+
+def _said_before(claim: str, span: str | None, units: Sequence[_Unit], last: int) -> list[str]:
+    """The claim's numbers, days and months that its linked sentence ``span`` gives otherwise
+    (:func:`~._text.changed_values`) and only an earlier user turn says: the claim keeps a value
+    the sentence it rests on changed ("Has a job interview on Thursday" / "I have a job
+    interview on Thursday" ... "interview moved to Friday now"), or borrows one said before of
+    something else ("Has a 7-year-old beagle" / "Theo is 7" ... "we have a 9 year old beagle").
+    ``last``: the linked turn's last sentence."""
+    if span is None:
+        return []
+    changed = [
+        claimed for _, claimed in tx.changed_values(claim, span)
+        if tx.value_kind(claimed) in CURRENT_VALUE_KINDS
+    ]  # fmt: skip
+    if not changed:
+        return []
+    first = last
+    while first > 0 and units[first - 1].turn_id == units[last].turn_id:
+        first -= 1
+    before = frozenset(v for u in units[:first] for _, v in tx.value_set(u.text))
+    after = frozenset(v for u in units[first:] for _, v in tx.value_set(u.text))
+    return sorted({v for v in changed if v in before and v not in after})
 
 
 # the kinds of value a later sentence can give as the current one: a relative or a closed class's

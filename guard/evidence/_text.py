@@ -470,6 +470,18 @@ def _value_tokens(ws: list[str]) -> list[tuple[int, tuple[str, str]]]:
     return out
 
 
+_ORDINAL_ENDS = frozenset(("st", "nd", "rd", "th"))
+
+
+def _date_month(ws: list[str], i: int) -> frozenset[str]:
+    """The month a number at ``ws[i]`` is a day of ("9 March", "the 12th of September", "March
+    16"), as a context word of its own: two dates of one month are values of the same thing."""
+    k = i + 2 if ws[i + 1 : i + 2] and ws[i + 1] in _ORDINAL_ENDS else i + 1  # "12th": 12, th
+    around = [*ws[k : k + 1], *(ws[k + 1 : k + 2] if ws[k : k + 1] == ["of"] else [])]
+    around += ws[i - 1 : i] if i > 0 else []
+    return frozenset(f"{w}:month" for w in around if w in MONTHS and w != "may")
+
+
 def _values(text: str) -> list[tuple[str, str, frozenset[str]]]:
     """Each value of ``text`` with the content stems around it ("4k" is 4000): numbers, days and
     months, then the words of closed sets (relatives, sides of the body, ranks, a closed class's
@@ -481,6 +493,8 @@ def _values(text: str) -> list[tuple[str, str, frozenset[str]]]:
         context = frozenset(
             stem(x) for x in near if x not in STOPWORDS and len(x) > 1 and _value(x) is None
         )
+        if v[0] == "number":
+            context |= _date_month(ws, i)
         out.append((v[0], v[1], context))
     for i in range(len(ws)):
         rel = _relation(ws, i)
@@ -581,7 +595,7 @@ def restated_amounts(claim: str, text: str) -> list[str]:
 # a number a correction gives as the new value ends its phrase ("she's actually 10 now", "the
 # budget is more like £60 now", "my budget is 1200 actually") or is followed by the claim's own
 # word after its number ("3 kids"): not "€1,100 for a bigger place" against "six years"
-_RECOUNT_ENDS = frozenset(("", "now", "actually", "instead", "max", "tops", "then"))
+_RECOUNT_ENDS = frozenset(("", "now", "actually", "instead", "max", "tops", "then", "from"))
 
 
 def _numbers_next(text: str) -> dict[str, set[str]]:
@@ -609,6 +623,28 @@ def _recounted(claim: str, text: str) -> list[str]:
     return [old] if new_next & (_RECOUNT_ENDS | old_next) else []
 
 
+# the words a later sentence sets an old value aside with, correction word or none: "8 not 9",
+# "I said 9 but she's actually 10", "closer to 4 than 2"
+_CORRECTION_TOKENS = frozenset(("not", "said", "than"))
+
+
+def _requoted(toks: list[str], claimed: set[str]) -> list[str]:
+    """The claim's values a sentence quotes as said before and gives otherwise ("I said 9 but
+    she's actually 10", "I said 8 years, but ... it's 10 years total"), or sets right after a new
+    one with "than" ("closer to 4 than 2"): the sentence gives another value of the kind the
+    claim does not say."""
+    vals = _value_tokens(toks)
+    out = []
+    for i, (kind, old) in vals:
+        if old not in claimed or i == 0:
+            continue
+        others = [(j, v) for j, (k, v) in vals if k == kind and v != old and v not in claimed]
+        quoted = toks[i - 1] == "said" and any(j > i for j, _ in others)
+        if quoted or (toks[i - 1] == "than" and any(j == i - 2 for j, _ in others)):
+            out.append(old)
+    return out
+
+
 def corrected_values(claim: str, text: str, *, correction: bool = False) -> list[str]:
     """The claim's values that a later sentence ``text`` corrects: a number, day or month of the
     claim right after "not", with another of its kind one or two words before it that the claim
@@ -619,12 +655,12 @@ def corrected_values(claim: str, text: str, *, correction: bool = False) -> list
     sentence gives one other (:func:`_recounted`: "she's actually 10 now"). Read against the
     sentences said after the one a claim rests on: the claim keeps the old value."""
     toks = words(text)
-    if not correction and "not" not in toks:
-        return []  # read for every later sentence near the claim: most say neither
+    if not correction and not _CORRECTION_TOKENS & set(toks):
+        return []  # read for every later sentence near the claim: most say none of these
     claimed = {v for _, v, _ in _values(claim)} | ({"may"} if "may" in words(claim) else set())
     if not claimed:
         return []
-    out = []
+    out = _requoted(toks, claimed)
     for i, t in enumerate(toks):
         if t != "not" or i + 1 >= len(toks) or i == 0:
             continue

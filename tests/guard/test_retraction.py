@@ -157,3 +157,63 @@ def test_a_plan_the_user_pulled_out_of_or_that_fell_thru_has_ended() -> None:
     assert retracted_stems("Is preparing for an appeal hearing", later) == {"appeal"}
     # after the speaker, "pulled out" alone is something else ("I pulled out my phone")
     assert retracted_stems("Has a new phone", "I pulled out my phone") == set()
+
+
+def test_two_dates_of_one_month_are_values_of_the_same_thing() -> None:
+    """A number that is a day of a month has that month as its context: "9 March" and "the 16th
+    of March" give the same date otherwise, with no other word near both; another month's day
+    does not."""
+    from mirage_guard.guard.evidence import restated_amounts
+
+    assert restated_amounts("Flies out on 9 March", "the new date is 16 March") == ["9"]
+    assert restated_amounts("Wedding is on the 12th of September", "it's the 3rd of September") == [
+        "12"
+    ]
+    assert restated_amounts("Flies out on 9 March", "paid 16 in April") == []
+
+
+def test_a_claim_keeps_a_value_its_own_sentence_changed() -> None:
+    """The claim rests on the sentence that changed its value ("interview moved to Friday now"),
+    its own value said only before: a value left behind, reported as the changed value. The same
+    value said again in or after that turn keeps the claim."""
+    from mirage_guard.guard import Candidate, Policy, Provenance
+    from mirage_guard.guard._decision import decide
+    from mirage_guard.guard._reasons import ReasonCode
+    from tests.calibration.factories import make_profile
+
+    units = [
+        _Unit("u1", "I have a job interview on Thursday."),
+        _Unit("u2", "Oh and they just emailed, interview moved to Friday now."),
+    ]
+    link = EvidenceLink(turn_id="u2", similarity=0.8, span=units[1].text)
+    sims = np.array([0.6, 0.8], np.float32)
+    out = _retracted("Has a job interview on Thursday", link, sims, units, {"u1": 0, "u2": 1})
+    assert (out.retracted_by, out.retracted_words) == ("u2", ["thursday"])
+    kwargs = {"p_oi": 0.01, "p_stated": 0.99, "profile": make_profile(), "policy": Policy()}
+    cand = Candidate(id="c", text="Has a job interview on Thursday")
+    decision = decide(cand, out, **kwargs)  # type: ignore[arg-type]
+    assert decision.provenance is Provenance.GENERATED
+    changed = [r for r in decision.reasons if r.code is ReasonCode.CHANGED_VALUE]
+    assert [(r.params["said"], r.params["claimed"]) for r in changed] == [("friday", "thursday")]
+    # the claim's value said again after the change, or never before: not left behind
+    again = [*units, _Unit("u3", "Sorry, Thursday after all, they moved it back.")]
+    last = {"u1": 0, "u2": 1, "u3": 2}
+    sims3 = np.array([0.6, 0.8, 0.1], np.float32)
+    assert _retracted(cand.text, link, sims3, again, last).retracted_by is None
+    assert _retracted(cand.text, link, sims[1:], units[1:], {"u2": 0}).retracted_by is None
+
+
+def test_a_new_value_phrase_reads_as_a_change() -> None:
+    """ "going up to", "went down to", "turned 16": a sentence that gives a new value reads as a
+    change of what was said before, as "actually" does."""
+    from mirage_guard.guard.evidence._discourse import is_correction
+
+    for text in (
+        "rent going up to 925 from april",
+        "I went down to three days a week at the office",
+        "he turned 16 last week",
+        "they rescheduled it",
+    ):
+        assert is_correction(text), text
+    for text in ("I can carry up to 10 kg", "we went down to the beach", "rent is 925"):
+        assert not is_correction(text), text

@@ -1356,6 +1356,20 @@ def test_a_retracted_claim_is_stale_and_names_the_later_turn() -> None:
         ("Son Tom is 9", "he's the 9 year old actually, the 6 year old eats anything", True, []),
         ("Has lived in Portugal for six years", "We live in Bonfim now, €1,100 for a flat", True,
          []),
+        # the old value quoted as said before, or set after the new one with "than": no
+        # correction word needed
+        ("Dog Biscuit is 9 years old", "Oh and I said 9 but she's actually 10 now", False,
+         ["9"]),
+        ("Has 8 years of experience", "I said 8 years, but I counted wrong, it's 10 years total",
+         False, ["8"]),
+        ("Dog Pepper is about 2 years old", "the vet says she's closer to 4 than 2", False, ["2"]),
+        # ... not a quote with no other value, nor "than" with none before it
+        ("Has 2 kids", "I said 2 kids and I meant it", False, []),
+        ("Has 2 kids", "we have more than 2 kids", False, []),
+        ("Dog Pepper is about 2 years old", "she's about 4, bigger than 2 of my cats", False,
+         []),
+        # a later number with a new-value phrase ("from", as a recount end)
+        ("Pays £850 a month in rent", "rent going up to 925 from april", True, ["850"]),
     ],
 )  # fmt: skip
 def test_corrected_values(claim: str, text: str, correction: bool, expected: list[str]) -> None:
