@@ -362,6 +362,9 @@ def _said_otherwise(
             person=other.person or "another person",
             words=list(other.words),
         )
+    if link.asked_words:
+        # "You plan to get around Leeds by tram" from "Is it true Leeds has no tram?"
+        return reason(ReasonCode.ASKED_ONLY, words=list(link.asked_words))
     group = group_attribute(claim, link)
     if group is not None:
         return reason(ReasonCode.GROUP_ATTRIBUTE, kind=group)

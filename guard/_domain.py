@@ -133,6 +133,11 @@ class EvidenceLink(BaseModel):
     # the claim's words says as it is ("dog" aligned to the "cat" of "my cat" in "Has a cat and
     # a dog"), said by no user turn: a second list item read off the first
     doubled_words: list[str] = Field(default_factory=list)
+    # content words of the claim the user says only in questions or remarks to the other party
+    # ("Is it true Leeds has no tram?"), never of themselves, and the token aligner did not find
+    # in the linked turn: the claim's word is taken from what the user asked ("Plans to get
+    # around Leeds by tram")
+    asked_words: list[str] = Field(default_factory=list)
 
 
 class QuoteCheck(StrEnum):

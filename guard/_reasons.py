@@ -38,6 +38,7 @@ class ReasonCode(StrEnum):
     GROUP_ATTRIBUTE = "group_attribute"  # kind: politics/religion/demographics from other evidence
     PERSONALITY_TRAIT = "personality_trait"  # turn_id, words: a trait no turn about it says
     GLUED_DETAIL = "glued_detail"  # turn_id, words: a phrase whose every content word is unsaid
+    ASKED_ONLY = "asked_only"  # words: the user says them only in questions or remarks to others
     UNSUPPORTED_CONTENT = "unsupported_content"  # words: claim words no linked user turn says
     NOT_FULLY_SUPPORTED = "not_fully_supported"  # turn_id: related to the turn, not all said
     SELF_AUDIT_DOWNGRADE = "self_audit_downgrade"  # label
@@ -86,6 +87,10 @@ _TEMPLATES: dict[ReasonCode, str] = {
     ),
     ReasonCode.GLUED_DETAIL: (
         "{words} glued onto what {turn_id} says: no user turn says any of its words, generated"
+    ),
+    ReasonCode.ASKED_ONLY: (
+        "{words} only in the user's questions or remarks to the other party, never said of "
+        "themselves: generated"
     ),
     ReasonCode.UNSUPPORTED_CONTENT: "words the user never said: {words}",
     ReasonCode.NOT_FULLY_SUPPORTED: "{turn_id} does not say all of it: not a stated fact",
@@ -136,6 +141,7 @@ _DESCRIPTIONS: dict[ReasonCode, str] = {
     ReasonCode.GROUP_ATTRIBUTE: "politics, religion or demographics inferred from other evidence",
     ReasonCode.PERSONALITY_TRAIT: "a personality trait read from evidence about something else",
     ReasonCode.GLUED_DETAIL: "a detail glued onto what the user said, none of its words said",
+    ReasonCode.ASKED_ONLY: "a word the user only asked about or said of the other party",
     ReasonCode.UNSUPPORTED_CONTENT: "the claim has words no linked user turn supports",
     ReasonCode.NOT_FULLY_SUPPORTED: "related to a user turn but not fully supported by it",
     ReasonCode.SELF_AUDIT_DOWNGRADE: "the writer's own audit says over-inference: downgraded",

@@ -301,6 +301,40 @@ def _with_unsaid_names(
     return out
 
 
+def _with_asked_words(
+    turns: Sequence[Turn],
+    candidates: Sequence[Candidate],
+    links: list[EvidenceLink],
+    user_stems: frozenset[str],
+) -> list[EvidenceLink]:
+    """Each link with the claim's unsupported content words that the user says only in the
+    sentences that are not evidence (questions and remarks to the other party: "Is it true Leeds
+    has no tram?"); ``user_stems``: the stems of every user sentence that is. The questions are
+    read once a write, and only when a claim has an unsupported word no such sentence says. A
+    negated claim is left alone: what the user asks about is often what they have not done yet
+    ("Has never travelled to Japan" from "is Japan expensive for a first trip?")."""
+    asked: frozenset[str] | None = None
+    out = []
+    for cand, link in zip(candidates, links, strict=True):
+        unsaid = frozenset().union(*(tx.content_stems(w) for w in link.unsupported_words))
+        unsaid -= user_stems
+        if unsaid and not tx.word_set(cand.text) & tx.NEGATIONS:
+            if asked is None:
+                asked = frozenset().union(
+                    *(tx.content_stems(s) for t in turns if t.role is Role.USER
+                      for s in tx.sentences(t.content)
+                      if sentence_use(s) is not SentenceUse.EVIDENCE)
+                )  # fmt: skip
+            words = [
+                w for w in link.unsupported_words
+                if tx.content_stems(w) & unsaid & asked & tx.content_stems(cand.text)
+            ]  # fmt: skip
+            if words:
+                link = link.model_copy(update={"asked_words": words})
+        out.append(link)
+    return out
+
+
 # a later predicate of a compound claim this far from every user sentence (the bi-encoder's cosine)
 # is about something the user did not talk about: "User is a vegan" / "I live in Lisbon." 0.11,
 # "User is divorced" 0.07; a paraphrased part of a restatement sits higher ("came home scraped up"
@@ -591,6 +625,7 @@ class EvidenceLinker:
         )  # fmt: skip
         links = self._unrelated_parts(cand_texts, links, unit_vecs)
         links = _with_unsaid_names(turns, candidates, links, known_words)
+        links = _with_asked_words(turns, candidates, links, all_user_stems)
         return [
             _retracted(c.text, link, sims[i], units, last_unit, user_name)
             for i, (c, link) in enumerate(zip(candidates, links, strict=True))

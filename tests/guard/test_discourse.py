@@ -93,3 +93,38 @@ def test_a_superseded_link_is_never_a_fact() -> None:
     kept = decide(cand, words_only, **kwargs)  # type: ignore[arg-type]
     assert kept.provenance is Provenance.STATED
     assert ReasonCode.SUPERSEDED not in [r.code for r in kept.reasons]
+
+
+def test_a_word_the_user_only_asked_about_is_not_the_users_fact() -> None:
+    """A claim's unsupported word that the user says only in a question or a remark to the other
+    party ("Is it true Leeds has no tram?") is taken from what they asked: generated, its reason
+    naming the words. Said of themselves anywhere, or in a negated claim, it is left alone."""
+    from mirage_guard.guard import Candidate, EvidenceLink, Policy, Provenance
+    from mirage_guard.guard._decision import decide
+    from mirage_guard.guard._reasons import ReasonCode
+    from mirage_guard.guard.evidence._linker import _with_asked_words
+    from mirage_guard.guard.evidence._text import content_stems
+    from tests.calibration.factories import make_profile
+
+    turns = [
+        Turn(id="t1", role=Role.USER, content="We're moving to Leeds in March."),
+        Turn(id="t2", role=Role.USER, content="Is it true Leeds has no tram?"),
+    ]
+    said = content_stems("We're moving to Leeds in March.")
+    link = EvidenceLink(turn_id="t1", similarity=0.6, span=turns[0].content,
+                        unsupported_words=["plans", "tram"])  # fmt: skip
+    cands = [
+        Candidate(id="a", text="Plans to get around Leeds by tram"),
+        Candidate(id="b", text="Has never ridden a tram in Leeds"),
+    ]
+    out = _with_asked_words(turns, cands, [link, link], said)
+    assert [x.asked_words for x in out] == [["tram"], []]
+    # said of themselves in another turn: the user's own word
+    own = [*turns, Turn(id="t3", role=Role.USER, content="I take the tram to work.")]
+    assert _with_asked_words(own, cands[:1], [link], said | {"tram"})[0].asked_words == []
+    kwargs = {"p_oi": 0.01, "p_stated": 0.99, "profile": make_profile(), "policy": Policy()}
+    decision = decide(cands[0], out[0], **kwargs)  # type: ignore[arg-type]
+    assert decision.provenance is Provenance.GENERATED
+    asked = [r for r in decision.reasons if r.code is ReasonCode.ASKED_ONLY]
+    assert [r.params["words"] for r in asked] == [["tram"]]
+    assert decide(cands[0], link, **kwargs).provenance is Provenance.STATED  # type: ignore[arg-type]
