@@ -14,6 +14,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib import resources
 from typing import Generic, TypeVar
 
@@ -301,6 +302,16 @@ def _with_unsaid_names(
     return out
 
 
+@lru_cache(maxsize=65536)
+def _asked_stems(content: str) -> frozenset[str]:
+    """The content stems of a user turn's sentences that are not evidence (questions and
+    remarks to the other party). Cached: read for the history's turns on a write."""
+    return frozenset().union(
+        *(tx.content_stems(s) for s in tx.sentences(content)
+          if sentence_use(s) is not SentenceUse.EVIDENCE)
+    )  # fmt: skip
+
+
 def _with_asked_words(
     turns: Sequence[Turn],
     candidates: Sequence[Candidate],
@@ -321,10 +332,8 @@ def _with_asked_words(
         if unsaid and not tx.word_set(cand.text) & tx.NEGATIONS:
             if asked is None:
                 asked = frozenset().union(
-                    *(tx.content_stems(s) for t in turns if t.role is Role.USER
-                      for s in tx.sentences(t.content)
-                      if sentence_use(s) is not SentenceUse.EVIDENCE)
-                )  # fmt: skip
+                    *(_asked_stems(t.content) for t in turns if t.role is Role.USER)
+                )
             words = [
                 w for w in link.unsupported_words
                 if tx.content_stems(w) & unsaid & asked & tx.content_stems(cand.text)
