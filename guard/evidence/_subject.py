@@ -441,6 +441,8 @@ def _about_user(claim: str, user: frozenset[str] = frozenset()) -> bool:
     toks = [t for t in _TOKEN.findall(claim) if t.lower() not in HEDGES]
     if any(t.lower() in _THIRD_IN_CLAIM for t in toks):
         return False
+    if len(toks) > 1 and [t.lower() for t in toks[:2]] == ["the", "user"]:
+        toks = toks[1:]  # "The user gets seasick" is "User gets seasick"
     if toks and toks[0].lower() in _USER_WORDS | user:
         return True
     while toks and toks[0].lower() in _CLAIM_LEAD:

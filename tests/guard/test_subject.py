@@ -191,6 +191,18 @@ def test_a_claim_that_opens_with_the_users_name_is_about_the_user() -> None:
     )
 
 
+def test_a_claim_that_opens_with_the_user_is_about_the_user() -> None:
+    """ "The user gets seasick" is "User gets seasick": the user's own fact, so a turn that says
+    it of Chris makes it his; "The user's sister" is still the sister's."""
+    turn = "Chris gets seasick, so remove the dolphin boat trip."
+    chris = frozenset({"chris"})
+    for claim in ("The user gets seasick", "User gets seasick", "Gets seasick"):
+        found = other_persons_fact(claim, turn, people=chris)
+        assert found is not None, claim
+        assert (found.person, found.words) == ("chris", ("gets", "seasick"))
+    assert other_persons_fact("The user's husband gets seasick", turn, people=chris) is None
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     claim=st.text(max_size=80),
