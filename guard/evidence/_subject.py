@@ -189,6 +189,9 @@ def _subject(
             return "user", None, j  # "my wife and I"
         name = _name_at(toks, j)
         return "other", (name or person).lower(), j + (name is not None)
+    theirs = _theirs(toks, i, people)
+    if theirs is not None:
+        return theirs
     after = toks[i + 1].lower() if i + 1 < len(toks) else ""
     if first in _PEOPLE and (after in _AFTER_SUBJECT or after.endswith("'s")):
         return "other", first, i + 1  # "mum is strictly vegetarian", "Dad also doesn't eat beef"
@@ -196,6 +199,35 @@ def _subject(
     if bare is not None and bare != first and contracted(toks, i + 1):
         return "other", bare, i + 1  # "mum's in hospital"
     return _name_subject(toks, i, opens_sentence and i == 0, user, people)
+
+
+_OTHERS_OWNERS = frozenset(("his", "her", "their", "your", "ur"))
+
+
+def _theirs(toks: list[str], i: int, people: frozenset[str]) -> _Subject | None:
+    """Another person's relative as the subject at ``toks[i]``: "her mum Nicole lives in
+    Wigston", "your dad is", or a known name's typed without its apostrophe ("jordans mum said",
+    "mias dad is a mechanic"), before a verb; the person is the relative (or the name after
+    it)."""
+    first = toks[i].lower()
+    owner = first in _OTHERS_OWNERS or (
+        first.endswith("s") and (first[:-1] in people or first.removesuffix("'s") in people)
+    )
+    if not owner:
+        return None
+    found = _person_after_my(toks, i + 1)
+    if found is None:
+        return None
+    person, j = found
+    if toks[j - 1].lower().endswith("'s") and not contracted(toks, j):
+        return None  # "her sister's wedding": a thing, not the person
+    name = _name_at(toks, j)
+    end = j + (name is not None)
+    after = toks[end].lower() if end < len(toks) else ""
+    verb = after in _AFTER_SUBJECT or _verb_s(after) or (len(after) > 4 and after.endswith("ed"))
+    if not (verb or contracted(toks, end)):
+        return None  # "dinner for my boss and his wife on Friday": not a subject
+    return "other", (name or person).lower(), end
 
 
 def _verb_s(word: str) -> bool:

@@ -203,6 +203,26 @@ def test_a_claim_that_opens_with_the_user_is_about_the_user() -> None:
     assert other_persons_fact("The user's husband gets seasick", turn, people=chris) is None
 
 
+@pytest.mark.parametrize(
+    ("turn", "person"),
+    [
+        ("she's with me weekdays and her mum Nicole lives even further out in Wigston", "nicole"),
+        ("his dad lives in Wigston now", "dad"),
+        ("mias dad moved to Wigston", "dad"),
+    ],
+)
+def test_another_persons_relative_as_a_subject_is_theirs(turn: str, person: str) -> None:
+    """ "her mum Nicole lives in Wigston", "his dad lives", a known name typed without its
+    apostrophe ("mias dad moved"): the relative's fact, not the user's; the same words after a
+    preposition ("for my boss and his wife on Friday") are no subject."""
+    found = other_persons_fact("The user lives in Wigston", turn, people=frozenset({"mia"}))
+    assert found is not None, turn
+    assert found.person == person
+    assert "wigston" in found.words
+    dinner = "I'm doing a dinner for my boss and his wife on Friday, steak and a mushroom risotto."
+    assert other_persons_fact("Knows how to cook steak and risotto", dinner) is None
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     claim=st.text(max_size=80),
