@@ -47,13 +47,15 @@ _PEOPLE = KIN_WORDS | frozenset(
     toddler partner spouse bf gf hubby nan grandparents friend friends bestie roommate roommates
     flatmate flatmates housemate housemates colleague colleagues coworker coworkers boss manager
     neighbour neighbor neighbours neighbors in-laws mil fil dog cat puppy pup kitten teammate
-    teammates
+    teammates mate mates pal pals buddy mother-in-law father-in-law sister-in-law brother-in-law
+    son-in-law daughter-in-law grandson granddaughter grandkids grandchildren stepson
+    stepdaughter
     """.split()  # noqa: SIM905 - a word list reads best as text
 )
 # words that may stand between "my" and the person ("my little sister", "my best friend")
 _PERSON_ADJECTIVES = frozenset(
     """
-    little big older younger elder eldest oldest youngest best new old late twin baby
+    little big older younger elder eldest oldest youngest best new old late twin baby own
     """.split()  # noqa: SIM905 - a word list reads best as text
 )
 _FIRST_SUBJECTS = frozenset(

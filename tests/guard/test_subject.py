@@ -204,6 +204,21 @@ def test_a_claim_that_opens_with_the_user_is_about_the_user() -> None:
 
 
 @pytest.mark.parametrize(
+    ("claim", "turn", "person"),
+    [
+        ("Is gluten free", "And my mother-in-law is gluten free, she says", "mother-in-law"),
+        ("You don't eat pork", "my sister in law is coeliac, my own mum doesnt eat pork", "mum"),
+        ("Plans to do the Oodnadatta Track", "my mate Davo wants the Oodnadatta track", "davo"),
+    ],
+)  # fmt: skip
+def test_in_laws_mates_and_my_own_mum_are_other_people(claim: str, turn: str, person: str) -> None:
+    """ "my mother-in-law", "my mate Davo", "my own mum": someone else, whose fact it is."""
+    found = other_persons_fact(claim, turn)
+    assert found is not None, turn
+    assert found.person == person
+
+
+@pytest.mark.parametrize(
     ("turn", "person"),
     [
         ("she's with me weekdays and her mum Nicole lives even further out in Wigston", "nicole"),
