@@ -867,8 +867,9 @@ _DENIALS = NEGATIONS - {"dislikes", "hates", "avoids", "dislike", "hate", "avoid
                         "none", "neither", "nor"}  # fmt: skip
 # a negation after these does not deny what follows ("if not", "or not", "whether or not")
 _PSEUDO_BEFORE = frozenset(("if", "or", "whether"))
-# ... nor before these ("not only", "not just", "no doubt", "not sure", "not yet")
-_PSEUDO_AFTER = frozenset(("only", "just", "doubt", "sure", "yet", "really", "even", "too"))
+# ... nor before these ("not only", "not just", "no doubt", "not sure", "not yet"), "really"
+# read past ("not really sure" is not a denial, "can't really speak it" is)
+_PSEUDO_AFTER = frozenset(("only", "just", "doubt", "sure", "yet", "even", "too"))
 _CANNOT = frozenset(("can't", "cannot", "cant", "couldn't", "couldnt"))
 # ... and a negation before these says the opposite of a denial ("I never miss a game", "I don't
 # mind cooking", "can't wait to move"): what follows is kept, done or wanted
@@ -981,6 +982,8 @@ def denied_stems(text: str) -> frozenset[str]:
         if t not in _DENIALS or (i > 0 and toks[i - 1] in _PSEUDO_BEFORE):
             continue
         after = toks[i + 1 : i + 1 + DENIED_SPAN]
+        if after[:1] == ["really"]:
+            after = after[1:]  # "I can't really speak it" denies as "I can't speak it" does
         if after and (after[0] in _PSEUDO_AFTER or after[0] in LITOTES):
             continue
         if t in _CANNOT and after[:1] == ["believe"]:

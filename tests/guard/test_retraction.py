@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from mirage_guard.guard import EvidenceLink
+from mirage_guard.guard._decision import denied_words
 from mirage_guard.guard.evidence import denied_stems, retracted_stems
 from mirage_guard.guard.evidence._linker import _retracted, _Unit
 from mirage_guard.guard.evidence._subject import said_of_user
@@ -34,6 +35,16 @@ def test_an_owner_beside_what_is_denied_is_not_denied() -> None:
     assert denied_stems("can't believe Dad's actually selling the house") == set()
     assert _later("Lives in Ciarán's flat in Salthill", flat) == ["flat"]
     assert _later("Lives in Galway with her partner Ciarán", flat) == []
+
+
+def test_not_really_denies_what_follows_it() -> None:
+    """ "I can't really speak it" denies speaking ("Speaks Gujarati fluently" is not the user's);
+    "not really sure" and "don't really mind" stay what they were."""
+    turn = "my Gujarati is rubbish though, I understand it but I can't really speak it."
+    assert denied_stems(turn) == {"speak"}
+    assert denied_words("Speaks Gujarati fluently", turn) == ["speak"]
+    assert denied_stems("not really sure if we're going") == set()
+    assert denied_stems("I don't really mind cooking") == set()
 
 
 def test_another_persons_clause_takes_back_nothing_of_the_users_fact() -> None:
