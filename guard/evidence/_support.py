@@ -358,19 +358,27 @@ class PairModel(Protocol):
 
 
 def _superseded_by_later(
-    row: npt.NDArray[Any], pick: int, probs: FloatArray, turn_texts: Sequence[str]
+    claim: str, row: npt.NDArray[Any], pick: int, probs: FloatArray, turn_texts: Sequence[str]
 ) -> float:
     """P(contradicted) of the most contradicting turn said AFTER the supporting one that reads as
     a correction (turn indices follow the conversation's order): "we live in Boston" ... "we
     moved to Denver" makes "Lives in Boston" stale; a contradiction said before it is what the
-    user has since corrected."""
+    user has since corrected. A correction that gives every number, day and month of the claim
+    is the claim's own value, not a contradiction of it ("Is 41 years old" / "I'm 41 actually")."""
+    own = _exact_values(claim)
     later = [
         j for j in range(len(row))
-        if row[j] > row[pick] and is_correction(turn_texts[int(row[j])])
+        if row[j] > row[pick] and is_correction(text := turn_texts[int(row[j])])
+        and not (own and own <= _exact_values(text))
     ]  # fmt: skip
     if not later:
         return 0.0
     return float(max(probs[j, SupportClass.CONTRADICTED] for j in later))
+
+
+def _exact_values(text: str) -> frozenset[tuple[str, str]]:
+    """The numbers, days and months of ``text``, as :func:`value_set` reads them."""
+    return frozenset(v for v in tx.value_set(text) if v[0] in ("number", "day", "month"))
 
 
 # where a compound claim joins what it asserts: "Lives in Seattle and votes progressive",
@@ -471,7 +479,7 @@ class ClaimSupport:
                 if support[pick] < SWITCH_MIN_SUPPORT:
                     pick = 0  # no turn supports it: keep the bi-encoder's nearest turn
                 else:
-                    stale = _superseded_by_later(row, pick, probs[i], turn_texts)
+                    stale = _superseded_by_later(claim, row, pick, probs[i], turn_texts)
                 p = probs[i, pick]
                 cmax = float(probs[i, :, SupportClass.CONTRADICTED].max())
             # the words: against the turn the claim is linked to and the bi-encoder's nearest

@@ -457,6 +457,23 @@ def test_a_later_correcting_turn_that_contradicts_makes_the_claim_stale(
 
 
 @pytest.mark.parametrize(
+    ("later", "stale"), [("I'm 41 actually.", False), ("I'm 42 actually.", True)]
+)
+def test_a_correction_that_gives_the_claims_own_value_does_not_make_it_stale(
+    later: str, stale: bool
+) -> None:
+    """ "Is 41 years old" after "I'm 41 actually": the correction gives the claim's number, so
+    however the pair model reads it, the claim is the corrected value; "I'm 42 actually" is not."""
+    said, contra = [0.9, 0.05, 0.05, 0.0], [0.0, 0.05, 0.15, 0.8]
+    model = _ReadsByTurn({"I'm 40 and a nurse.": said, later: contra})
+    scores = np.asarray([[0.9, 0.5]], np.float32)
+    (v,) = ClaimSupport(model, top_k=2).assess(
+        ["Is 41 years old"], ["I'm 40 and a nurse.", later], scores
+    )
+    assert (v.features["sup_superseded"] >= 0.5) is stale
+
+
+@pytest.mark.parametrize(
     ("claim", "parts"),
     [
         ("Lives in Lisbon and is a vegan", ["Lives in Lisbon", "is a vegan"]),
