@@ -867,9 +867,10 @@ _DENIALS = NEGATIONS - {"dislikes", "hates", "avoids", "dislike", "hate", "avoid
                         "none", "neither", "nor"}  # fmt: skip
 # a negation after these does not deny what follows ("if not", "or not", "whether or not")
 _PSEUDO_BEFORE = frozenset(("if", "or", "whether"))
-# ... nor before these ("not only", "not just", "no doubt", "not sure", "not yet"), "really"
-# read past ("not really sure" is not a denial, "can't really speak it" is)
-_PSEUDO_AFTER = frozenset(("only", "just", "doubt", "sure", "yet", "even", "too"))
+# ... nor before these ("not only", "not just", "no doubt", "not sure", "not yet", "not until
+# August": then, not never), "really" read past ("not really sure" is not a denial, "can't
+# really speak it" is)
+_PSEUDO_AFTER = frozenset(("only", "just", "doubt", "sure", "yet", "even", "too", "until", "till"))
 _CANNOT = frozenset(("can't", "cannot", "cant", "couldn't", "couldnt"))
 # ... and a negation before these says the opposite of a denial ("I never miss a game", "I don't
 # mind cooking", "can't wait to move"): what follows is kept, done or wanted

@@ -47,6 +47,14 @@ def test_not_really_denies_what_follows_it() -> None:
     assert denied_stems("I don't really mind cooking") == set()
 
 
+def test_not_until_says_when_not_never() -> None:
+    """ "Not until August. Then we're going to Puerto Rico": August is when, nothing denied."""
+    later = "Not until August. Then we're going to Puerto Rico for my abuela's 90th"
+    assert denied_stems(later) == set()
+    assert _later("Is going to Puerto Rico in August", later) == []
+    assert denied_stems("we're not going in August") == {"going", "august"}
+
+
 def test_another_persons_clause_takes_back_nothing_of_the_users_fact() -> None:
     later = "she got into medicine in Accra. she chose that, not the pharmacy course at Kumasi"
     assert _later("Kwame owns and runs a pharmacy", later, user_name="Kwame") == []
