@@ -25,7 +25,7 @@ from mirage_guard.guard.evidence import _text as tx
 from mirage_guard.guard.evidence._discourse import SentenceUse, is_correction, sentence_use
 from mirage_guard.guard.evidence._embedder import Embedder, Vectors
 from mirage_guard.guard.evidence._namespace import current_cache_namespace
-from mirage_guard.guard.evidence._subject import claim_predicates, said_of_user
+from mirage_guard.guard.evidence._subject import FRAME_STEMS, claim_predicates, said_of_user
 from mirage_guard.guard.evidence._support import (
     SUPPORT_FEATURES,
     ClaimSupport,
@@ -328,7 +328,7 @@ def _with_asked_words(
     out = []
     for cand, link in zip(candidates, links, strict=True):
         unsaid = frozenset().union(*(tx.content_stems(w) for w in link.unsupported_words))
-        unsaid -= user_stems
+        unsaid -= user_stems | FRAME_STEMS  # "Has worked as a line cook": its frame, not asked
         if unsaid and not tx.word_set(cand.text) & tx.NEGATIONS:
             if asked is None:
                 asked = frozenset().union(

@@ -149,9 +149,12 @@ _OPENING_VERBS = _AFTER_SUBJECT | _VERBS_S | _IRREGULAR_PAST
 _Subject = tuple[str, str | None, int]
 
 
-def _name_at(toks: list[str], j: int) -> str | None:
-    """The name right after a person ("my wife Claire"), or None."""
-    return toks[j] if j < len(toks) and toks[j][:1].isupper() and toks[j] != "I" else None
+def _name_at(toks: list[str], j: int, people: frozenset[str] = frozenset()) -> str | None:
+    """The name right after a person ("my wife Claire"; "my husband felix", a name the
+    conversation gives someone, in any case), or None."""
+    if j >= len(toks) or toks[j] == "I":
+        return None
+    return toks[j] if toks[j][:1].isupper() or toks[j].lower() in people else None
 
 
 def _subject(
@@ -189,7 +192,7 @@ def _subject(
             return None  # "my sister's wedding": a thing, not the person
         if j < len(toks) and toks[j] == "and":
             return "user", None, j  # "my wife and I"
-        name = _name_at(toks, j)
+        name = _name_at(toks, j, people)
         return "other", (name or person).lower(), j + (name is not None)
     theirs = _theirs(toks, i, people)
     if theirs is not None:
@@ -223,7 +226,7 @@ def _theirs(toks: list[str], i: int, people: frozenset[str]) -> _Subject | None:
     person, j = found
     if toks[j - 1].lower().endswith("'s") and not contracted(toks, j):
         return None  # "her sister's wedding": a thing, not the person
-    name = _name_at(toks, j)
+    name = _name_at(toks, j, people)
     end = j + (name is not None)
     after = toks[end].lower() if end < len(toks) else ""
     verb = after in _AFTER_SUBJECT or _verb_s(after) or (len(after) > 4 and after.endswith("ed"))
@@ -259,6 +262,7 @@ def _name_subject(
         and first not in _LEAD
         and not word.isupper()  # an acronym: "WFPS has two divisions"
         and not first.endswith(_NOT_NAME_ENDINGS)  # "Skiing can be", "Motivation is"
+        and first not in _NOT_NAMES  # "Please also mention that I am bilingual"
     )
     verbs = _AFTER_NAME_OPENING if opener else _AFTER_SUBJECT
     # an "'s" only where not every word is capitalised ("Work's been crazy")
@@ -498,7 +502,7 @@ def _verb_like(first: str, after: str) -> bool:
 
 
 # the verbs a claim frames its value with: said of both people, they say whose fact it is not
-_FRAME = frozenset(
+FRAME_STEMS = _FRAME = frozenset(
     stem(w)
     for w in """
     work works live lives like likes love loves want wants have has do does make makes take

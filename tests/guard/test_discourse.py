@@ -128,3 +128,13 @@ def test_a_word_the_user_only_asked_about_is_not_the_users_fact() -> None:
     asked = [r for r in decision.reasons if r.code is ReasonCode.ASKED_ONLY]
     assert [r.params["words"] for r in asked] == [["tram"]]
     assert decide(cands[0], link, **kwargs).provenance is Provenance.STATED  # type: ignore[arg-type]
+    # a frame verb the user asked with ("Do you still work weekends?") is the claim's frame, not
+    # what was asked: "Has worked as a line cook for 8 years" from "I've been a line cook"
+    cook = [
+        Turn(id="t1", role=Role.USER, content="I've been a line cook for 8 years."),
+        Turn(id="t2", role=Role.USER, content="Do you still work weekends?"),
+    ]
+    worked = link.model_copy(update={"unsupported_words": ["worked"], "span": cook[0].content})
+    line = [Candidate(id="c", text="Has worked as a line cook for 8 years")]
+    said = content_stems(cook[0].content)
+    assert _with_asked_words(cook, line, [worked], said)[0].asked_words == []

@@ -238,6 +238,21 @@ def test_another_persons_relative_as_a_subject_is_theirs(turn: str, person: str)
     assert other_persons_fact("Knows how to cook steak and risotto", dinner) is None
 
 
+def test_please_is_no_name_and_a_known_name_after_a_relative_is_theirs() -> None:
+    """ "Please also mention that I am bilingual" is the user's own request, not someone called
+    Please; "my husband felix and our baby" names the husband Felix, so "Is married to Felix" is
+    the user's fact about him, not his."""
+    assert (
+        other_persons_fact(
+            "Is bilingual in English and Yoruba",
+            "Please also mention that I am bilingual in English and Yoruba.",
+        )
+        is None
+    )
+    felix = "it's me, my husband felix and our baby, she'll be 9 months by then"
+    assert other_persons_fact("Is married to Felix", felix, people=frozenset({"felix"})) is None
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     claim=st.text(max_size=80),
