@@ -1157,13 +1157,25 @@ def _dated(claim: str, said: frozenset[str]) -> bool:
 _SET_ASIDE = re.compile(r"\b(?:instead\s+of|rather\s+than)\s+", re.IGNORECASE)
 
 
+# "over" sets aside what follows it after a choice ("Picked medicine at Legon over pharmacy")
+_CHOICES = frozenset(
+    ("picked", "picks", "chose", "chosen", "chooses", "prefers", "preferred", "favours", "favors")
+)
+_OVER = re.compile(r"\bover\s+", re.IGNORECASE)
+
+
 def _set_aside(claim: str) -> set[str]:
     """Stems of the content words a claim sets aside ("instead of running" -> runn): the
-    DENIED_SPAN tokens after "instead of" or "rather than"."""
+    DENIED_SPAN tokens after "instead of" or "rather than", or after "over" in a claim of a
+    choice ("picked medicine over pharmacy"), and the words before a plan the claim says fell
+    through ("Is staying in the flat after the house purchase fell through")."""
     out: set[str] = set()
     for m in _SET_ASIDE.finditer(claim):
         out |= _span_stems(_clause_tokens(claim[m.end() :]), 0)
-    return out
+    if word_set(claim) & _CHOICES:
+        for m in _OVER.finditer(claim):
+            out |= _span_stems(_clause_tokens(claim[m.end() :]), 0)
+    return out | fallen_through(claim)
 
 
 def retracted_stems(claim: str, text: str, own: str | None = None) -> frozenset[str]:

@@ -141,6 +141,13 @@ def test_what_a_claim_sets_aside_itself_is_not_taken_back() -> None:
     assert retracted_stems("Has a bad knee and swims instead of running", later) == set()
     assert retracted_stems("Drinks tea rather than coffee", "no coffee for me") == set()
     assert retracted_stems("Is running a half marathon", later) == {"runn"}
+    # a choice's "over" and a plan the claim says fell through set aside as well
+    chose = "she chose Legon, not the pharmacy at KNUST"
+    assert retracted_stems("Picked medicine at Legon over pharmacy at KNUST", chose) == set()
+    assert retracted_stems("Flew over KNUST to see the pharmacy", chose) != set()
+    fell = "the house fell through so we're staying in the flat"
+    assert retracted_stems("Stays in the flat after the house purchase fell through", fell) == set()
+    assert retracted_stems("Is buying a house", fell) == {"house"}
 
 
 def test_a_new_amount_said_plainly_very_near_the_claim_makes_it_stale() -> None:
