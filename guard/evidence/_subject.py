@@ -84,9 +84,10 @@ _AFTER_SUBJECT = frozenset(
     """.split()  # noqa: SIM905 - a word list reads best as text
 )
 _TOKEN = re.compile(rf"{LETTER}(?:{LETTER}|['\-])*|\d+(?:[.,]\d+)?")
-# a clause ends at a comma, a semicolon, a colon, a dash or bracket, and before a conjunction
+# a clause ends at a comma, a semicolon, a colon, a dash or bracket, an emoji ("Tolu's mum wants
+# 500 guests 😩 I'm an accountant"), and before a conjunction
 _CLAUSE = re.compile(
-    r"\s*(?:[,;:()]|\s[-\u2013\u2014]\s)\s*"
+    r"\s*(?:[,;:()]|\s[-\u2013\u2014]\s|[\u2600-\u27bf\U0001f300-\U0001faff]+)\s*"
     r"|\s+(?=(?:and|but|so|though|although|because|bc|cos|coz|cuz|while|whereas|plus)\s)",
     re.IGNORECASE,
 )
@@ -387,15 +388,28 @@ def _turn_people(text: str, user: frozenset[str]) -> frozenset[str]:
     also capitalised inside a sentence (not "Rent is due" or "Lunch was great" at a sentence's
     start, where every word is), not a day or a month, not a capitalised word alone between
     commas ("Lisbon, Portugal,")."""
-    inside = proper_names(text) - _CALENDAR
-    return frozenset(
+    inside = {n.lower() for n in proper_names(text)} - _CALENDAR
+    subjects = {
         c.person
         for c in _clauses(text, user, frozenset())
-        if c.person in inside
-        and c.person not in _PEOPLE
-        and c.person not in user
-        and c.text.strip(" .,!?").lower() != c.person
+        if c.person is not None and c.text.strip(" .,!?").lower() != c.person
+    }
+    return frozenset(
+        p for p in subjects | _introduced(text) if p in inside and p not in _PEOPLE | user
     )
+
+
+def _introduced(text: str) -> set[str]:
+    """The names a text gives as "my <person> <Name>" anywhere, not only as a subject ("I'm best
+    man at my brother Callum's wedding"), lowercased, without a possessive."""
+    out: set[str] = set()
+    toks = _TOKEN.findall(text)
+    for i, tok in enumerate(toks):
+        if tok.lower() in ("my", "our") and (found := _person_after_my(toks, i + 1)):
+            name = _name_at(toks, found[1])
+            if name is not None:
+                out.add(_without_s(name.lower()))
+    return out
 
 
 def _name_parts(user_name: str | None) -> frozenset[str]:

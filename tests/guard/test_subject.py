@@ -298,6 +298,23 @@ def test_the_names_a_conversation_gives_others_are_gathered_and_read_in_any_case
     assert found is not None
     assert found.person == "jess"
     assert other_persons_fact(claim, turn, "Priya") is None  # "jess" alone is just a word
+    # a name given as "my <person> <Name>" anywhere names them, a possessive too
+    best_man = "I'm best man at my brother Callum's wedding in August."
+    assert known_people([best_man]) == {"callum"}
+    later = "Callum's a firefighter, he's three years older than me"
+    found = other_persons_fact("Works as a firefighter", later, people=known_people([best_man]))
+    assert found is not None
+    assert found.person == "callum"
+
+
+def test_an_emoji_ends_a_clause() -> None:
+    """ "Tolu's mum wants 500 guests ehn 😩 I'm an accountant": the mum's guests, the user's job."""
+    turn = "Tolu's mum wants 500 guests ehn 😩 I'm an accountant so this is a headache"
+    tolu = frozenset({"tolu"})
+    assert other_persons_fact("Works as an accountant", turn, people=tolu) is None
+    found = other_persons_fact("Expects 500 guests at the wedding", turn, people=tolu)
+    assert found is not None
+    assert found.person == "mum"
 
 
 @pytest.mark.parametrize(
