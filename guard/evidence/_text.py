@@ -1193,6 +1193,8 @@ def retracted_stems(claim: str, text: str, own: str | None = None) -> frozenset[
     out = set(_denied_when(own) if _dated(claim, said) else denied_stems(own))
     # "Swims instead of running": the claim itself sets running aside, a denial agrees with it
     claimed = content_stems(claim) - _set_aside(claim)
+    # "not really hikers" denies "Loves long hikes": the doer of what the claim says
+    out |= {c for c in claimed if c + "r" in out or c + "er" in out}
     if not said & _PAST_MARKERS:
         ended = _changed_state(own) | fallen_through(text)
         # "I quit the pharmacy job" ends "Works as a pharmacist": one word, two endings

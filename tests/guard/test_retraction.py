@@ -47,6 +47,14 @@ def test_not_really_denies_what_follows_it() -> None:
     assert denied_stems("I don't really mind cooking") == set()
 
 
+def test_denying_the_doer_denies_the_doing() -> None:
+    """ "we're not really hikers" takes back "Loves long hikes"; "not a baker", "Bakes bread"."""
+    hikers = "we're not really hikers lol, short walks with the baby carrier is the max."
+    assert denied_words("Loves long hikes in the mountains", hikers) == ["hike"]
+    assert denied_words("Bakes bread every weekend", "I'm not a baker") == ["bake"]
+    assert denied_words("Loves long walks", hikers) == []
+
+
 def test_not_until_says_when_not_never() -> None:
     """ "Not until August. Then we're going to Puerto Rico": August is when, nothing denied."""
     later = "Not until August. Then we're going to Puerto Rico for my abuela's 90th"
