@@ -516,7 +516,7 @@ def _verb_like(first: str, after: str) -> bool:
 
 
 # the verbs a claim frames its value with: said of both people, they say whose fact it is not
-FRAME_STEMS = _FRAME = frozenset(
+FRAME_STEMS = frozenset(
     stem(w)
     for w in """
     work works live lives like likes love loves want wants have has do does make makes take
@@ -574,8 +574,8 @@ def other_persons_fact(
                 whole.append(c.person)
         else:
             said_of_user |= found
-            most_of_user = max(most_of_user, len(found - _FRAME))
-    if whole and len(wanted - _FRAME) >= WHOLE_MIN_WORDS and most_of_user <= 1:
+            most_of_user = max(most_of_user, len(found - FRAME_STEMS))
+    if whole and len(wanted - FRAME_STEMS) >= WHOLE_MIN_WORDS and most_of_user <= 1:
         # one clause about someone else says all of it, and no clause about the user more than a
         # word of it: "Travels for work two weeks a month" / "my husband Faisal travels for work
         # 2 weeks of the month" beside "... stay with us for a month", "i work from home"
@@ -584,7 +584,7 @@ def other_persons_fact(
     only_other = sorted(set(said_of_other) - said_of_user)
     # what the claim says is said of the other person, none of it of the user but its frame
     # ("Works as a GP" / "I'm a GP ... She works from home as a copywriter" is the user's)
-    if not set(only_other) - _FRAME or said_of_user - _FRAME:
+    if not set(only_other) - FRAME_STEMS or said_of_user - FRAME_STEMS:
         return None
     if len(only_other) < OTHER_SHARE * len(wanted):
         return None
