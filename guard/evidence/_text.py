@@ -868,9 +868,9 @@ _DENIALS = NEGATIONS - {"dislikes", "hates", "avoids", "dislike", "hate", "avoid
 # a negation after these does not deny what follows ("if not", "or not", "whether or not")
 _PSEUDO_BEFORE = frozenset(("if", "or", "whether"))
 # ... nor before these ("not only", "not just", "no doubt", "not sure", "not yet", "not until
-# August": then, not never), "really" read past ("not really sure" is not a denial, "can't
-# really speak it" is)
-_PSEUDO_AFTER = frozenset(("only", "just", "doubt", "sure", "yet", "even", "too", "until", "till"))
+# August": then, not never), "really" and "even" read past ("not really sure" is not a denial,
+# "can't really speak it" and "the ankylosaurus, not even T-rex" are)
+_PSEUDO_AFTER = frozenset(("only", "just", "doubt", "sure", "yet", "too", "until", "till"))
 _CANNOT = frozenset(("can't", "cannot", "cant", "couldn't", "couldnt"))
 # ... and a negation before these says the opposite of a denial ("I never miss a game", "I don't
 # mind cooking", "can't wait to move"): what follows is kept, done or wanted
@@ -983,8 +983,11 @@ def denied_stems(text: str) -> frozenset[str]:
         if t not in _DENIALS or (i > 0 and toks[i - 1] in _PSEUDO_BEFORE):
             continue
         after = toks[i + 1 : i + 1 + DENIED_SPAN]
-        if after[:1] == ["really"]:
-            after = after[1:]  # "I can't really speak it" denies as "I can't speak it" does
+        if after[:1] == ["even"] and after[1:2] and _value(after[1]) is not None:
+            continue  # "not even 5 minutes away": less than, not a denial
+        if after[:1] in (["really"], ["even"]):
+            # "I can't really speak it", "not even T-rex" deny as "I can't speak it" does
+            after = after[1:]
         if after and (after[0] in _PSEUDO_AFTER or after[0] in LITOTES):
             continue
         if t in _CANNOT and after[:1] == ["believe"]:

@@ -45,6 +45,10 @@ def test_not_really_denies_what_follows_it() -> None:
     assert denied_words("Speaks Gujarati fluently", turn) == ["speak"]
     assert denied_stems("not really sure if we're going") == set()
     assert denied_stems("I don't really mind cooking") == set()
+    # "not even" likewise, but before a number it says "less than"
+    dino = "His favorite is the ankylosaurus, not even T-rex, he's very particular"
+    assert denied_words("Son Leo's favorite dinosaur is the T-rex", dino) == ["t-rex"]
+    assert denied_stems("we're not even 5 minutes from the station") == set()
 
 
 def test_denying_the_doer_denies_the_doing() -> None:
