@@ -247,9 +247,10 @@ def _said_before(claim: str, span: str | None, units: Sequence[_Unit], last: int
     return sorted({v for v in changed if v in before and v not in after})
 
 
-# the kinds of value a later sentence can give as the current one: a relative or a closed class's
-# word ("mum", "cat") comes up in too many later sentences about other things
-CURRENT_VALUE_KINDS = frozenset(("number", "day", "month"))
+# the kinds of value a later sentence can give as the current one (numbers, days, months): a
+# relative or a closed class's word ("mum", "cat") comes up in too many later sentences about
+# other things
+CURRENT_VALUE_KINDS = tx.EXACT_KINDS
 
 
 def _current_value(
@@ -266,7 +267,7 @@ def _current_value(
     number, day and month of the claim the linked turn does not, and reads as a correction or
     is in a turn about the claim (``RETRACT_MIN_SIM``): the user's current value. ``last``: the
     linked turn's last sentence."""
-    claimed = {v for v in tx.value_set(claim) if v[0] in CURRENT_VALUE_KINDS}
+    claimed = tx.exact_values(claim)
     missing = claimed - tx.value_set(linked_text)
     if not missing:
         return None

@@ -365,20 +365,15 @@ def _superseded_by_later(
     moved to Denver" makes "Lives in Boston" stale; a contradiction said before it is what the
     user has since corrected. A correction that gives every number, day and month of the claim
     is the claim's own value, not a contradiction of it ("Is 41 years old" / "I'm 41 actually")."""
-    own = _exact_values(claim)
+    own = tx.exact_values(claim)
     later = [
         j for j in range(len(row))
         if row[j] > row[pick] and is_correction(text := turn_texts[int(row[j])])
-        and not (own and own <= _exact_values(text))
+        and not (own and own <= tx.exact_values(text))
     ]  # fmt: skip
     if not later:
         return 0.0
     return float(max(probs[j, SupportClass.CONTRADICTED] for j in later))
-
-
-def _exact_values(text: str) -> frozenset[tuple[str, str]]:
-    """The numbers, days and months of ``text``, as :func:`value_set` reads them."""
-    return frozenset(v for v in tx.value_set(text) if v[0] in ("number", "day", "month"))
 
 
 # where a compound claim joins what it asserts: "Lives in Seattle and votes progressive",

@@ -517,6 +517,15 @@ def value_set(text: str) -> frozenset[tuple[str, str]]:
     return frozenset((kind, value) for kind, value, _ in _values(text))
 
 
+# the kinds of value that must be said as they are: a number, a day, a month
+EXACT_KINDS = frozenset(("number", "day", "month"))
+
+
+def exact_values(text: str) -> frozenset[tuple[str, str]]:
+    """(kind, value) of the numbers, days and months of ``text`` (:func:`value_set`)."""
+    return frozenset(v for v in value_set(text) if v[0] in EXACT_KINDS)
+
+
 def _given_otherwise(
     claimed: list[tuple[str, str, frozenset[str]]],
     said: list[tuple[str, str, frozenset[str]]],
@@ -589,7 +598,7 @@ def restated_amounts(claim: str, text: str) -> list[str]:
     a month" against "Rent £1,240 from April" gives ["1150"]; against "$310 a month" nothing).
     Read for later sentences very near a claim, with or without a correction word."""
     found = _given_otherwise(_values(claim), _values(text), ignore=_UNIT_STEMS)
-    return list(dict.fromkeys(v for _, v, kind in found if kind in ("number", "day", "month")))
+    return list(dict.fromkeys(v for _, v, kind in found if kind in EXACT_KINDS))
 
 
 # a number a correction gives as the new value ends its phrase ("she's actually 10 now", "the
