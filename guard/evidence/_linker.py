@@ -160,15 +160,21 @@ CORRECTED_MIN_SIM = 0.25
 RESTATED_MIN_SIM = 0.5
 
 
-def _turn_max(sims: Vectors, units: Sequence[_Unit], j: int) -> float:
-    """The highest similarity to the claim of a sentence in ``units[j]``'s turn (a turn's
-    sentences are contiguous)."""
+def _turn_span(units: Sequence[_Unit], j: int) -> tuple[int, int]:
+    """(first, end) of the sentences of ``units[j]``'s turn (a turn's sentences are
+    contiguous)."""
     tid = units[j].turn_id
     a, b = j, j + 1
     while a > 0 and units[a - 1].turn_id == tid:
         a -= 1
     while b < len(units) and units[b].turn_id == tid:
         b += 1
+    return a, b
+
+
+def _turn_max(sims: Vectors, units: Sequence[_Unit], j: int) -> float:
+    """The highest similarity to the claim of a sentence in ``units[j]``'s turn."""
+    a, b = _turn_span(units, j)
     return float(sims[a:b].max())
 
 
@@ -239,9 +245,7 @@ def _said_before(claim: str, span: str | None, units: Sequence[_Unit], last: int
     ]  # fmt: skip
     if not changed:
         return []
-    first = last
-    while first > 0 and units[first - 1].turn_id == units[last].turn_id:
-        first -= 1
+    first, _ = _turn_span(units, last)
     before = frozenset(v for u in units[:first] for _, v in tx.value_set(u.text))
     after = frozenset(v for u in units[first:] for _, v in tx.value_set(u.text))
     return sorted({v for v in changed if v in before and v not in after})
