@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -283,15 +283,18 @@ _SHARED = re.compile(
 )
 
 
+def _my_people(toks: list[str]) -> Iterator[tuple[str, str | None]]:
+    """(person, name or None) of each "my <person> (<Name>)" in ``toks``, in order."""
+    for i, tok in enumerate(toks):
+        if tok.lower() in ("my", "our") and (found := _person_after_my(toks, i + 1)):
+            yield found[0], _name_at(toks, found[1])
+
+
 def _named(toks: list[str]) -> str | None:
     """The last person a clause names as "my <person> (<Name>)", or None."""
     person = None
-    for i, tok in enumerate(toks):
-        if tok.lower() in ("my", "our"):
-            found = _person_after_my(toks, i + 1)
-            if found is not None:
-                word, j = found
-                person = (_name_at(toks, j) or word).lower()
+    for word, name in _my_people(toks):
+        person = (name or word).lower()
     return person
 
 
@@ -402,14 +405,7 @@ def _turn_people(text: str, user: frozenset[str]) -> frozenset[str]:
 def _introduced(text: str) -> set[str]:
     """The names a text gives as "my <person> <Name>" anywhere, not only as a subject ("I'm best
     man at my brother Callum's wedding"), lowercased, without a possessive."""
-    out: set[str] = set()
-    toks = _TOKEN.findall(text)
-    for i, tok in enumerate(toks):
-        if tok.lower() in ("my", "our") and (found := _person_after_my(toks, i + 1)):
-            name = _name_at(toks, found[1])
-            if name is not None:
-                out.add(_without_s(name.lower()))
-    return out
+    return {_without_s(name.lower()) for _, name in _my_people(_TOKEN.findall(text)) if name}
 
 
 def _name_parts(user_name: str | None) -> frozenset[str]:
