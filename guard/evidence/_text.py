@@ -1176,18 +1176,20 @@ _CHOICES = frozenset(
 _OVER = re.compile(r"\bover\s+", re.IGNORECASE)
 
 
-def _set_aside(claim: str) -> set[str]:
+@lru_cache(maxsize=16384)
+def _set_aside(claim: str) -> frozenset[str]:
     """Stems of the content words a claim sets aside ("instead of running" -> runn): the
     DENIED_SPAN tokens after "instead of" or "rather than", or after "over" in a claim of a
     choice ("picked medicine over pharmacy"), and the words before a plan the claim says fell
-    through ("Is staying in the flat after the house purchase fell through")."""
+    through ("Is staying in the flat after the house purchase fell through"). Cached: read
+    against every later sentence near the claim."""
     out: set[str] = set()
     for m in _SET_ASIDE.finditer(claim):
         out |= _span_stems(_clause_tokens(claim[m.end() :]), 0)
     if word_set(claim) & _CHOICES:
         for m in _OVER.finditer(claim):
             out |= _span_stems(_clause_tokens(claim[m.end() :]), 0)
-    return out | fallen_through(claim)
+    return frozenset(out) | fallen_through(claim)
 
 
 def retracted_stems(claim: str, text: str, own: str | None = None) -> frozenset[str]:
