@@ -86,11 +86,17 @@ _AUXILIARIES = frozenset(
 _PAST = frozenset(("was", "were", "wasn't", "weren't", "did", "didn't"))
 _PRONOUNS = frozenset("it there this that he she they you u".split())  # noqa: SIM905
 _SUBJECTS = _PRONOUNS | frozenset("the these those your his her their its".split())  # noqa: SIM905
+# a question word and its verb open a chat question too ("how's the diabetes stuff going", "when
+# are they back", "how come he left"): the question word contracted, or followed by a verb that
+# opens a question (the first person, which makes a sentence evidence, is read before)
+_WH = frozenset("how what where when who why which".split())  # noqa: SIM905
+_WH_VERBS = _AUXILIARIES | _PAST | frozenset(("do", "has", "have", "come"))
+_WH_CONTRACTED = frozenset((*(f"{w}'s" for w in _WH), "hows", "whats", "wheres"))
 
 
 def is_question(sentence: str) -> bool:
     """A question: it ends with "?", or, typed as chat without one, opens (after a filler word)
-    on an auxiliary and its subject."""
+    on an auxiliary and its subject or on a question word and its verb."""
     s = sentence.strip()
     if s.endswith(("?", "?!")):
         return True
@@ -99,6 +105,8 @@ def is_question(sentence: str) -> bool:
         words = words[1:]
     if len(words) < 3:
         return False
+    if words[0] in _WH_CONTRACTED or (words[0] in _WH and words[1] in _WH_VERBS):
+        return True
     if words[0] in _PAST:
         return words[1] in _PRONOUNS
     return words[0] in _AUXILIARIES and words[1] in _SUBJECTS

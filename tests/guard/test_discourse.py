@@ -22,6 +22,13 @@ from mirage_guard.guard.evidence._linker import evidence_units
         ),
         ("btw does it get cold there in march", SentenceUse.QUESTION_TO_OTHER),
         ("was it worth the drive", SentenceUse.QUESTION_TO_OTHER),
+        # ... or a question word and its verb
+        ("how's the diabetes stuff going", SentenceUse.QUESTION_TO_OTHER),
+        ("so when are they back from Spain", SentenceUse.QUESTION_TO_OTHER),
+        ("how come he left early", SentenceUse.QUESTION_TO_OTHER),
+        ("whats the plan for saturday", SentenceUse.QUESTION_TO_OTHER),
+        ("Who knew sourdough was this hard.", SentenceUse.EVIDENCE),
+        ("when the kids are asleep we watch films", SentenceUse.EVIDENCE),
         # ... but a chat's own news with its subject dropped is not one
         ("Was a great trip, the kids loved it.", SentenceUse.EVIDENCE),
         ("Was the best weekend in ages", SentenceUse.EVIDENCE),
