@@ -874,6 +874,9 @@ def age_in_decade(claim: str, evidence: str) -> str | None:
 # grammatical negations only ("I hate running" is a feeling about running, not a denial of it)
 _DENIALS = NEGATIONS - {"dislikes", "hates", "avoids", "dislike", "hate", "avoid", "nothing",
                         "none", "neither", "nor"}  # fmt: skip
+# "hardly" and "scarcely" deny as "not" does ("hardly an empty nest", "I hardly drive these
+# days"); not "barely", which as often says it was just done ("barely passed")
+_SCARCELY = frozenset(("hardly", "scarcely"))
 # a negation after these does not deny what follows ("if not", "or not", "whether or not")
 _PSEUDO_BEFORE = frozenset(("if", "or", "whether"))
 # ... nor before these ("not only", "not just", "no doubt", "not sure", "not yet", "not until
@@ -989,11 +992,13 @@ def denied_stems(text: str) -> frozenset[str]:
     toks = _clause_tokens(text)
     out: set[str] = set()
     for i, t in enumerate(toks):
-        if t not in _DENIALS or (i > 0 and toks[i - 1] in _PSEUDO_BEFORE):
+        if (t not in _DENIALS and t not in _SCARCELY) or (i > 0 and toks[i - 1] in _PSEUDO_BEFORE):
             continue
         after = toks[i + 1 : i + 1 + DENIED_SPAN]
         if after[:1] == ["even"] and after[1:2] and _value(after[1]) is not None:
             continue  # "not even 5 minutes away": less than, not a denial
+        if t in _SCARCELY and after[:1] and _value(after[0]) is not None:
+            continue  # "hardly 5 minutes away": less than
         if after[:1] in (["really"], ["even"]):
             # "I can't really speak it", "not even T-rex" deny as "I can't speak it" does
             after = after[1:]
@@ -1201,7 +1206,7 @@ def retracted_stems(claim: str, text: str, own: str | None = None) -> frozenset[
     changes of state count (the user's own clauses, for a claim about the user); a plan that
     fell through counts in all of it ("Dave has pulled out")."""
     said = word_set(claim)  # read once: this runs for every later sentence near the claim
-    if said & NEGATIONS or _refuses(said):
+    if said & NEGATIONS or said & _SCARCELY or _refuses(said):
         return frozenset()
     own = text if own is None else own
     out = set(_denied_when(own) if _dated(claim, said) else denied_stems(own))

@@ -51,6 +51,16 @@ def test_not_really_denies_what_follows_it() -> None:
     assert denied_stems("we're not even 5 minutes from the station") == set()
 
 
+def test_hardly_denies_as_not_does() -> None:
+    """ "hardly an empty nest" takes back "You have an empty nest"; "hardly 5 minutes" is less
+    than; a claim that says "hardly" itself is not denied by it; "barely passed" denies nothing."""
+    turn = "it's one weekend a fortnight, hardly an empty nest lol."
+    assert denied_words("You have an empty nest", turn) == ["empty", "nest"]
+    assert denied_stems("we're hardly 5 minutes from the station") == set()
+    assert denied_words("Hardly ever drives", "I hardly drive these days") == []
+    assert denied_stems("I barely passed the exam") == set()
+
+
 def test_denying_the_doer_denies_the_doing() -> None:
     """ "we're not really hikers" takes back "Loves long hikes"; "not a baker", "Bakes bread"."""
     hikers = "we're not really hikers lol, short walks with the baby carrier is the max."
