@@ -1337,7 +1337,7 @@ def trait_words(text: str) -> list[str]:
 # dad", "Adopted a cat from a shelter", "Works at a dental office as a hygienist"): it starts at
 # one of these words and runs to the next of them, a comma or "and"; "as" only for a role ("as
 # a", "as an") after the claim's start ("as the friend", "as far as I know" compare)
-_GLUE = frozenset(("with", "while", "along", "after", "as", "from"))
+_GLUE = frozenset(("with", "while", "along", "after", "before", "as", "from"))
 # ... or at one of these, when the phrase names a time or an occasion ("... on weekends", "... for
 # her birthday", "... every summer"): "at", "in", "for" alone fired on as many restatements as
 # fabrications ("Works at a cafe" said as "my shift at the cafe")
@@ -1355,8 +1355,8 @@ _TIMES = _PLURAL_TIMES | frozenset(
      "spring", "summer", "summers", "autumn", "winter", "winters", *DAYS, *MONTHS)
 )  # fmt: skip
 _EVERY = frozenset(("every", "each"))  # a frequency: "... every year", "... each morning"
-_GLUE_END = frozenset(("with", "while", "along", "after", "as", "from", "and", "but", "or", "who",
-                       "which", "that", ",", ".", ";", ":", "!", "?"))  # fmt: skip
+_GLUE_END = frozenset(("with", "while", "along", "after", "before", "as", "from", "and", "but",
+                       "or", "who", "which", "that", ",", ".", ";", ":", "!", "?"))  # fmt: skip
 
 
 def glued_phrases(claim: str, unsupported: Iterable[str]) -> list[str]:

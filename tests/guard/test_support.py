@@ -612,6 +612,9 @@ def _trait_decision(claim: str, turn: str, **features: float) -> Decision:
          ["every winter"]),
         ("Works night shifts on weekends", [], []),  # said
         ("Works at a cafe on weekends and at night", ["weekends"], ["on weekends"]),
+        # "before" as "after" does
+        ("Goes bouldering three times a week before work", ["work"], ["before work"]),
+        ("Walks the dog before work", [], []),
         # "from" a source, "as" a role, "every" a frequency
         ("Adopted a cat named Mochi from a shelter", ["shelter"], ["from a shelter"]),
         ("Works at a dental office as a hygienist", ["hygienist"], ["as a hygienist"]),
