@@ -1031,8 +1031,9 @@ def _speaker_verb(toks: list[str], i: int) -> bool:
 
 # a change of state ends what follows it as a negation denies it ("I quit the bakery", "we sold
 # the car", "instead of evenings at the polytech", "I used to live in Boston", "no more waakye
-# every morning"); True: only right after the speaker ("I quit", "we've sold"), not "telling me
-# to quit", "my mum used to make", "I'm used to project plans", "the left knee"
+# every morning", "I want to get back into lifting"); True: only right after the speaker ("I
+# quit", "we've sold"), not "telling me to quit", "my mum used to make", "I'm used to project
+# plans", "the left knee"
 _ENDINGS: dict[tuple[str, ...], bool] = {
     ("quit",): True, ("left",): True, ("sold",): True, ("used", "to"): True,
     ("quitting",): False, ("stopped",): False, ("gave", "up"): False, ("giving", "up"): False,
@@ -1043,7 +1044,8 @@ _ENDINGS: dict[tuple[str, ...], bool] = {
     ("called", "off"): False, ("traded", "in"): True, ("withdrew",): True,
     ("took", "me", "off"): False, ("took", "myself", "off"): False,
     ("took", "ourselves", "off"): False, ("took", "us", "off"): False,
-    ("pulled", "out", "of"): True,
+    ("pulled", "out", "of"): True, ("get", "back", "into"): False,
+    ("getting", "back", "into"): False,
 }  # fmt: skip
 # ... and these end what comes before them in the clause, a plan that did not happen ("the
 # Chorlton house fell through", "Dave has pulled out", "the trip got cancelled"); after the
@@ -1171,7 +1173,9 @@ def _dated(claim: str, said: frozenset[str]) -> bool:
 
 
 # what follows these a claim sets aside ("swims instead of running", "tea rather than coffee")
-_SET_ASIDE = re.compile(r"\b(?:instead\s+of|rather\s+than)\s+", re.IGNORECASE)
+_SET_ASIDE = re.compile(
+    r"\b(?:instead\s+of|rather\s+than|(?:get|getting)\s+back\s+into)\s+", re.IGNORECASE
+)
 
 
 # "over" sets aside what follows it after a choice ("Picked medicine at Legon over pharmacy")
@@ -1184,7 +1188,8 @@ _OVER = re.compile(r"\bover\s+", re.IGNORECASE)
 @lru_cache(maxsize=16384)
 def _set_aside(claim: str) -> frozenset[str]:
     """Stems of the content words a claim sets aside ("instead of running" -> runn): the
-    DENIED_SPAN tokens after "instead of" or "rather than", or after "over" in a claim of a
+    DENIED_SPAN tokens after "instead of", "rather than" or "get back into" ("Wants to get back
+    into lifting" is not taken back by the same words), or after "over" in a claim of a
     choice ("picked medicine over pharmacy"), and the words before a plan the claim says fell
     through ("Is staying in the flat after the house purchase fell through"). Cached: read
     against every later sentence near the claim."""

@@ -61,6 +61,16 @@ def test_hardly_denies_as_not_does() -> None:
     assert denied_stems("I barely passed the exam") == set()
 
 
+def test_getting_back_into_something_says_it_is_not_done_now() -> None:
+    """ "I want to get back into lifting" takes back "Has kept lifting regularly since college";
+    a claim that says it wants to get back into it agrees; "I'm back into lifting" takes back
+    nothing."""
+    turn = "I want to get back into lifting."
+    assert retracted_stems("Has kept lifting regularly since college", turn) == {"lift"}
+    assert retracted_stems("Wants to get back into lifting", turn) == set()
+    assert retracted_stems("Lifts weights", "I'm back into lifting.") == set()
+
+
 def test_denying_the_doer_denies_the_doing() -> None:
     """ "we're not really hikers" takes back "Loves long hikes"; "not a baker", "Bakes bread"."""
     hikers = "we're not really hikers lol, short walks with the baby carrier is the max."
