@@ -34,6 +34,7 @@ from mirage_guard.guard.evidence import (
     group_words,
     other_persons_fact,
     others_clauses,
+    outcome_unsaid,
     plain,
     retracted_stems,
     stem,
@@ -353,6 +354,12 @@ def _said_otherwise(
     if changed is not None:
         said, claimed = changed
         return reason(ReasonCode.CHANGED_VALUE, turn_id=link.turn_id, said=said, claimed=claimed)
+    tried = outcome_unsaid(claim, evidence) if evidence is not None else None
+    if tried is not None:
+        # "Got the team leader job" from "i've applied for the team leader role though"
+        return reason(
+            ReasonCode.CHANGED_VALUE, turn_id=link.turn_id, said=tried[0], claimed=tried[1]
+        )
     # "User is vegan" from "my girlfriend does her own thing, she's vegan": not the user's fact
     other = other_persons_fact(claim, evidence, user_name, people) if evidence is not None else None
     if other is not None:

@@ -582,6 +582,47 @@ def changed_values(claim: str, evidence: str) -> list[tuple[str, str]]:
     return out
 
 
+# what a claim says came of a try ("Got the team leader job", "Is starting a master's in
+# September") and what says only the try ("i've applied for the team leader role", "decided to
+# apply for a part time masters"): the outcome is not said. Authored here
+_OUTCOMES = frozenset(
+    ("got", "gets", "won", "wins", "passed", "passes", "landed", "lands", "accepted", "offered",
+     "hired", "starting", "started", "starts", "joined", "joins")
+)  # fmt: skip
+_TRIES = frozenset(
+    ("apply", "applies", "applied", "applying", "application", "interview", "interviewed",
+     "interviewing", "shortlisted", "auditioned", "auditioning", "tried", "trying")
+)  # fmt: skip
+# the words after a try that say what was tried for ("apply for a part time masters in data")
+TRIED_SPAN = 6
+_TRY = re.compile(
+    r"\b(?:appl(?:y|ies|ied|ying)|interview(?:ed|ing)?|shortlisted|audition(?:ed|ing)|"
+    r"tr(?:ied|ying))\s+(?:for|to|at)\s+",
+    re.IGNORECASE,
+)
+
+
+def outcome_unsaid(claim: str, evidence: str) -> tuple[str, str] | None:
+    """(the try, the outcome) when ``claim`` says a try came off ("Got the team leader job")
+    and ``evidence`` says only the try of the same thing ("i've applied for the team leader role
+    though"): the words after the try share a content word with the claim, and the evidence
+    says no outcome of its own. Not for a claim that says a try, a hedge or a negation itself
+    ("Applied for the job", "Might get the job", "Didn't get the job")."""
+    said = word_set(claim)
+    outcome = next((w for w in words(claim) if w in _OUTCOMES), None)
+    if outcome is None or said & (_TRIES | HEDGES | NEGATIONS):
+        return None
+    if word_set(evidence) & _OUTCOMES:
+        return None
+    wanted = content_stems(claim) - {stem(outcome)}
+    for m in _TRY.finditer(evidence):
+        toks = _clause_tokens(evidence[m.end() :])
+        end = next((i for i, t in enumerate(toks) if not t[:1].isalnum()), len(toks))
+        if content_stems(" ".join(toks[: min(end, TRIED_SPAN)])) & wanted:
+            return m.group(0).strip().lower(), outcome
+    return None
+
+
 # words that say what a number counts in, not what it is about: "$3,400 a month" and "$310 a
 # month" share only the unit
 _UNIT_STEMS = frozenset(

@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from mirage_guard.guard import EvidenceLink
-from mirage_guard.guard._decision import denied_words
+from mirage_guard.guard._decision import _said_otherwise, denied_words
+from mirage_guard.guard._reasons import ReasonCode
 from mirage_guard.guard.evidence import denied_stems, retracted_stems
 from mirage_guard.guard.evidence._linker import _retracted, _Unit
 from mirage_guard.guard.evidence._subject import said_of_user
@@ -275,3 +276,27 @@ def test_a_new_value_phrase_reads_as_a_change() -> None:
         assert is_correction(text), text
     for text in ("I can carry up to 10 kg", "we went down to the beach", "rent is 925"):
         assert not is_correction(text), text
+
+
+def test_a_try_does_not_say_its_outcome() -> None:
+    """ "Got the team leader job" from "i've applied for the team leader role though" is a
+    changed value (the try, the outcome); a claim that says the try, a hedge or a negation, or a
+    turn that says the outcome too, gives nothing."""
+    from mirage_guard.guard.evidence import outcome_unsaid
+
+    applied = "i've applied for the team leader role though"
+    assert outcome_unsaid("Got the team leader job", applied) == ("applied for", "got")
+    masters = "also i've decided to apply for a part time masters in data science at de montfort."
+    assert outcome_unsaid("Is starting a part-time master's in data science", masters) == (
+        "apply for",
+        "starting",
+    )
+    assert outcome_unsaid("Applied for the team leader job", applied) is None
+    assert outcome_unsaid("Might get the team leader job", applied) is None
+    assert outcome_unsaid("Got the team leader job", f"{applied} and got it!") is None
+    assert outcome_unsaid("Got a new bike", applied) is None  # another thing
+    link = EvidenceLink(turn_id="u1", similarity=0.7, span=applied)
+    found = _said_otherwise("Got the team leader job", applied, link)
+    assert found is not None
+    assert found.code is ReasonCode.CHANGED_VALUE
+    assert found.params == {"turn_id": "u1", "said": "applied for", "claimed": "got"}
