@@ -146,6 +146,11 @@ _IRREGULAR_PAST = frozenset(
 )
 # a clause that opens with one of these has the subject of a name alone before it
 _OPENING_VERBS = _AFTER_SUBJECT | _VERBS_S | _IRREGULAR_PAST
+# ... and after a name the conversation gave someone, the verb's base form, as people typing in
+# a second language write it ("Zosia have allergy to nuts", "Marek work nights")
+_BASE_VERBS = frozenset(
+    "have do go like love want need work live eat drink play study speak know say think".split()  # noqa: SIM905
+)
 
 _Subject = tuple[str, str | None, int]
 
@@ -198,6 +203,10 @@ def _subject(
     theirs = _theirs(toks, i, people)
     if theirs is not None:
         return theirs
+    if first in ("a", "an") and (found := _person_after_my(toks, i + 1)) is not None:
+        person, j = found
+        if [t.lower() for t in toks[j : j + 2]] in (["of", "mine"], ["of", "ours"]):
+            return "other", person, j + 2  # "A colleague of mine suggested a refinance"
     after = toks[i + 1].lower() if i + 1 < len(toks) else ""
     if first in _PEOPLE and (after in _AFTER_SUBJECT or after.endswith("'s")):
         return "other", first, i + 1  # "mum is strictly vegetarian", "Dad also doesn't eat beef"
@@ -254,7 +263,8 @@ def _name_subject(
     after = toks[i + 1].lower() if i + 1 < len(toks) else ""
     owner = _without_s(first)
     has = owner != first and contracted(toks, i + 1)
-    if owner in people and owner not in user and (has or after in _OPENING_VERBS or _verb_s(after)):
+    said = has or after in _OPENING_VERBS or _verb_s(after) or after in _BASE_VERBS
+    if owner in people and owner not in user and said:
         return "other", owner, i + 1
     named = (
         word[:1].isupper()

@@ -397,3 +397,23 @@ def test_claim_predicates_carry_the_subject(claim: str, predicates: tuple[str, .
     from mirage_guard.guard.evidence import claim_predicates
 
     assert claim_predicates(claim) == predicates
+
+
+def test_a_person_of_mine_and_a_known_name_before_a_base_verb_are_subjects() -> None:
+    """ "A colleague of mine suggested a cash-out refinance, as she did one last year" is the
+    colleague's; "Zosia have allergy to nuts" (a second-language "have") is Zosia's; a name the
+    conversation never gave anyone is no subject before a base verb."""
+    colleague = "A colleague of mine suggested a cash-out refinance, as she did one last year."
+    assert [(c.subject, c.person) for c in clauses(colleague)] == [("other", "colleague")] * 2
+    found = other_persons_fact("The user did a cash-out refinance last year", colleague)
+    assert found is not None
+    assert found.person == "colleague"
+    zosia = "Zosia have allergy to nuts, very serious, she have EpiPen."
+    people = frozenset({"zosia"})
+    assert [c.subject for c in clauses(zosia, people=people)] == ["other"] * 3
+    claim = "Has a serious nut allergy and carries an EpiPen"
+    found = other_persons_fact(claim, zosia, None, people)
+    assert found is not None
+    assert found.person == "zosia"
+    assert [c.subject for c in clauses("Leeds have a good tram", people=people)] == ["user"]
+    assert [c.subject for c in clauses("A friend suggested it")] == ["user"]
