@@ -447,7 +447,8 @@ def _provenance(
         )
     )
     restatement = p_stated >= profile.stated_threshold and supported
-    if restatement and evidence and (swapped := swapped_names(claim, evidence)):
+    user = frozenset(who[0].lower().split()) if who[0] else frozenset()
+    if restatement and evidence and (swapped := swapped_names(claim, evidence, user)):
         # read as a restatement but for a name: the sentence that says the rest gives another
         # ("Grew up in social housing in Bristol" / "I grew up in social housing in Swindon")
         said, claimed = swapped[0]

@@ -748,7 +748,9 @@ def _name_slots(text: str) -> list[tuple[str, frozenset[str]]]:
     return out
 
 
-def swapped_names(claim: str, evidence: str) -> list[tuple[str, str]]:
+def swapped_names(
+    claim: str, evidence: str, user: frozenset[str] = frozenset()
+) -> list[tuple[str, str]]:
     """(said, claimed): a name of the claim that ``evidence`` does not say where the evidence
     names another in the same place (a content word near both): "Grew up in social housing in
     Bristol" against "I grew up in social housing in Swindon" gives [("swindon", "bristol")];
@@ -757,8 +759,10 @@ def swapped_names(claim: str, evidence: str) -> list[tuple[str, str]]:
     sentence that says the rest of it gives another one. Read for a claim that would be stated
     only (an inference's names are often not its evidence's: "Has never travelled to Japan or
     East Asia" from a sentence about Europe); measured on the dev split and the held-out sets,
-    for every claim it moved as many inferences away from their label as it caught swaps."""
-    said_names = _name_slots(evidence)
+    for every claim it moved as many inferences away from their label as it caught swaps.
+    ``user``: the user's own name by its lowercased parts, never another name for the claim's
+    ("Hi, this is Elena from next door" says nothing against "Lives next door to Jamal")."""
+    said_names = [(n, c) for n, c in _name_slots(evidence) if n not in user]
     if not said_names:
         return []
     ev_words = name_words(evidence)

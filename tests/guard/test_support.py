@@ -906,6 +906,16 @@ def test_swapped_names(claim: str, evidence: str, expected: list[tuple[str, str]
     assert swapped_names(claim, evidence) == expected
 
 
+def test_the_users_own_name_is_never_a_swapped_name() -> None:
+    """ "Hi, this is Elena from next door (the yellow house)" said by Elena says nothing against
+    "Lives in the yellow house next door to Jamal"; another name would."""
+    turn = "Hi, this is Elena from next door (the yellow house)."
+    claim = "Lives in the yellow house next door to Jamal"
+    assert swapped_names(claim, turn) == [("elena", "jamal")]
+    assert swapped_names(claim, turn, frozenset({"elena", "novak"})) == []
+    assert swapped_names(claim, turn, frozenset({"priya"})) == [("elena", "jamal")]
+
+
 @pytest.mark.parametrize(
     ("claim", "evidence", "decade"),
     [
