@@ -1410,9 +1410,10 @@ _GLUE_END = frozenset(("with", "while", "along", "after", "before", "as", "from"
 
 
 def glued_phrases(claim: str, unsupported: Iterable[str]) -> list[str]:
-    """The phrases of ``claim`` that start with "with", "while", "along", "after", "from", "as
-    a" or "every" (or with "on", "for", "in", ... and name a time or an occasion: ``_TIMES``)
-    and whose every content word is one of the ``unsupported`` words (no user turn says any)."""
+    """The phrases of ``claim`` that start with "with", "while", "along", "after", "before",
+    "from", "as a" or "every" (or with "on", "for", "in", ... and name a time or an occasion:
+    ``_TIMES``) and whose every content word is one of the ``unsupported`` words (no user turn
+    says any)."""
     unsaid = {w.lower() for w in unsupported}
     toks = _clause_tokens(claim)
     out: list[str] = []
