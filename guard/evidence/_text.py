@@ -1069,6 +1069,33 @@ def denied_stems(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+@lru_cache(maxsize=65536)
+def _contrasts(text: str) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
+    """(affirmed, denied) stems of each contrast in ``text`` ("it's six years, not seven": {6,
+    year}, {7}): what the clause says before "not" and what it denies after it."""
+    toks = _clause_tokens(text)
+    return tuple(
+        (frozenset(_contrasted(toks, i)), frozenset(_span_stems(toks, i + 1)))
+        for i, t in enumerate(toks)
+        if t == "not" and i > 0 and toks[i - 1] not in STOPWORDS
+    )
+
+
+def _agreed_contrasts(claim_stems: frozenset[str], text: str) -> set[str]:
+    """What the contrasts of ``text`` deny that the claim agrees with: a contrast whose affirmed
+    value the claim says, of the kind the contrast denies (a number for a number, a day for a
+    day), is the claim's own correction ("Has taught 7th grade math for six years" / "it's six
+    years, not seven": the seven denies nothing of it; "the exam is June 9 not June 2" still
+    denies "on 2 June", "it's now March 15 not the 14th" still denies "on March 14")."""
+    out: set[str] = set()
+    for affirmed, denied in _contrasts(text):
+        kinds = {v[0] for x in denied if (v := _value(x)) is not None}
+        said = (affirmed - denied) & claim_stems
+        if any((v := _value(x)) is not None and v[0] in kinds for x in said):
+            out |= denied
+    return out
+
+
 def _speaker_verb(toks: list[str], i: int) -> bool:
     """``toks[i]`` follows the speaker and one content word ("I take nothing", "we ate nothing")."""
     return i >= 2 and toks[i - 2] in ("i", "we") and toks[i - 1] not in STOPWORDS
@@ -1262,6 +1289,7 @@ def retracted_stems(claim: str, text: str, own: str | None = None) -> frozenset[
     out = set(_denied_when(own) if _dated(claim, said) else denied_stems(own))
     # "Swims instead of running": the claim itself sets running aside, a denial agrees with it
     claimed = content_stems(claim) - _set_aside(claim)
+    out -= _agreed_contrasts(content_stems(claim), own)
     # "not really hikers" denies "Loves long hikes": the doer of what the claim says
     out |= {c for c in claimed if c + "r" in out or c + "er" in out}
     if not said & _PAST_MARKERS:

@@ -300,3 +300,16 @@ def test_a_try_does_not_say_its_outcome() -> None:
     assert found is not None
     assert found.code is ReasonCode.CHANGED_VALUE
     assert found.params == {"turn_id": "u1", "said": "applied for", "claimed": "got"}
+
+
+def test_a_contrast_whose_affirmed_value_the_claim_says_denies_nothing_of_it() -> None:
+    """ "it's six years, not seven" corrects to the claim's own "six years": the seven denies
+    nothing of "Has taught 7th grade math for six years", and still denies "... seven years";
+    a contrast whose affirmed value of the denied kind the claim does not say still denies."""
+    fix = "One fix though, it's six years, not seven."
+    assert retracted_stems("Has taught 7th grade math for six years", fix) == set()
+    assert retracted_stems("Has taught 7th grade math for seven years", fix) == {"7"}
+    exam = "the exam is June 9 not June 2"
+    assert retracted_stems("Is sitting the ACCA FR exam on 2 June", exam) == {"2"}
+    flight = "I changed my flight, it's now March 15 not the 14th."
+    assert retracted_stems("Flies to Tucson on March 14", flight) == {"14"}
