@@ -567,6 +567,9 @@ def other_persons_fact(
         return None
     wanted = {s for s in content_stems(claim) if s not in ("user", "you", "as")} - _PREPOSITIONS
     wanted -= {stem(w) for w in user}
+    # the claim's names that a turn gives as "my <person> <name>": who the person is, not what is
+    # said of them ("Is married to Felix" / "it's me, my husband felix and our baby")
+    wanted -= _given_names(turn, frozenset(n.lower() for n in proper_names(claim)))
     said_of_user: set[str] = set()
     said_of_other: dict[str, str | None] = {}
     whole: list[str | None] = []  # the person of each clause that says all of the claim
@@ -606,6 +609,21 @@ def other_persons_fact(
     # the claim's own words, as written, not their stems
     words = dict.fromkeys(t.lower() for t in _TOKEN.findall(claim) if stem(t) in only_other)
     return OtherPersonsFact(person, tuple(words))
+
+
+def _given_names(turn: str, names: frozenset[str]) -> set[str]:
+    """Stems of the ``names`` that ``turn`` says right after "my <person>", in any case ("my
+    husband felix")."""
+    if not names:
+        return set()
+    toks = _TOKEN.findall(turn)
+    out: set[str] = set()
+    for i, tok in enumerate(toks):
+        if tok.lower() in ("my", "our") and (found := _person_after_my(toks, i + 1)):
+            j = found[1]
+            if j < len(toks) and toks[j].lower() in names:
+                out.add(stem(toks[j]))
+    return out
 
 
 def said_of_user(claim: str, text: str, user_name: str | None = None) -> str:

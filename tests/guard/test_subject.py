@@ -417,3 +417,14 @@ def test_a_person_of_mine_and_a_known_name_before_a_base_verb_are_subjects() -> 
     assert found.person == "zosia"
     assert [c.subject for c in clauses("Leeds have a good tram", people=people)] == ["user"]
     assert [c.subject for c in clauses("A friend suggested it")] == ["user"]
+
+
+def test_a_name_given_after_my_person_is_who_they_are_not_what_is_said_of_them() -> None:
+    """ "it's me, my husband felix and our baby" says who Felix is: "Is married to Felix" is the
+    user's fact, not Felix's; what is said of him still is his ("Works as a nurse" / "my wife Jo
+    works as a nurse")."""
+    turn = "it's me, my husband felix and our baby, she'll be 9 months by then"
+    assert other_persons_fact("Is married to Felix", turn) is None
+    found = other_persons_fact("Works as a nurse", "my wife Jo works as a nurse")
+    assert found is not None
+    assert found.person == "jo"
