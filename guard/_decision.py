@@ -32,6 +32,7 @@ from mirage_guard.guard.evidence import (
     glued_items,
     glued_phrases,
     group_words,
+    name_parts,
     other_persons_fact,
     others_clauses,
     outcome_unsaid,
@@ -447,7 +448,7 @@ def _provenance(
         )
     )
     restatement = p_stated >= profile.stated_threshold and supported
-    user = frozenset(who[0].lower().split()) if who[0] else frozenset()
+    user = name_parts(who[0])
     if restatement and evidence and (swapped := swapped_names(claim, evidence, user)):
         # read as a restatement but for a name: the sentence that says the rest gives another
         # ("Grew up in social housing in Bristol" / "I grew up in social housing in Swindon")

@@ -42,6 +42,7 @@ from mirage_guard.guard.evidence._subject import (
     glued_items,
     known_people,
     list_items,
+    name_parts,
     other_persons_fact,
     others_clauses,
 )
@@ -125,6 +126,7 @@ __all__ = [
     "minilm_model_path",
     "moved_from",
     "n_layers",
+    "name_parts",
     "other_persons_fact",
     "others_clauses",
     "outcome_unsaid",

@@ -293,11 +293,17 @@ _SHARED = re.compile(
 )
 
 
-def _my_people(toks: list[str]) -> Iterator[tuple[str, str | None]]:
-    """(person, name or None) of each "my <person> (<Name>)" in ``toks``, in order."""
+def _after_my(toks: list[str]) -> Iterator[tuple[str, int]]:
+    """(person, index after it) of each "my <person>" in ``toks``, in order."""
     for i, tok in enumerate(toks):
         if tok.lower() in ("my", "our") and (found := _person_after_my(toks, i + 1)):
-            yield found[0], _name_at(toks, found[1])
+            yield found
+
+
+def _my_people(toks: list[str]) -> Iterator[tuple[str, str | None]]:
+    """(person, name or None) of each "my <person> (<Name>)" in ``toks``, in order."""
+    for person, j in _after_my(toks):
+        yield person, _name_at(toks, j)
 
 
 def _named(toks: list[str]) -> str | None:
@@ -387,7 +393,7 @@ def clauses(
 def known_people(turns: Iterable[str], user_name: str | None = None) -> frozenset[str]:
     """The names a user's turns give other people ("my girlfriend Jess", "Sam hates hiking"),
     lowercased, the user's own name left out: a later "jess is vegan" is about Jess too."""
-    user = _name_parts(user_name)
+    user = name_parts(user_name)
     return frozenset().union(*(_turn_people(t, user) for t in turns))
 
 
@@ -418,7 +424,7 @@ def _introduced(text: str) -> set[str]:
     return {_without_s(name.lower()) for _, name in _my_people(_TOKEN.findall(text)) if name}
 
 
-def _name_parts(user_name: str | None) -> frozenset[str]:
+def name_parts(user_name: str | None) -> frozenset[str]:
     """The user's name by its lowercased parts ("O’Brien" read as "O'Brien", as turns are)."""
     return frozenset(w.lower() for w in _TOKEN.findall(plain(user_name or "")))
 
@@ -559,7 +565,7 @@ def other_persons_fact(
     the user's own name, when known: a claim that opens with it is about the user ("Keiko enjoys
     cooking" / "he cooks, I burn water lol"), and a clause whose subject it is, the user's.
     ``people``: the names the conversation gives others (:func:`known_people`)."""
-    user = _name_parts(user_name)
+    user = name_parts(user_name)
     if not _about_user(claim, user):
         return None
     parts = _clauses(turn, user, people)
@@ -617,20 +623,14 @@ def _given_names(turn: str, names: frozenset[str]) -> set[str]:
     if not names:
         return set()
     toks = _TOKEN.findall(turn)
-    out: set[str] = set()
-    for i, tok in enumerate(toks):
-        if tok.lower() in ("my", "our") and (found := _person_after_my(toks, i + 1)):
-            j = found[1]
-            if j < len(toks) and toks[j].lower() in names:
-                out.add(stem(toks[j]))
-    return out
+    return {stem(toks[j]) for _, j in _after_my(toks) if j < len(toks) and toks[j].lower() in names}
 
 
 def said_of_user(claim: str, text: str, user_name: str | None = None) -> str:
     """What of ``text`` can take back ``claim``: for a claim about the user, the clauses that are
     not about another person ("she chose Legon, not the pharmacy at KNUST" takes back nothing of
     "Kwame runs a pharmacy"), joined by ";" so no clause runs into the next; else all of it."""
-    user = _name_parts(user_name)
+    user = name_parts(user_name)
     if not _about_user(claim, user):
         return text
     parts = _clauses(text, user, frozenset())
@@ -654,7 +654,7 @@ def claim_people(claim: str, user_name: str | None = None) -> frozenset[str]:
     lowercased words ("Husband Faisal does the cooking" -> husband, faisal; "Brother Tom spent
     a year in Portugal" -> brother, tom); empty for a claim about the user or about a thing
     ("Kitchen budget is 25k")."""
-    user = _name_parts(user_name)
+    user = name_parts(user_name)
     if _about_user(claim, user):
         return frozenset()
     subject = _subject_words(claim)
@@ -670,7 +670,7 @@ def others_clauses(text: str, user_name: str | None = None) -> str:
     """``text`` without the clauses whose subject the user names as themselves ("im not a great
     cook tbh", "i've never been to portugal"), joined by ";": what can deny another person's
     fact. A clause without a subject stays ("lol no husband", "not UBC")."""
-    parts = _clauses(text, _name_parts(user_name), frozenset())
+    parts = _clauses(text, name_parts(user_name), frozenset())
     return "; ".join(
         c.text for c in parts
         if c.subject != "user" or not {t.lower() for t in _TOKEN.findall(c.text)} & _FIRST_SUBJECTS
@@ -799,6 +799,7 @@ __all__ = [
     "glued_items",
     "known_people",
     "list_items",
+    "name_parts",
     "other_persons_fact",
     "others_clauses",
     "said_of_user",

@@ -591,15 +591,11 @@ _OUTCOMES = frozenset(
 )  # fmt: skip
 _TRIES = frozenset(
     ("apply", "applies", "applied", "applying", "application", "interview", "interviewed",
-     "interviewing", "shortlisted", "auditioned", "auditioning", "tried", "trying")
+     "interviewing", "shortlisted", "audition", "auditioned", "auditioning", "tried", "trying")
 )  # fmt: skip
 # the words after a try that say what was tried for ("apply for a part time masters in data")
 TRIED_SPAN = 6
-_TRY = re.compile(
-    r"\b(?:appl(?:y|ies|ied|ying)|interview(?:ed|ing)?|shortlisted|audition(?:ed|ing)|"
-    r"tr(?:ied|ying))\s+(?:for|to|at)\s+",
-    re.IGNORECASE,
-)
+_TRY = re.compile(rf"\b(?:{'|'.join(sorted(_TRIES))})\s+(?:for|to|at)\s+", re.IGNORECASE)
 
 
 def outcome_unsaid(claim: str, evidence: str) -> tuple[str, str] | None:
@@ -922,6 +918,7 @@ _DENIALS = NEGATIONS - {"dislikes", "hates", "avoids", "dislike", "hate", "avoid
 # "hardly" and "scarcely" deny as "not" does ("hardly an empty nest", "I hardly drive these
 # days"); not "barely", which as often says it was just done ("barely passed")
 _SCARCELY = frozenset(("hardly", "scarcely"))
+_SAYS_DENIAL = NEGATIONS | _SCARCELY  # a claim with one of these is not denied by a denial
 # a negation after these does not deny what follows ("if not", "or not", "whether or not")
 _PSEUDO_BEFORE = frozenset(("if", "or", "whether"))
 # ... nor before these ("not only", "not just", "no doubt", "not sure", "not yet", "not until
@@ -1054,7 +1051,7 @@ def denied_stems(text: str) -> frozenset[str]:
         if t == "no" and (not after or after[0] in STOPWORDS or not after[0][:1].isalpha()):
             continue
         span = _span_stems(toks, i + 1)
-        if t == "not" and i > 0 and toks[i - 1] not in STOPWORDS:
+        if _contrast_at(toks, i):
             # a contrast ("the exam is June 9 not June 2", "Lisbon not Porto"): what the clause
             # says before "not" it affirms, so only the rest is denied
             span -= _contrasted(toks, i)
@@ -1069,6 +1066,12 @@ def denied_stems(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+def _contrast_at(toks: list[str], i: int) -> bool:
+    """Whether the "not" at ``toks[i]`` sets off a contrast ("June 9 not June 2", "six years, not
+    seven"): it follows a content word or a comma, not a word of the stop list ("I'm not")."""
+    return toks[i] == "not" and i > 0 and toks[i - 1] not in STOPWORDS
+
+
 @lru_cache(maxsize=65536)
 def _contrasts(text: str) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
     """(affirmed, denied) stems of each contrast in ``text`` ("it's six years, not seven": {6,
@@ -1076,8 +1079,8 @@ def _contrasts(text: str) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
     toks = _clause_tokens(text)
     return tuple(
         (frozenset(_contrasted(toks, i)), frozenset(_span_stems(toks, i + 1)))
-        for i, t in enumerate(toks)
-        if t == "not" and i > 0 and toks[i - 1] not in STOPWORDS
+        for i in range(len(toks))
+        if _contrast_at(toks, i)
     )
 
 
@@ -1283,13 +1286,14 @@ def retracted_stems(claim: str, text: str, own: str | None = None) -> frozenset[
     changes of state count (the user's own clauses, for a claim about the user); a plan that
     fell through counts in all of it ("Dave has pulled out")."""
     said = word_set(claim)  # read once: this runs for every later sentence near the claim
-    if said & NEGATIONS or said & _SCARCELY or _refuses(said):
+    if said & _SAYS_DENIAL or _refuses(said):
         return frozenset()
     own = text if own is None else own
     out = set(_denied_when(own) if _dated(claim, said) else denied_stems(own))
     # "Swims instead of running": the claim itself sets running aside, a denial agrees with it
     claimed = content_stems(claim) - _set_aside(claim)
-    out -= _agreed_contrasts(content_stems(claim), own)
+    if out:
+        out -= _agreed_contrasts(content_stems(claim), own)
     # "not really hikers" denies "Loves long hikes": the doer of what the claim says
     out |= {c for c in claimed if c + "r" in out or c + "er" in out}
     if not said & _PAST_MARKERS:

@@ -104,10 +104,10 @@ def test_a_name_said_with_its_accents_supports_the_claim_without_them() -> None:
 
 def test_the_users_name_is_read_as_the_turns_are() -> None:
     """A user name typed with "’" names the user in a turn written with "'" (and the reverse)."""
-    from mirage_guard.guard.evidence._subject import _name_parts, said_of_user
+    from mirage_guard.guard.evidence._subject import name_parts, said_of_user
 
     assert (
-        _name_parts("Declan O\u2019Brien") == _name_parts("Declan O'Brien") == {"declan", "o'brien"}
+        name_parts("Declan O\u2019Brien") == name_parts("Declan O'Brien") == {"declan", "o'brien"}
     )
     # the claim opens with the user's name: about the user, so another person's clause is dropped
     later = "my wife quit the pharmacy, not me"
