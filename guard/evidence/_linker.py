@@ -209,8 +209,8 @@ def _retracted(
             words = tx.retracted_stems(claim, text, said_of_user(claim, text, user_name))
         elif lives:
             words = tx.moved_from(claim, text)
-        else:
-            words = frozenset()
+        else:  # from CORRECTED_MIN_SIM, a plan ending ("the Chorlton house fell through")
+            words = tx.ended_plans(claim, text, said_of_user(claim, text, user_name))
         if not words and sims[j] >= CORRECTED_MIN_SIM:
             # "correction he's 8 not 9" / "Dog Bruno is 9 years old" (0.32); another value in a
             # correction only in a turn about the claim ("my driving test is moved, examiner is

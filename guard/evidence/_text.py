@@ -1177,12 +1177,19 @@ def ended_stems(text: str) -> frozenset[str]:
 @lru_cache(maxsize=65536)
 def _changed_state(text: str) -> frozenset[str]:
     """What a change of state ends ("I quit the bakery") or a number the user takes back."""
-    toks = _clause_tokens(text)
+    out = set(_ended_by(_clause_tokens(text), _ENDINGS))
+    for m in _SAID_BEFORE.finditer(text.lower()):
+        out |= numbers(m.group("old")) - numbers(m.group("new"))
+    return frozenset(out)
+
+
+def _ended_by(toks: list[str], endings: dict[tuple[str, ...], bool]) -> set[str]:
+    """Stems of the words the ``endings`` (:data:`_ENDINGS`' form) end in ``toks``."""
     out: set[str] = set()
     for i, t in enumerate(toks):
         if t not in _ENDING_STARTS:
             continue
-        for phrase, after_speaker in _ENDINGS.items():
+        for phrase, after_speaker in endings.items():
             if tuple(toks[i : i + len(phrase)]) != phrase:
                 continue
             if after_speaker and not (i > 0 and toks[i - 1] in _SPEAKER):
@@ -1191,9 +1198,7 @@ def _changed_state(text: str) -> frozenset[str]:
             if phrase == ("dropped",) and nxt and nxt[0] in _NOT_DROPPED:
                 continue
             out |= _span_stems(toks, i + len(phrase))
-    for m in _SAID_BEFORE.finditer(text.lower()):
-        out |= numbers(m.group("old")) - numbers(m.group("new"))
-    return frozenset(out)
+    return out
 
 
 @lru_cache(maxsize=65536)
@@ -1207,6 +1212,28 @@ def fallen_through(text: str) -> frozenset[str]:
             if tuple(toks[i : i + len(phrase)]) == phrase and toks[i - 1] not in _SPEAKER:
                 out |= _stems_before(toks, i)
     return frozenset(out)
+
+
+# the endings of a plan (what the user called off, as against what they quit or sold): said of
+# a plan, they end it even in a sentence that reads little like the claim ("update, the house
+# fell through" / "Is buying a house in Stockport": cosine 0.31)
+_PLAN_ENDINGS: dict[tuple[str, ...], bool] = {
+    phrase: after_speaker for phrase, after_speaker in _ENDINGS.items()
+    if phrase in {("cancelled",), ("canceled",), ("scrap",), ("scrapped",), ("called", "off"),
+                  ("pulled", "out", "of"), ("withdrew",)}
+}  # fmt: skip
+
+
+def ended_plans(claim: str, text: str, own: str | None = None) -> frozenset[str]:
+    """The claim's content words (stems) a plan ending in ``text`` ends: a plan that fell
+    through (:func:`fallen_through`, in all of ``text``) or that the user called off
+    (:data:`_PLAN_ENDINGS`, in ``own``: the user's own clauses). Nothing for a claim that says
+    itself the state is past."""
+    if word_set(claim) & _PAST_MARKERS:
+        return frozenset()
+    own = text if own is None else own
+    ended = fallen_through(text) | _ended_by(_clause_tokens(own), _PLAN_ENDINGS)
+    return ended & content_stems(claim)
 
 
 # a claim with one of these says itself that something did not happen ("Turned the bank offer

@@ -218,6 +218,34 @@ def test_a_plan_the_user_pulled_out_of_or_that_fell_thru_has_ended() -> None:
     assert retracted_stems("Has a new phone", "I pulled out my phone") == set()
 
 
+def test_a_plan_ending_retracts_from_the_corrected_cosine() -> None:
+    """A plan that fell through or that the user pulled out of ends the claim in a later sentence
+    that reads little like it ("update, the house fell through" / "Is buying a house in
+    Stockport": cosine 0.31), from CORRECTED_MIN_SIM; a denial or a quit that far off does not,
+    nor does anything under CORRECTED_MIN_SIM."""
+    from mirage_guard.guard.evidence._linker import CORRECTED_MIN_SIM, RETRACT_MIN_SIM
+
+    def later(claim: str, text: str, sim: float) -> list[str]:
+        units = [_Unit("u1", "I said something about it."), _Unit("u2", text)]
+        link = EvidenceLink(turn_id="u1", similarity=0.8, span=units[0].text)
+        sims = np.array([0.8, sim], np.float32)
+        out = _retracted(claim, link, sims, units, {"u1": 0, "u2": 1})
+        return out.retracted_words if out.retracted_by == "u2" else []
+
+    between = (CORRECTED_MIN_SIM + RETRACT_MIN_SIM) / 2
+    house = "Is buying a house in Stockport"
+    assert later(house, "update, the house fell through.", between) == ["house"]
+    appeal = "Is preparing for an appeal hearing at County Hall"
+    assert later(appeal, "we've pulled out of the appeal", between) == ["appeal"]
+    assert later(house, "update, the house fell through.", CORRECTED_MIN_SIM - 0.01) == []
+    # only plan endings that far off: a denial or a job quit may be of something else
+    assert later(house, "we didn't see the house", between) == []
+    assert later("Knows how to make pizza dough", "i quit the pizza place", between) == []
+    assert later("Knows how to make pizza dough", "i quit the pizza place", 0.5) == ["pizza"]
+    # a claim that says its plan is past is not taken back by its ending
+    assert later("Was buying a house in Stockport", "the house fell through", between) == []
+
+
 def test_two_dates_of_one_month_are_values_of_the_same_thing() -> None:
     """A number that is a day of a month has that month as its context: "9 March" and "the 16th
     of March" give the same date otherwise, with no other word near both; another month's day
