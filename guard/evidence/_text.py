@@ -1211,7 +1211,35 @@ def fallen_through(text: str) -> frozenset[str]:
         for phrase in _ENDED_BEFORE:
             if tuple(toks[i : i + len(phrase)]) == phrase and toks[i - 1] not in _SPEAKER:
                 out |= _stems_before(toks, i)
+        if toks[i] == "off" and _called_off(toks, i):
+            out |= _stems_before(toks, i)
     return frozenset(out)
+
+
+# "lisbon's off obviously", "December is off again", "so the moving-in plan is off": a plan called
+# off, "off" ending its clause or followed by one of these; not "I'm off to Porto", "carol's off on
+# long term sick", "he's off the smokes", "the kids are off" (a holiday), "mum's off now"
+_OFF_AFTER = frozenset(
+    ("again", "obviously", "now", "then", "too", "completely", "entirely", "unfortunately",
+     "sadly", "sorry", "lol", "anyway", "apparently")
+)  # fmt: skip
+
+
+def _called_off(toks: list[str], i: int) -> bool:
+    """``toks[i]`` ("off") says that what comes before it is called off: after "is" / "was" or a
+    thing's "'s", ending its clause or followed by :data:`_OFF_AFTER`, its subject not a
+    person."""
+    nxt = toks[i + 1] if i + 1 < len(toks) else ""
+    if nxt[:1].isalnum() and nxt not in _OFF_AFTER:
+        return False
+    prev = toks[i - 1]
+    if prev in ("is", "was"):
+        subject = toks[i - 2] if i >= 2 else ""
+    elif prev.endswith("'s"):
+        subject = prev[:-2]
+    else:
+        return False
+    return bool(subject) and subject not in STOPWORDS and subject not in KIN_WORDS
 
 
 # the endings of a plan (what the user called off, as against what they quit or sold): said of

@@ -218,6 +218,23 @@ def test_a_plan_the_user_pulled_out_of_or_that_fell_thru_has_ended() -> None:
     assert retracted_stems("Has a new phone", "I pulled out my phone") == set()
 
 
+def test_a_plan_said_to_be_off_has_ended() -> None:
+    """ "lisbon's off obviously" and "December is off again" call a plan off; "I'm off to Porto",
+    "he's off the smokes", "carol's off on long term sick", "mum's off now" and "the kids are off"
+    do not."""
+    trip = "Is going to Lisbon with Nathan for five days"
+    assert retracted_stems(trip, "lisbon's off obviously") == {"lisbon"}
+    assert retracted_stems(trip, "so the Lisbon trip is off, sorry") == {"lisbon"}
+    assert retracted_stems("Is visiting London in December", "Ebo, December is off again") == {
+        "decemb"
+    }
+    for other in ("I'm off to Lisbon in May", "carol's off on long term sick",
+                  "the kids are off, so Lisbon it is"):  # fmt: skip
+        assert retracted_stems(trip, other) == set(), other
+    assert retracted_stems("Mum is staying with the user", "mum's off now") == set()
+    assert retracted_stems("Smokes after work", "he's off the smokes too") == set()
+
+
 def test_a_plan_ending_retracts_from_the_corrected_cosine() -> None:
     """A plan that fell through or that the user pulled out of ends the claim in a later sentence
     that reads little like it ("update, the house fell through" / "Is buying a house in
