@@ -210,7 +210,10 @@ def _retracted(
         elif lives:
             words = tx.moved_from(claim, text)
         else:  # from CORRECTED_MIN_SIM, a plan ending ("the Chorlton house fell through")
-            words = tx.ended_plans(claim, text, said_of_user(claim, text, user_name))
+            own = said_of_user(claim, text, user_name)
+            words = tx.ended_plans(claim, text, own)
+            if not words and (is_correction(text) or tx.contrasts(text)):
+                words = tx.retracted_stems(claim, text, own, endings=False)
         if not words and sims[j] >= CORRECTED_MIN_SIM:
             # "correction he's 8 not 9" / "Dog Bruno is 9 years old" (0.32); another value in a
             # correction only in a turn about the claim ("my driving test is moved, examiner is

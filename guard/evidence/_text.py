@@ -1084,6 +1084,11 @@ def _contrasts(text: str) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
     )
 
 
+def contrasts(text: str) -> bool:
+    """Whether ``text`` sets one thing against another ("the 10k not the half")."""
+    return bool(_contrasts(text))
+
+
 def _agreed_contrasts(claim_stems: frozenset[str], text: str) -> set[str]:
     """What the contrasts of ``text`` deny that the claim agrees with: a contrast whose affirmed
     value the claim says, of the kind the contrast denies (a number for a number, a day for a
@@ -1332,14 +1337,17 @@ def _set_aside(claim: str) -> frozenset[str]:
     return frozenset(out) | fallen_through(claim)
 
 
-def retracted_stems(claim: str, text: str, own: str | None = None) -> frozenset[str]:
+def retracted_stems(
+    claim: str, text: str, own: str | None = None, *, endings: bool = True
+) -> frozenset[str]:
     """The claim's content words (stems) that ``text`` denies or says have ended. Nothing when
     the claim carries a negation or a refusal itself, nor from a denial over a length of time of
     a claim that says when it holds ("Two years I was not in Dublin" / "Flies to Dublin on the
     20th"); an ending only when the claim does not say the state is past ("Used to work at the
     bakery" against "I quit the bakery"). ``own``: the part of ``text`` whose denials and
     changes of state count (the user's own clauses, for a claim about the user); a plan that
-    fell through counts in all of it ("Dave has pulled out")."""
+    fell through counts in all of it ("Dave has pulled out"). ``endings=False``: the denials
+    only."""
     said = word_set(claim)  # read once: this runs for every later sentence near the claim
     if said & _SAYS_DENIAL or _refuses(said):
         return frozenset()
@@ -1351,7 +1359,7 @@ def retracted_stems(claim: str, text: str, own: str | None = None) -> frozenset[
         out -= _agreed_contrasts(content_stems(claim), own)
     # "not really hikers" denies "Loves long hikes": the doer of what the claim says
     out |= {c for c in claimed if c + "r" in out or c + "er" in out}
-    if not said & _PAST_MARKERS:
+    if endings and not said & _PAST_MARKERS:
         ended = _changed_state(own) | fallen_through(text)
         # "I quit the pharmacy job" ends "Works as a pharmacist": one word, two endings
         out |= ended | {c for c in claimed for e in ended if c != e and _same_word(c, e)}

@@ -238,8 +238,9 @@ def test_a_plan_said_to_be_off_has_ended() -> None:
 def test_a_plan_ending_retracts_from_the_corrected_cosine() -> None:
     """A plan that fell through or that the user pulled out of ends the claim in a later sentence
     that reads little like it ("update, the house fell through" / "Is buying a house in
-    Stockport": cosine 0.31), from CORRECTED_MIN_SIM; a denial or a quit that far off does not,
-    nor does anything under CORRECTED_MIN_SIM."""
+    Stockport": cosine 0.31), from CORRECTED_MIN_SIM, as does a denial in a sentence that reads
+    as a correction or sets one thing against another; a plain denial or a quit that far off does
+    not, nor does anything under CORRECTED_MIN_SIM."""
     from mirage_guard.guard.evidence._linker import CORRECTED_MIN_SIM, RETRACT_MIN_SIM
 
     def later(claim: str, text: str, sim: float) -> list[str]:
@@ -255,7 +256,12 @@ def test_a_plan_ending_retracts_from_the_corrected_cosine() -> None:
     appeal = "Is preparing for an appeal hearing at County Hall"
     assert later(appeal, "we've pulled out of the appeal", between) == ["appeal"]
     assert later(house, "update, the house fell through.", CORRECTED_MIN_SIM - 0.01) == []
-    # only plan endings that far off: a denial or a job quit may be of something else
+    # ... and a denial in a correction or a contrast ("so not september anymore", "the 10k not
+    # the half"); a plain denial or a job quit that far off may be of something else
+    move = "Plans to move to Spain this September"
+    assert later(move, "so not september anymore", between) == ["septemb"]
+    half = "Is running the Sheffield half marathon in April"
+    assert later(half, "definitely doing the 10k not the half though", between) == ["half"]
     assert later(house, "we didn't see the house", between) == []
     assert later("Knows how to make pizza dough", "i quit the pizza place", between) == []
     assert later("Knows how to make pizza dough", "i quit the pizza place", 0.5) == ["pizza"]
