@@ -1031,8 +1031,14 @@ def denied_stems(text: str) -> frozenset[str]:
     ("if not I'll look"), not in "not only", "not sure", "no doubt"..., and "no" only right
     before a content word ("no husband", but not "no, the pharmacy is ..."). In a contrast ("June 9
     not June 2") only what follows "not" is denied."""
+    return frozenset().union(*_denials(text))
+
+
+@lru_cache(maxsize=65536)
+def _denials(text: str) -> tuple[frozenset[str], ...]:
+    """:func:`denied_stems`, one set per negation."""
     toks = _clause_tokens(text)
-    out: set[str] = set()
+    out: list[frozenset[str]] = []
     for i, t in enumerate(toks):
         if (t not in _DENIALS and t not in _SCARCELY) or (i > 0 and toks[i - 1] in _PSEUDO_BEFORE):
             continue
@@ -1055,15 +1061,16 @@ def denied_stems(text: str) -> frozenset[str]:
             # a contrast ("the exam is June 9 not June 2", "Lisbon not Porto"): what the clause
             # says before "not" it affirms, so only the rest is denied
             span -= _contrasted(toks, i)
-        out |= span
+        out.append(frozenset(span))
     for i, t in enumerate(toks):
         if t == "none" and toks[i + 1 : i + 3] in (["of", "us"], ["of", "them"]):
-            out |= _span_stems(toks, i + 3)  # "none of us eat beef": as "we don't eat beef"
+            # "none of us eat beef": as "we don't eat beef"
+            out.append(frozenset(_span_stems(toks, i + 3)))
         elif t == "nothing" and _speaker_verb(toks, i) and toks[i + 1 : i + 2] != ["but"]:
             # "I take nothing for blood pressure": the speaker's verb only ("we paid nothing for
             # the flights" does not deny the flights); not "I eat nothing but salad"
-            out.add(stem(toks[i - 1]))
-    return frozenset(out)
+            out.append(frozenset((stem(toks[i - 1]),)))
+    return tuple(d for d in out if d)
 
 
 def _contrast_at(toks: list[str], i: int) -> bool:
@@ -1353,6 +1360,8 @@ def retracted_stems(
         return frozenset()
     own = text if own is None else own
     out = set(_denied_when(own) if _dated(claim, said) else denied_stems(own))
+    if out:
+        out -= _denied_of_others(claim, own)
     # "Swims instead of running": the claim itself sets running aside, a denial agrees with it
     claimed = content_stems(claim) - _set_aside(claim)
     if out:
@@ -1365,6 +1374,19 @@ def retracted_stems(
         out |= ended | {c for c in claimed for e in ended if c != e and _same_word(c, e)}
         out |= moved_from(claim, text)
     return frozenset(out & claimed)
+
+
+def _denied_of_others(claim: str, text: str) -> set[str]:
+    """The words ``text`` denies only together with a name the claim does not say: that denial
+    is of the named thing, not of the claim ("So I'm not running Berlin" does not take back "Is
+    running Amsterdam on the 18th of October"). A word another of its denials denies too is not
+    among them."""
+    named = {stem(n) for n in proper_names(text)} - content_stems(claim)
+    if not named:
+        return set()
+    denials = _denials(text)
+    of_others = {w for d in denials if d & named for w in d}
+    return of_others - {w for d in denials if not d & named for w in d}
 
 
 def _same_word(a: str, b: str) -> bool:

@@ -364,3 +364,16 @@ def test_a_contrast_whose_affirmed_value_the_claim_says_denies_nothing_of_it() -
     assert retracted_stems("Is sitting the ACCA FR exam on 2 June", exam) == {"2"}
     flight = "I changed my flight, it's now March 15 not the 14th."
     assert retracted_stems("Flies to Tucson on March 14", flight) == {"14"}
+
+
+def test_a_denial_of_a_named_thing_the_claim_does_not_name_takes_nothing_back() -> None:
+    """ "So I'm not running Berlin. I've entered Amsterdam instead" denies Berlin, not the
+    running of "Is running Amsterdam on the 18th of October"; a claim that names Berlin is
+    taken back, and another denial of the claim's words still counts."""
+    turn = "So I'm not running Berlin. I've entered Amsterdam instead, it's on the 18th of October."
+    assert retracted_stems("Is running Amsterdam on the 18th of October", turn) == set()
+    assert retracted_stems("Is running Berlin in September", turn) == {"runn", "berlin"}
+    assert retracted_stems("Works at Aldi", "I don't work at Tesco anymore") == set()
+    assert retracted_stems("Works at Tesco", "I don't work at Tesco anymore") == {"work", "tesco"}
+    both = "I don't work at Tesco anymore, I don't work at all now"
+    assert retracted_stems("Works at Aldi", both) == {"work"}
