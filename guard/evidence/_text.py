@@ -141,10 +141,20 @@ def unaccented(word: str) -> str:
     return "".join(c for c in split if not unicodedata.combining(c))
 
 
+# a chat's short forms, read as the word ("not on meds" denies "medication", "at uni" says
+# "university"); only those that are no other word. Measured and left out: "yr" ("yr 12", a
+# school year, became a number of years against "16 or 17 years old") and "bf" / "gf"
+_SHORT_FORMS = {
+    "hr": "hour", "hrs": "hour", "wk": "week", "wks": "week", "appt": "appointment",
+    "appts": "appointment", "bday": "birthday", "meds": "medication", "uni": "university",
+}  # fmt: skip
+
+
 def stem(word: str) -> str:
     w = unaccented(word.lower().strip("'-"))
     if w.endswith("'s"):
         w = w[:-2]  # a possessive: "teacher's" is "teacher"
+    w = _SHORT_FORMS.get(w, w)
     if w in _NUMBER_VALUES:
         return _NUMBER_VALUES[w]  # "three" is the stem of "3": the same value
     for suffix in _SUFFIXES:
@@ -579,7 +589,22 @@ def changed_values(claim: str, evidence: str) -> list[tuple[str, str]]:
             if pair not in out:
                 out.append(pair)
     out.extend(p for p in _sentence_relations(claim, evidence, claimed_set) if p not in out)
-    return out
+    return [p for p in out if not _same_said_otherwise(claim, *p)]
+
+
+# one tie named from either end ("I am aunt first time!" / "Has a baby niece"): not another
+# relative
+_CONVERSE_KIN = frozenset(frozenset((a, b)) for a in ("aunt", "uncle") for b in ("niece", "nephew"))
+# a distance after a number ("about 12 km each way"): "12k" said of it is 12 km, not 12,000
+_DISTANCE = re.compile(r"\b(\d+)\s*(?:km|kms|kilomet(?:er|re)s?)\b", re.IGNORECASE)
+
+
+def _same_said_otherwise(claim: str, said: str, claimed: str) -> bool:
+    """Whether a value ``claimed`` that the evidence gives as ``said`` is the same thing said
+    another way: the other end of one tie (an aunt's niece), or a distance "12k" for "12 km"."""
+    if frozenset((said, claimed)) in _CONVERSE_KIN:
+        return True
+    return said == f"{claimed}000" and claimed in _DISTANCE.findall(claim)
 
 
 # what a claim says came of a try ("Got the team leader job", "Is starting a master's in

@@ -377,3 +377,16 @@ def test_a_denial_of_a_named_thing_the_claim_does_not_name_takes_nothing_back() 
     assert retracted_stems("Works at Tesco", "I don't work at Tesco anymore") == {"work", "tesco"}
     both = "I don't work at Tesco anymore, I don't work at all now"
     assert retracted_stems("Works at Aldi", both) == {"work"}
+
+
+def test_a_chats_short_forms_are_read_as_the_word() -> None:
+    """ "not on meds for it" denies "Takes blood pressure medication"; "appt", "uni", "hrs" are
+    their words; "yr" and "bf" are left as they are (measured: see the README)."""
+    from mirage_guard.guard.evidence import stem
+
+    turn = "blood pressure is borderline, not on meds for it."
+    assert retracted_stems("Takes blood pressure medication", turn) == {"medication"}
+    shorts = [stem(w) for w in ("appt", "uni", "hrs", "wks")]
+    assert shorts == [stem(w) for w in ("appointment", "university", "hours", "weeks")]
+    assert stem("yr") == "yr"
+    assert stem("bf") == "bf"

@@ -882,6 +882,13 @@ def test_a_personality_trait_from_evidence_about_something_else_is_generated() -
         ("Is in his forties or older", "I'm 38", []),  # a bound, not one decade
         ("Is in her late twenties", "I'm 20 minutes away", []),  # not an age
         ("Is in her late twenties", "my sister is 35", []),  # not the speaker's age
+        # the other end of one tie, and "12k" of a distance, are the same value said otherwise
+        ("Kasia has a baby niece named Zosia, her brother Tomek's daughter",
+         "My brother Tomek has now baby, small girl, her name is Zosia. I am aunt first time!",
+         []),
+        ("Visits her sister every day", "I visit my aunt every day", [("aunt", "sister")]),
+        ("Cycles to work, about 12 km each way", "i ride it to work, about 12k each way", []),
+        ("Ran 10 miles on Sunday", "ran a 10k on sunday", [("10000", "10")]),
     ],
 )  # fmt: skip
 def test_changed_values(claim: str, evidence: str, expected: list[tuple[str, str]]) -> None:
