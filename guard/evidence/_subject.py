@@ -548,6 +548,14 @@ OTHER_SHARE = 0.4
 WHOLE_MIN_WORDS = 3
 
 
+# a clause that says what there is ("oh theres a co-op near the canal, my mate jonas volunteers
+# there"): its words are said of no one, so they do not make the claim the user's
+_EXISTENTIAL = re.compile(
+    r"^(?:(?:oh|and|but|so|also|well|ok|okay|btw)\s+)*there(?:'s|’s|s| is| are| was| were)\b",
+    re.IGNORECASE,
+)
+
+
 @dataclass(frozen=True)
 class OtherPersonsFact:
     """The person whose fact the claim restates, and the claim's words said only of them."""
@@ -581,6 +589,8 @@ def other_persons_fact(
     whole: list[str | None] = []  # the person of each clause that says all of the claim
     most_of_user = 0  # the most of the claim's words (not its frame) one user clause says
     for c in parts:
+        if c.subject == "user" and _EXISTENTIAL.match(c.text):
+            continue  # "theres a co-op near the canal": says what there is, of nobody
         found = wanted & content_stems(c.text)
         if c.subject == "other":
             for s in found:

@@ -428,3 +428,15 @@ def test_a_name_given_after_my_person_is_who_they_are_not_what_is_said_of_them()
     found = other_persons_fact("Works as a nurse", "my wife Jo works as a nurse")
     assert found is not None
     assert found.person == "jo"
+
+
+def test_a_clause_that_says_what_there_is_says_it_of_nobody() -> None:
+    """ "oh theres a co-op near the canal, my mate jonas volunteers there on wednesdays": the
+    volunteering is the mate's; the existential clause's "co-op" does not make it the user's.
+    A user clause that says the claim's own verb still does."""
+    turn = "oh theres a co-op near the canal, my mate jonas volunteers there on wednesdays."
+    fact = other_persons_fact("Volunteers at the bike co-op on Wednesdays", turn)
+    assert fact is not None
+    assert fact.words == ("volunteers", "wednesdays")
+    mine = "there's a co-op near the canal, I volunteer there on wednesdays with my mate jonas"
+    assert other_persons_fact("Volunteers at the bike co-op on Wednesdays", mine) is None
