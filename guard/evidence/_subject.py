@@ -600,7 +600,8 @@ def other_persons_fact(
         else:
             said_of_user |= found
             most_of_user = max(most_of_user, len(found - FRAME_STEMS))
-    if whole and len(wanted - FRAME_STEMS) >= WHOLE_MIN_WORDS and most_of_user <= 1:
+    all_said = whole and len(wanted - FRAME_STEMS) >= WHOLE_MIN_WORDS and most_of_user <= 1
+    if all_said:
         # one clause about someone else says all of it, and no clause about the user more than a
         # word of it: "Travels for work two weeks a month" / "my husband Faisal travels for work
         # 2 weeks of the month" beside "... stay with us for a month", "i work from home"
@@ -618,8 +619,11 @@ def other_persons_fact(
     named = {t.lower().removesuffix("'s").removesuffix("’s") for t in _TOKEN.findall(claim)}
     if any(p is not None and p in named for p in persons):
         return None  # "Has a sister who is diabetic": the user's fact about the sister
-    if named & _PEOPLE_STEMS:
-        return None  # the claim names a person of its own ("Cooks vegan for his girlfriend")
+    if named & _PEOPLE_STEMS and not all_said:
+        # the claim names a person of its own ("Cooks vegan for his girlfriend"); not when one
+        # clause about someone else says all of it, people included ("You're a single mum with
+        # two kids" / "my sister ... she's a single mum with two kids")
+        return None
     # the first person by the claim's words (sorted), so the reason is the same every run
     person = next((said_of_other[s] for s in only_other if said_of_other[s] is not None), None)
     # the claim's own words, as written, not their stems

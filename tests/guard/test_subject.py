@@ -440,3 +440,17 @@ def test_a_clause_that_says_what_there_is_says_it_of_nobody() -> None:
     assert fact.words == ("volunteers", "wednesdays")
     mine = "there's a co-op near the canal, I volunteer there on wednesdays with my mate jonas"
     assert other_persons_fact("Volunteers at the bike co-op on Wednesdays", mine) is None
+
+
+def test_a_clause_about_someone_else_that_says_all_of_the_claim_takes_its_people_too() -> None:
+    """ "she's a single mum with two kids", said of the sister, says all of "You're a single mum
+    with two kids": the claim's own person words ("mum", "kids") do not make it the user's fact
+    about them. A claim that only shares a word with such a clause still names its own person."""
+    turn = (
+        "the annoying thing is my sister keeps asking to borrow money, she's a single mum with two"
+        " kids and i hate saying no"
+    )
+    fact = other_persons_fact("You're a single mum with two kids", turn)
+    assert fact is not None
+    assert fact.person == "sister"
+    assert other_persons_fact("Cooks dinner for her two kids", turn) is None
