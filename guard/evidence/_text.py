@@ -1157,7 +1157,8 @@ _ENDINGS: dict[tuple[str, ...], bool] = {
     ("took", "me", "off"): False, ("took", "myself", "off"): False,
     ("took", "ourselves", "off"): False, ("took", "us", "off"): False,
     ("pulled", "out", "of"): True, ("get", "back", "into"): False,
-    ("getting", "back", "into"): False,
+    ("getting", "back", "into"): False, ("was", "going", "to"): True,
+    ("were", "going", "to"): True,
 }  # fmt: skip
 # ... and these end what comes before them in the clause, a plan that did not happen ("the
 # Chorlton house fell through", "Dave has pulled out", "the trip got cancelled"); after the

@@ -390,3 +390,14 @@ def test_a_chats_short_forms_are_read_as_the_word() -> None:
     assert shorts == [stem(w) for w in ("appointment", "university", "hours", "weeks")]
     assert stem("yr") == "yr"
     assert stem("bf") == "bf"
+
+
+def test_a_plan_the_user_was_going_to_carry_out_did_not_happen() -> None:
+    """ "we were going to get a new electric one but the prices are mad" takes back "Is buying a
+    new electric car"; after someone else ("she was going to come") it ends nothing, and a claim
+    that says the plan is past agrees with it."""
+    turn = "we were going to get a new electric one but the prices are mad, so a hybrid instead"
+    car = "Is buying a new electric car"
+    assert retracted_stems(car, turn) == {"new"}
+    assert retracted_stems(car, "she was going to get a new one") == set()
+    assert retracted_stems("Was going to buy a new electric car", turn) == set()
