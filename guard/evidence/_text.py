@@ -1294,8 +1294,9 @@ def ended_plans(claim: str, text: str, own: str | None = None) -> frozenset[str]
     """The claim's content words (stems) a plan ending in ``text`` ends: a plan that fell
     through (:func:`fallen_through`, in all of ``text``) or that the user called off
     (:data:`_PLAN_ENDINGS`, in ``own``: the user's own clauses). Nothing for a claim that says
-    itself the state is past."""
-    if word_set(claim) & _PAST_MARKERS:
+    itself the state is past, or carries a negation or a refusal (as :func:`retracted_stems`)."""
+    said = word_set(claim)
+    if said & (_PAST_MARKERS | _SAYS_DENIAL) or _refuses(said):
         return frozenset()
     own = text if own is None else own
     ended = fallen_through(text) | _ended_by(_clause_tokens(own), _PLAN_ENDINGS)

@@ -265,8 +265,9 @@ def test_a_plan_ending_retracts_from_the_corrected_cosine() -> None:
     assert later(house, "we didn't see the house", between) == []
     assert later("Knows how to make pizza dough", "i quit the pizza place", between) == []
     assert later("Knows how to make pizza dough", "i quit the pizza place", 0.5) == ["pizza"]
-    # a claim that says its plan is past is not taken back by its ending
+    # a claim that says its plan is past, or denies it, is not taken back by its ending
     assert later("Was buying a house in Stockport", "the house fell through", between) == []
+    assert later("Is not buying a house in Stockport", "the house fell through", between) == []
 
 
 def test_two_dates_of_one_month_are_values_of_the_same_thing() -> None:
