@@ -91,8 +91,14 @@ def stale(link: EvidenceLink) -> bool:
     conversations "now", "update" or "instead" about a job or a home come up often, and on the
     four held-out sets the decisions it made were right 0.20-0.50 of the time (``guard
     eval-suite``'s reason-code table, 2026-12-02); later corrections that end or deny the claim
-    are read by :func:`denied_words` and the linker's ``retracted`` rule."""
-    return link.features.get("sup_superseded", 0.0) >= CONTRADICTED_MIN
+    are read by :func:`denied_words` and the linker's ``retracted`` rule.
+
+    Only for a claim its turn says (the support model reads it entailed more than inferable):
+    a conclusion drawn from the turn is not what the later turn corrects ("Currently uses a
+    Windows computer", "Does not need to find a new job in Leeds")."""
+    f = link.features
+    said = f.get("sup_entailed", 0.0) >= f.get("sup_inferable", 0.0)
+    return said and f.get("sup_superseded", 0.0) >= CONTRADICTED_MIN
 
 
 def contradicted(link: EvidenceLink) -> bool:

@@ -400,6 +400,16 @@ def test_a_later_turn_that_contradicts_the_claim_makes_it_stale() -> None:
     assert prov is Provenance.STATED  # a later turn that does not contradict it changes nothing
 
 
+def test_a_later_correction_does_not_make_a_conclusion_stale() -> None:
+    """ "Currently uses a Windows computer" is a conclusion its turn makes inferable, not what it
+    says; the support model's reading of a later turn as a correction is of the stated fact, so
+    the conclusion is not made stale by it (measured: 8 rows to the label, none away)."""
+    concluded = {"sup_entailed": 0.05, "sup_inferable": 0.9, "sup_unsupported": 0.03}
+    prov, codes = _decided(sup_contradicted=0.02, sup_superseded=0.9, **concluded)
+    assert ReasonCode.SUPERSEDED not in codes
+    assert prov is not Provenance.GENERATED
+
+
 def test_a_claim_the_linked_turn_contradicts_is_generated() -> None:
     """ "Budget is 200 euros" against "around 120 euros a night": the model reads a contradiction
     and a number is not said."""
