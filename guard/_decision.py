@@ -43,6 +43,7 @@ from mirage_guard.guard.evidence import (
     trait_words,
     unsaid_habits,
     value_kind,
+    without_third_persons,
 )
 from mirage_guard.guard.scoring import CalibrationProfile
 
@@ -188,6 +189,9 @@ def denied_words(claim: str, evidence: str | None, user_name: str | None = None)
     if evidence is None:
         return []
     denied = retracted_stems(claim, evidence)
+    if denied and not claim_people(claim, user_name):
+        # "she's not going to work the first year" denies nothing of the user's "works ..."
+        denied = retracted_stems(claim, without_third_persons(claim, evidence, user_name))
     people = claim_people(claim, user_name) if denied else frozenset()
     if people:
         # a claim about someone else ("Husband Faisal does the cooking") is not denied by what

@@ -45,6 +45,7 @@ from mirage_guard.guard.evidence._subject import (
     name_parts,
     other_persons_fact,
     others_clauses,
+    without_third_persons,
 )
 from mirage_guard.guard.evidence._support import (
     SUPPORT_FEATURES,
@@ -146,4 +147,5 @@ __all__ = [
     "unsaid_habits",
     "value_kind",
     "verify_support_dir",
+    "without_third_persons",
 ]

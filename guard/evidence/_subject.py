@@ -691,6 +691,25 @@ def others_clauses(text: str, user_name: str | None = None) -> str:
     )  # fmt: skip
 
 
+def without_third_persons(claim: str, text: str, user_name: str | None = None) -> str:
+    """For a claim about the user, ``text`` without the clauses whose own subject is "he", "she"
+    or "they" ("Jo is a nurse but she's not going to work the first year"), joined by ";": what
+    can deny the user's fact. A pronoun says whose clause it is; a clause the reader gives
+    someone else by other means (a name, the clause before) stays."""
+    user = name_parts(user_name)
+    if not _about_user(claim, user):
+        return text
+    parts = _clauses(text, user, frozenset())
+    kept = []
+    for c in parts:
+        toks = [t.lower() for t in _TOKEN.findall(c.text)]
+        while toks and toks[0] in _LEAD:
+            toks = toks[1:]
+        if not (c.subject == "other" and toks and toks[0] in _THIRD_SUBJECTS):
+            kept.append(c.text)
+    return "; ".join(kept)
+
+
 # where a claim goes on to assert a second thing of its subject: "Lives in Lisbon and is a
 # vegan", "User lives in Lisbon, is divorced", "Father is 71 and lives alone"
 _PREDICATE_JOIN = re.compile(r"\s*,\s*(?:and\s+|but\s+)?|\s+(?:and|but)\s+|\s*;\s*", re.I)

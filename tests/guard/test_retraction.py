@@ -402,3 +402,19 @@ def test_a_plan_the_user_was_going_to_carry_out_did_not_happen() -> None:
     assert retracted_stems(car, turn) == {"new"}
     assert retracted_stems(car, "she was going to get a new one") == set()
     assert retracted_stems("Was going to buy a new electric car", turn) == set()
+
+
+def test_a_denial_whose_subject_is_he_or_she_denies_nothing_of_the_user() -> None:
+    """ "Jo is a nurse but she's not going to work the first year" denied "work" of "The user is
+    a UX designer working fully remote"; a clause whose own subject is "he", "she" or "they"
+    is that person's. The user's own denial in the same turn still denies, and a claim about
+    someone else is still denied by that person's clauses."""
+    turn = (
+        "I'm a UX designer, fully remote for a company in Minneapolis. Jo is a nurse but she's "
+        "not going to work the first year."
+    )
+    assert denied_words("The user is a UX designer working fully remote for a company", turn) == []
+    assert denied_words("Has a valid driver's license", "he's 15 he cant drive, so its me") == []
+    mine = "she's at Aldi now and I don't work at Tesco anymore"
+    assert denied_words("Works at Tesco", mine) == ["tesco", "work"]
+    assert denied_words("Partner Jo works as a nurse", turn) == ["work"]
