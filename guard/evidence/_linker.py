@@ -214,6 +214,11 @@ def _retracted(
             words = tx.ended_plans(claim, text, own)
             if not words and (is_correction(text) or tx.contrasts(text)):
                 words = tx.retracted_stems(claim, text, own, endings=False)
+            if not words and (place := tx.workplace(claim)):
+                # "I left the sports clinic" / "Works at a sports clinic treating footballers"
+                # (0.37): the place the user works at, left; only all of its words
+                ended = tx.retracted_stems(claim, text, own)
+                words = ended if place <= ended else frozenset()
         if not words and sims[j] >= CORRECTED_MIN_SIM:
             # "correction he's 8 not 9" / "Dog Bruno is 9 years old" (0.32); another value in a
             # correction only in a turn about the claim ("my driving test is moved, examiner is

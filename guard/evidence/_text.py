@@ -1447,6 +1447,23 @@ def residence(claim: str) -> str | None:
     return None if m is None else m.group("place")
 
 
+# a claim about where the user works ("Works at a sports clinic", "User works for Octopus as
+# a ...", "Is working at the library"): the place, to the end of its phrase
+_WORKPLACE = re.compile(
+    r"^\s*(?:(?:the\s+)?user\s+|you\s+)?(?:currently\s+|now\s+|still\s+)?"
+    r"(?:works?|working|(?:is|are)\s+working)\s+(?:[a-z]+\s+)?(?:at|for)\s+"
+    r"(?P<place>[^,.;!?]+?)(?:\s+(?:as|treating|doing|on|in|with|where|while|since)\b|[,.;!?]|$)",
+    re.I,
+)
+
+
+def workplace(claim: str) -> frozenset[str]:
+    """The content stems of the place a claim says the user works at or for ("Works at a sports
+    clinic treating footballers": {"sport", "clinic"}), else nothing."""
+    m = _WORKPLACE.search(claim)
+    return frozenset() if m is None else content_stems(m.group("place"))
+
+
 def moved_from(claim: str, text: str) -> frozenset[str]:
     """The place words of a claim about where the user lives that ``text`` leaves behind: the
     speaker moved to a named place the claim does not name, and the text does not name the

@@ -404,6 +404,34 @@ def test_a_plan_the_user_was_going_to_carry_out_did_not_happen() -> None:
     assert retracted_stems("Was going to buy a new electric car", turn) == set()
 
 
+def test_a_workplace_the_user_left_retracts_from_the_corrected_cosine() -> None:
+    """ "I left the sports clinic, I started at St James's ..." takes back "Works at a sports
+    clinic treating footballers and rugby players" at cosine 0.37: the place the claim says the
+    user works at, all of its words ended; a quit of a place the claim only mentions does not
+    ("Knows how to make pizza dough" / "i quit the pizza place"), nor a leaving of part of it."""
+    from mirage_guard.guard.evidence._linker import CORRECTED_MIN_SIM, RETRACT_MIN_SIM
+    from mirage_guard.guard.evidence._text import workplace
+
+    def later(claim: str, text: str) -> list[str]:
+        units = [_Unit("u1", "I said something about it."), _Unit("u2", text)]
+        link = EvidenceLink(turn_id="u1", similarity=0.8, span=units[0].text)
+        sims = np.array([0.8, (CORRECTED_MIN_SIM + RETRACT_MIN_SIM) / 2], np.float32)
+        out = _retracted(claim, link, sims, units, {"u1": 0, "u2": 1})
+        return out.retracted_words if out.retracted_by == "u2" else []
+
+    clinic = "Works at a sports clinic treating footballers and rugby players"
+    assert workplace(clinic) == {"sport", "clinic"}
+    assert workplace("Works night shifts at the hospital") == frozenset()
+    left = "I left the sports clinic, I started at St James's in the outpatient MSK team"
+    assert later(clinic, left) == ["clinic", "sport"]
+    assert later("Knows how to make pizza dough", "i quit the pizza place") == []
+    assert later("Works at the pizza place on Elm Street", "i quit the pizza place") == [
+        "pizza",
+        "place",
+    ]
+    assert later(clinic, "she left the sports clinic last year") == []
+
+
 def test_a_denial_whose_subject_is_he_or_she_denies_nothing_of_the_user() -> None:
     """ "Jo is a nurse but she's not going to work the first year" denied "work" of "The user is
     a UX designer working fully remote"; a clause whose own subject is "he", "she" or "they"
