@@ -276,8 +276,9 @@ def _name_subject(
         and first not in _NOT_NAMES  # "Please also mention that I am bilingual"
     )
     verbs = _AFTER_NAME_OPENING if opener else _AFTER_SUBJECT
-    # an "'s" only where not every word is capitalised ("Work's been crazy")
-    has = has and not opener and owner not in STOPWORDS
+    # an "'s" only where not every word is capitalised ("Work's been crazy"); "'s got" opening a
+    # sentence is a person's ("Sam's got a student loan")
+    has = has and (not opener or after == "got") and owner not in STOPWORDS
     if named and (after in verbs or after in _VERBS_S or has):
         if owner in user:
             return "user", None, i + 1

@@ -332,6 +332,15 @@ def test_a_names_s_that_is_a_verb_makes_the_clause_theirs(
     assert found.person == person
 
 
+def test_a_names_s_got_opening_a_sentence_is_theirs() -> None:
+    """ "Sam's got a student loan, comes out of her pay." is Sam's, though every word opening a
+    sentence is capitalised; another "'s" there stays unread ("Work's been crazy")."""
+    found = other_persons_fact("The user is repaying a student loan", "Sam's got a student loan.")
+    assert found is not None
+    assert found.person == "sam"
+    assert [c.subject for c in clauses("Work's been crazy lately")] == ["user"]
+
+
 def test_a_name_alone_before_a_clause_without_a_verb_first_leaves_it_alone() -> None:
     turn = "I live in Lisbon, Portugal, and work remotely."
     assert [c.subject for c in clauses(turn) if "remotely" in c.text] == ["user"]
