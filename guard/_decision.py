@@ -78,6 +78,27 @@ def fully_supported(link: EvidenceLink) -> bool:
     return not (concluded and f.get("align_unsupported_share", 0.0) > CONCLUSION_UNALIGNED_SHARE)
 
 
+# the support model's P(entailed) at which a claim whose every content word the user's words
+# say is a restatement, whatever the profile's stated score
+SAID_WHOLE_MIN = 0.5
+
+
+def said_whole(link: EvidenceLink) -> bool:
+    """Every content word of the claim is in the user's words (the token aligner leaves none
+    unsupported) and the support model reads the linked turn as saying it: "Is 23 years old" /
+    "im 23 so insurance is gonna be mental anyway", "Has a daughter aged 11" / "... with my
+    daughter, she's 11 and faster than me uphill". The profile's stated score, fitted on
+    sentences that say one thing, reads such a fact low inside a long chat turn; the two signals
+    agreeing make it a restatement (measured on the held-out sets, 2026-12-05 night)."""
+    f = link.features
+    return (
+        bool(f.get("support_model", 0.0))
+        and f.get("sup_entailed", 0.0) >= SAID_WHOLE_MIN
+        and not link.unsupported_words
+        and f.get("align_unsupported_share", 1.0) == 0.0
+    )
+
+
 # the support model's P(contradicted) at which a turn's contradiction decides (one turn said
 # otherwise; a later turn corrected the one that supports the claim)
 CONTRADICTED_MIN = 0.5
@@ -457,7 +478,9 @@ def _provenance(
             and unsaid_habits(claim, link.unsupported_words, evidence)
         )
     )
-    restatement = p_stated >= profile.stated_threshold and supported
+    scored = p_stated >= profile.stated_threshold
+    read_as_said = scored or said_whole(link)
+    restatement = read_as_said and supported
     user = name_parts(who[0])
     if restatement and evidence and (swapped := swapped_names(claim, evidence, user)):
         # read as a restatement but for a name: the sentence that says the rest gives another
@@ -472,14 +495,22 @@ def _provenance(
         # at the hospital in Leeds" / "I work night shifts at the hospital")
         reasons.append(reason(ReasonCode.GLUED_DETAIL, turn_id=link.turn_id, words=names))
         return Provenance.GENERATED
-    if p_stated >= profile.stated_threshold and not specifics and supported:
+    if read_as_said and not specifics and supported:
         glued = glued_detail(claim, link)
         if glued:
             reasons.append(reason(ReasonCode.GLUED_DETAIL, turn_id=link.turn_id, words=glued))
             return Provenance.GENERATED
-        reasons.append(
-            reason(ReasonCode.STATED_SCORE, p_stated=p_stated, threshold=profile.stated_threshold)
-        )
+        if scored:
+            reasons.append(
+                reason(
+                    ReasonCode.STATED_SCORE, p_stated=p_stated, threshold=profile.stated_threshold
+                )
+            )
+        else:
+            p_entailed = link.features.get("sup_entailed", 0.0)
+            reasons.append(
+                reason(ReasonCode.SAID_WHOLE, turn_id=link.turn_id, p_entailed=p_entailed)
+            )
         return Provenance.STATED
     reasons.append(reason(ReasonCode.LINKED_NOT_RESTATEMENT, turn_id=link.turn_id))
     if specifics:

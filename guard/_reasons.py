@@ -27,6 +27,7 @@ class ReasonCode(StrEnum):
     NO_USER_TURN = "no_user_turn"
     OVER_INFERENCE_SCORE = "over_inference_score"  # p_oi, threshold
     STATED_SCORE = "stated_score"  # p_stated, threshold
+    SAID_WHOLE = "said_whole"  # turn_id, p_entailed: every content word said, read as said
     LINKED_NOT_RESTATEMENT = "linked_not_restatement"  # turn_id
     UNSUPPORTED_SPECIFICS = "unsupported_specifics"
     SUPERSEDED = "superseded"  # turn_id: a later user turn corrected what this one said
@@ -65,6 +66,10 @@ _TEMPLATES: dict[ReasonCode, str] = {
     ReasonCode.NO_USER_TURN: "no user turn to link: generated",
     ReasonCode.OVER_INFERENCE_SCORE: "P(over-inference)={p_oi:.3f} >= {threshold:.3f}",
     ReasonCode.STATED_SCORE: "P(stated)={p_stated:.3f} >= {threshold:.3f}",
+    ReasonCode.SAID_WHOLE: (
+        "every content word said in {turn_id}, which reads as saying it "
+        "(P(entailed)={p_entailed:.3f})"
+    ),
     ReasonCode.LINKED_NOT_RESTATEMENT: "linked to {turn_id} but not a restatement",
     ReasonCode.UNSUPPORTED_SPECIFICS: "names or numbers the user never said: not a stated fact",
     ReasonCode.SUPERSEDED: "what {turn_id} said was corrected in a later user turn: stale",
@@ -130,6 +135,7 @@ _DESCRIPTIONS: dict[ReasonCode, str] = {
     ReasonCode.NO_USER_TURN: "no user turn to link: generated",
     ReasonCode.OVER_INFERENCE_SCORE: "P(over-inference) at or above the profile's threshold",
     ReasonCode.STATED_SCORE: "P(stated) at or above the profile's threshold",
+    ReasonCode.SAID_WHOLE: "every word of the claim said in a user turn that reads as saying it",
     ReasonCode.LINKED_NOT_RESTATEMENT: "linked to a user turn but not a restatement",
     ReasonCode.UNSUPPORTED_SPECIFICS: "names or numbers the user never said",
     ReasonCode.SUPERSEDED: "corrected by a later user turn: stale",

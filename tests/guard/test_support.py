@@ -410,6 +410,33 @@ def test_a_later_correction_does_not_make_a_conclusion_stale() -> None:
     assert prov is not Provenance.GENERATED
 
 
+def test_a_claim_said_word_for_word_in_a_turn_read_as_saying_it_is_stated() -> None:
+    """ "Is 23 years old" / "im 23 so insurance is gonna be mental anyway": the stated score reads
+    it low inside a long chat turn; every content word said and the support model reading the
+    turn as saying it make it a restatement, with its own reason. Either signal alone does not,
+    and a word the user never said keeps it inferred."""
+
+    def decided(words: list[str], **features: float) -> tuple[Provenance, set[ReasonCode]]:
+        d = decide(
+            Candidate(text="Is 23 years old"), _link(words, **features), p_oi=0.05,
+            p_stated=0.2, profile=make_profile(), policy=Policy(),
+        )  # fmt: skip
+        return d.provenance, {r.code for r in d.reasons}
+
+    said = {"sup_entailed": 0.66, "sup_inferable": 0.2, "align_unsupported_share": 0.0}
+    prov, codes = decided([], **said)
+    assert prov is Provenance.STATED
+    assert ReasonCode.SAID_WHOLE in codes
+    assert ReasonCode.STATED_SCORE not in codes
+    assert decided([], **{**said, "sup_entailed": 0.3, "sup_inferable": 0.6})[0] is not (
+        Provenance.STATED
+    )
+    assert decided(["years"], **{**said, "align_unsupported_share": 0.33})[0] is not (
+        Provenance.STATED
+    )
+    assert decided([], **{**said, "support_model": 0.0})[0] is not Provenance.STATED
+
+
 def test_a_claim_the_linked_turn_contradicts_is_generated() -> None:
     """ "Budget is 200 euros" against "around 120 euros a night": the model reads a contradiction
     and a number is not said."""
