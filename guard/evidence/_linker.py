@@ -214,6 +214,10 @@ def _retracted(
             words = tx.ended_plans(claim, text, own)
             if not words and (is_correction(text) or tx.contrasts(text)):
                 words = tx.retracted_stems(claim, text, own, endings=False)
+            if not words and (named := {tx.stem(n.lower()) for n in tx.proper_names(claim)}):
+                # "I'm not going to Melbourne" / "Is applying to RMIT in Melbourne for a game
+                # design master's" (0.34): a denial of a place or a person the claim names
+                words = tx.retracted_stems(claim, text, own, endings=False) & named
             if not words and (place := tx.workplace(claim)):
                 # "I left the sports clinic" / "Works at a sports clinic treating footballers"
                 # (0.37): the place the user works at, left; only all of its words

@@ -446,3 +446,23 @@ def test_a_denial_whose_subject_is_he_or_she_denies_nothing_of_the_user() -> Non
     mine = "she's at Aldi now and I don't work at Tesco anymore"
     assert denied_words("Works at Tesco", mine) == ["tesco", "work"]
     assert denied_words("Partner Jo works as a nurse", turn) == ["work"]
+
+
+def test_a_denial_of_a_name_the_claim_says_retracts_from_the_corrected_cosine() -> None:
+    """ "I'm not going to Melbourne." takes back "Is applying to RMIT in Melbourne for a game
+    design master's" at cosine 0.34: a denial of a place or person the claim names; a denial
+    that far off of the claim's other words does not ("we didn't see the house")."""
+    from mirage_guard.guard.evidence._linker import CORRECTED_MIN_SIM, RETRACT_MIN_SIM
+
+    def later(claim: str, text: str) -> list[str]:
+        units = [_Unit("u1", "I said something about it."), _Unit("u2", text)]
+        link = EvidenceLink(turn_id="u1", similarity=0.8, span=units[0].text)
+        sims = np.array([0.8, (CORRECTED_MIN_SIM + RETRACT_MIN_SIM) / 2], np.float32)
+        out = _retracted(claim, link, sims, units, {"u1": 0, "u2": 1})
+        return out.retracted_words if out.retracted_by == "u2" else []
+
+    rmit = "Is applying to RMIT in Melbourne for a game design master's"
+    assert later(rmit, "I'm not going to Melbourne.") == ["melbourne"]
+    assert later(rmit, "I'm not applying anywhere yet.") == []
+    assert later(rmit, "my sister isn't going to Melbourne") == []
+    assert later("Is buying a house in Stockport", "we didn't see the house") == []
