@@ -37,6 +37,7 @@ from mirage_guard.guard.evidence._namespace import cache_namespace, current_cach
 from mirage_guard.guard.evidence._shipped import shipped_linker, shipped_support
 from mirage_guard.guard.evidence._subject import (
     OtherPersonsFact,
+    aged_since,
     claim_people,
     claim_predicates,
     glued_items,
@@ -104,6 +105,7 @@ __all__ = [
     "TokenAligner",
     "Vectors",
     "age_in_decade",
+    "aged_since",
     "build_cross",
     "cache_namespace",
     "changed_values",

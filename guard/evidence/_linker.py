@@ -25,7 +25,12 @@ from mirage_guard.guard.evidence import _text as tx
 from mirage_guard.guard.evidence._discourse import SentenceUse, is_correction, sentence_use
 from mirage_guard.guard.evidence._embedder import Embedder, Vectors
 from mirage_guard.guard.evidence._namespace import current_cache_namespace
-from mirage_guard.guard.evidence._subject import FRAME_STEMS, claim_predicates, said_of_user
+from mirage_guard.guard.evidence._subject import (
+    FRAME_STEMS,
+    aged_since,
+    claim_predicates,
+    said_of_user,
+)
 from mirage_guard.guard.evidence._support import (
     SUPPORT_FEATURES,
     ClaimSupport,
@@ -233,6 +238,9 @@ def _retracted(
                 # "Rent £1,150." ... "Landlord letter came. Rent £1,240 from April.": a new
                 # amount said plainly, no correction word, in a sentence very near the claim
                 words = frozenset(tx.restated_amounts(claim, text))
+            if not words:
+                # "Son Finn is 15" ... "he turned 16 last week" (0.38): an age left behind
+                words = aged_since(claim, text, user_name)
         if words:
             update = {"retracted_by": units[j].turn_id, "retracted_words": sorted(words)}
             return link.model_copy(update=update)

@@ -711,6 +711,47 @@ def without_third_persons(claim: str, text: str, user_name: str | None = None) -
     return "; ".join(kept)
 
 
+# a claim's age ("Son Finn is 15", "Is 23 years old", "Has a 7-year-old daughter", "aged 11")
+_CLAIM_AGE = re.compile(
+    r"\b(?:is|aged|age)\s+(?P<a>\d{1,3})\b(?!\s*(?:%|am|pm|k\b|minutes?|hours?|days?|weeks?|"
+    r"months?|miles?|km|kg|people|of|percent|euros?|pounds?|dollars?))"
+    r"|\b(?P<b>\d{1,3})[- ](?:years?|yrs?)[- ]old\b",
+    re.I,
+)
+# ... and a later sentence's birthday: "he turned 16 last week", "I just turned 40"
+_TURNED = re.compile(
+    r"\b(?P<who>[\w']+)\s+(?:just\s+|has\s+just\s+|recently\s+|finally\s+)?turned\s+"
+    r"(?P<age>\d{1,3})\b",
+    re.I,
+)
+_SPEAKER = frozenset(("i", "i've", "ive"))
+
+
+def aged_since(claim: str, text: str, user_name: str | None = None) -> frozenset[str]:
+    """The claim's age that a later "turned <N>" leaves behind ("Son Finn is 15" / "he turned 16
+    last week, wants to get his L's"): the speaker's birthday for a claim about the user, anyone
+    else's for a claim about someone else; the same age, or none in the claim, leaves nothing."""
+    turned = _TURNED.search(text)
+    if turned is None:
+        return frozenset()
+    about_user = _about_user(claim, name_parts(user_name))
+    ages: dict[str, bool] = {}  # age -> whether it is the user's
+    for m in _CLAIM_AGE.finditer(claim):
+        if m.group("a"):
+            ages[m.group("a")] = about_user
+        else:  # "a 7-year-old daughter" is the daughter's age; "Is a 34 year old nurse" too
+            after = claim[m.end() :].lstrip()
+            ages[m.group("b")] = about_user and not after[:1].isalpha()
+    if not ages or turned.group("age") in ages:
+        return frozenset()
+    who = turned.group("who").lower()
+    speaker = who in _SPEAKER
+    named = {t.lower().removesuffix("'s") for t in _TOKEN.findall(claim)}
+    if not speaker and who not in _THIRD_SUBJECTS and who not in named:
+        return frozenset()  # "mum turned 70" says nothing of "Son Finn is 15"
+    return frozenset(a for a, users in ages.items() if users == speaker)
+
+
 # where a claim goes on to assert a second thing of its subject: "Lives in Lisbon and is a
 # vegan", "User lives in Lisbon, is divorced", "Father is 71 and lives alone"
 _PREDICATE_JOIN = re.compile(r"\s*,\s*(?:and\s+|but\s+)?|\s+(?:and|but)\s+|\s*;\s*", re.I)

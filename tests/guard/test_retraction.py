@@ -466,3 +466,24 @@ def test_a_denial_of_a_name_the_claim_says_retracts_from_the_corrected_cosine() 
     assert later(rmit, "I'm not applying anywhere yet.") == []
     assert later(rmit, "my sister isn't going to Melbourne") == []
     assert later("Is buying a house in Stockport", "we didn't see the house") == []
+
+
+def test_a_later_birthday_leaves_the_claims_age_behind() -> None:
+    """ "he turned 16 last week" takes back "Son Finn is 15" (cosine 0.38): the age of the
+    person the claim is about; the speaker's own birthday only a claim about the user's age,
+    another person's ("mum turned 70") nothing of Finn's, and the same age nothing."""
+    from mirage_guard.guard.evidence import aged_since
+    from mirage_guard.guard.evidence._linker import CORRECTED_MIN_SIM, RETRACT_MIN_SIM
+
+    units = [_Unit("u1", "Finn is 15."), _Unit("u2", "he turned 16 last week, wants his L's")]
+    link = EvidenceLink(turn_id="u1", similarity=0.8, span=units[0].text)
+    sims = np.array([0.8, (CORRECTED_MIN_SIM + RETRACT_MIN_SIM) / 2], np.float32)
+    out = _retracted("Son Finn is 15", link, sims, units, {"u1": 0, "u2": 1})
+    assert (out.retracted_by, out.retracted_words) == ("u2", ["15"])
+    assert aged_since("Son Finn is 15", "mum turned 70 last week") == frozenset()
+    assert aged_since("Son Finn is 15", "I turned 40 on sunday") == frozenset()
+    assert aged_since("Son Finn is 16", "he turned 16 last week") == frozenset()
+    assert aged_since("Is 34 years old", "i just turned 35 lol") == {"34"}
+    assert aged_since("Is 34 years old", "she turned 35") == frozenset()
+    assert aged_since("Has a 7-year-old daughter", "she turned 8 on sunday") == {"7"}
+    assert aged_since("Is 15 minutes from work", "he turned 16") == frozenset()
