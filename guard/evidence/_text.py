@@ -1072,16 +1072,18 @@ def _denials(text: str) -> tuple[frozenset[str], ...]:
             continue  # "not even 5 minutes away": less than, not a denial
         if t in _SCARCELY and after[:1] and _value(after[0]) is not None:
             continue  # "hardly 5 minutes away": less than
+        start = i + 1
         if after[:1] in (["really"], ["even"]):
-            # "I can't really speak it", "not even T-rex" deny as "I can't speak it" does
-            after = after[1:]
+            # "I can't really speak it", "not even T-rex" deny as "I can't speak it" does, over
+            # as many words ("I don't really talk to Jenna anymore" denies Jenna)
+            after, start = toks[i + 2 : i + 2 + DENIED_SPAN], i + 2
         if after and (after[0] in _PSEUDO_AFTER or after[0] in LITOTES):
             continue
         if t in _CANNOT and after[:1] == ["believe"]:
             continue  # "can't believe mum's selling the house": surprise, not a denial
         if t == "no" and (not after or after[0] in STOPWORDS or not after[0][:1].isalpha()):
             continue
-        span = _span_stems(toks, i + 1)
+        span = _span_stems(toks, start)
         if _contrast_at(toks, i):
             # a contrast ("the exam is June 9 not June 2", "Lisbon not Porto"): what the clause
             # says before "not" it affirms, so only the rest is denied

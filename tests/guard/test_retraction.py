@@ -45,6 +45,9 @@ def test_not_really_denies_what_follows_it() -> None:
     assert denied_stems(turn) == {"speak"}
     assert denied_words("Speaks Gujarati fluently", turn) == ["speak"]
     assert denied_stems("not really sure if we're going") == set()
+    # over as many words as a plain denial: "talk to Jenna", not only "talk to"
+    assert denied_stems("also I don't really talk to Jenna anymore") == {"talk", "jenna"}
+    assert denied_words("Is dating Jenna", "also I don't really talk to Jenna anymore") == ["jenna"]
     assert denied_stems("I don't really mind cooking") == set()
     # "not even" likewise, but before a number it says "less than"
     dino = "His favorite is the ankylosaurus, not even T-rex, he's very particular"
