@@ -207,6 +207,10 @@ def _retracted(
         later = list(range(last + 1, len(units)))
     else:  # only the sentences near the claim can retract it: no Python loop over the history
         later = (np.flatnonzero(sims[last + 1 :] >= CORRECTED_MIN_SIM) + last + 1).tolist()
+    # what the corrected cosine reads, once per claim: its names and the place it says the user
+    # works at, each looked for in a sentence's words before any denial is read
+    named = {n.lower() for n in tx.proper_names(claim)} if later else set()
+    place = tx.workplace(claim) if later else frozenset()
     for j in later:
         text = units[j].text
         if sims[j] >= RETRACT_MIN_SIM:
@@ -219,11 +223,13 @@ def _retracted(
             words = tx.ended_plans(claim, text, own)
             if not words and (is_correction(text) or tx.contrasts(text)):
                 words = tx.retracted_stems(claim, text, own, endings=False)
-            if not words and (named := {tx.stem(n.lower()) for n in tx.proper_names(claim)}):
+            said = tx.word_set(text) if named or place else frozenset()
+            if not words and (names := named & said):
                 # "I'm not going to Melbourne" / "Is applying to RMIT in Melbourne for a game
                 # design master's" (0.34): a denial of a place or a person the claim names
-                words = tx.retracted_stems(claim, text, own, endings=False) & named
-            if not words and (place := tx.workplace(claim)):
+                stems = {tx.stem(n) for n in names}
+                words = tx.retracted_stems(claim, text, own, endings=False) & stems
+            if not words and place and place <= {tx.stem(w) for w in said}:
                 # "I left the sports clinic" / "Works at a sports clinic treating footballers"
                 # (0.37): the place the user works at, left; only all of its words
                 ended = tx.retracted_stems(claim, text, own)
