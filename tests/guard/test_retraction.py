@@ -407,32 +407,36 @@ def test_a_plan_the_user_was_going_to_carry_out_did_not_happen() -> None:
     assert retracted_stems("Was going to buy a new electric car", turn) == set()
 
 
+def _later_in_band(claim: str, text: str) -> list[str]:
+    """The words a later sentence ``text`` takes back of ``claim`` at a cosine between
+    CORRECTED_MIN_SIM and RETRACT_MIN_SIM, [] when it takes nothing back."""
+    from mirage_guard.guard.evidence._linker import CORRECTED_MIN_SIM, RETRACT_MIN_SIM
+
+    units = [_Unit("u1", "I said something about it."), _Unit("u2", text)]
+    link = EvidenceLink(turn_id="u1", similarity=0.8, span=units[0].text)
+    sims = np.array([0.8, (CORRECTED_MIN_SIM + RETRACT_MIN_SIM) / 2], np.float32)
+    out = _retracted(claim, link, sims, units, {"u1": 0, "u2": 1})
+    return out.retracted_words if out.retracted_by == "u2" else []
+
+
 def test_a_workplace_the_user_left_retracts_from_the_corrected_cosine() -> None:
     """ "I left the sports clinic, I started at St James's ..." takes back "Works at a sports
     clinic treating footballers and rugby players" at cosine 0.37: the place the claim says the
     user works at, all of its words ended; a quit of a place the claim only mentions does not
     ("Knows how to make pizza dough" / "i quit the pizza place"), nor a leaving of part of it."""
-    from mirage_guard.guard.evidence._linker import CORRECTED_MIN_SIM, RETRACT_MIN_SIM
     from mirage_guard.guard.evidence._text import workplace
-
-    def later(claim: str, text: str) -> list[str]:
-        units = [_Unit("u1", "I said something about it."), _Unit("u2", text)]
-        link = EvidenceLink(turn_id="u1", similarity=0.8, span=units[0].text)
-        sims = np.array([0.8, (CORRECTED_MIN_SIM + RETRACT_MIN_SIM) / 2], np.float32)
-        out = _retracted(claim, link, sims, units, {"u1": 0, "u2": 1})
-        return out.retracted_words if out.retracted_by == "u2" else []
 
     clinic = "Works at a sports clinic treating footballers and rugby players"
     assert workplace(clinic) == {"sport", "clinic"}
     assert workplace("Works night shifts at the hospital") == frozenset()
     left = "I left the sports clinic, I started at St James's in the outpatient MSK team"
-    assert later(clinic, left) == ["clinic", "sport"]
-    assert later("Knows how to make pizza dough", "i quit the pizza place") == []
-    assert later("Works at the pizza place on Elm Street", "i quit the pizza place") == [
+    assert _later_in_band(clinic, left) == ["clinic", "sport"]
+    assert _later_in_band("Knows how to make pizza dough", "i quit the pizza place") == []
+    assert _later_in_band("Works at the pizza place on Elm Street", "i quit the pizza place") == [
         "pizza",
         "place",
     ]
-    assert later(clinic, "she left the sports clinic last year") == []
+    assert _later_in_band(clinic, "she left the sports clinic last year") == []
 
 
 def test_a_denial_whose_subject_is_he_or_she_denies_nothing_of_the_user() -> None:
@@ -455,20 +459,11 @@ def test_a_denial_of_a_name_the_claim_says_retracts_from_the_corrected_cosine() 
     """ "I'm not going to Melbourne." takes back "Is applying to RMIT in Melbourne for a game
     design master's" at cosine 0.34: a denial of a place or person the claim names; a denial
     that far off of the claim's other words does not ("we didn't see the house")."""
-    from mirage_guard.guard.evidence._linker import CORRECTED_MIN_SIM, RETRACT_MIN_SIM
-
-    def later(claim: str, text: str) -> list[str]:
-        units = [_Unit("u1", "I said something about it."), _Unit("u2", text)]
-        link = EvidenceLink(turn_id="u1", similarity=0.8, span=units[0].text)
-        sims = np.array([0.8, (CORRECTED_MIN_SIM + RETRACT_MIN_SIM) / 2], np.float32)
-        out = _retracted(claim, link, sims, units, {"u1": 0, "u2": 1})
-        return out.retracted_words if out.retracted_by == "u2" else []
-
     rmit = "Is applying to RMIT in Melbourne for a game design master's"
-    assert later(rmit, "I'm not going to Melbourne.") == ["melbourne"]
-    assert later(rmit, "I'm not applying anywhere yet.") == []
-    assert later(rmit, "my sister isn't going to Melbourne") == []
-    assert later("Is buying a house in Stockport", "we didn't see the house") == []
+    assert _later_in_band(rmit, "I'm not going to Melbourne.") == ["melbourne"]
+    assert _later_in_band(rmit, "I'm not applying anywhere yet.") == []
+    assert _later_in_band(rmit, "my sister isn't going to Melbourne") == []
+    assert _later_in_band("Is buying a house in Stockport", "we didn't see the house") == []
 
 
 def test_a_later_birthday_leaves_the_claims_age_behind() -> None:
