@@ -729,19 +729,24 @@ _SPEAKER = frozenset(("i", "i've", "ive"))
 
 def aged_since(claim: str, text: str, user_name: str | None = None) -> frozenset[str]:
     """The claim's age that a later "turned <N>" leaves behind ("Son Finn is 15" / "he turned 16
-    last week, wants to get his L's"): the speaker's birthday for a claim about the user, anyone
-    else's for a claim about someone else; the same age, or none in the claim, leaves nothing."""
+    last week, wants to get his L's"): the speaker's birthday for a claim about the user's age,
+    that of "he", "she", "they" or the claim's own person for a claim about someone else's; the
+    same age, or none in the claim ("Rent is 900"), leaves nothing."""
     turned = _TURNED.search(text)
     if turned is None:
         return frozenset()
     about_user = _about_user(claim, name_parts(user_name))
+    person = about_user or bool(claim_people(claim, user_name))
     ages: dict[str, bool] = {}  # age -> whether it is the user's
     for m in _CLAIM_AGE.finditer(claim):
-        if m.group("a"):
+        if m.group("a") and person and int(m.group("a")) <= 120:
             ages[m.group("a")] = about_user
-        else:  # "a 7-year-old daughter" is the daughter's age; "Is a 34 year old nurse" too
+        elif m.group("b"):  # "Has a 7-year-old daughter" is the daughter's age
             after = claim[m.end() :].lstrip()
-            ages[m.group("b")] = about_user and not after[:1].isalpha()
+            before = claim[: m.start()].lower().split()[-2:]
+            # ... and "Is a 34-year-old nurse" the user's ("Owns a 3-year-old car" the car's)
+            own = not after[:1].isalpha() or before in (["a"], ["is", "a"], ["i'm", "a"])
+            ages[m.group("b")] = about_user and own
     if not ages or turned.group("age") in ages:
         return frozenset()
     who = turned.group("who").lower()

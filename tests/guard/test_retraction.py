@@ -485,3 +485,6 @@ def test_a_later_birthday_leaves_the_claims_age_behind() -> None:
     assert aged_since("Is 34 years old", "she turned 35") == frozenset()
     assert aged_since("Has a 7-year-old daughter", "she turned 8 on sunday") == {"7"}
     assert aged_since("Is 15 minutes from work", "he turned 16") == frozenset()
+    assert aged_since("Rent is 900", "he turned 16 last week") == frozenset()
+    assert aged_since("Is a 34-year-old nurse", "i turned 35 in may") == {"34"}
+    assert aged_since("Owns a 3-year-old car", "i turned 35 in may") == frozenset()
