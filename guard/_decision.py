@@ -90,11 +90,10 @@ def said_whole(link: EvidenceLink) -> bool:
     daughter, she's 11 and faster than me uphill". The profile's stated score, fitted on
     sentences that say one thing, reads such a fact low inside a long chat turn; the two signals
     agreeing make it a restatement (measured on the held-out sets, 2026-12-05 night)."""
-    f = link.features
+    f = link.features  # no unaligned share: no unsupported word either
     return (
         bool(f.get("support_model", 0.0))
         and f.get("sup_entailed", 0.0) >= SAID_WHOLE_MIN
-        and not link.unsupported_words
         and f.get("align_unsupported_share", 1.0) == 0.0
     )
 
@@ -210,10 +209,10 @@ def denied_words(claim: str, evidence: str | None, user_name: str | None = None)
     if evidence is None:
         return []
     denied = retracted_stems(claim, evidence)
-    if denied and not claim_people(claim, user_name):
+    people = claim_people(claim, user_name) if denied else frozenset()
+    if denied and not people:
         # "she's not going to work the first year" denies nothing of the user's "works ..."
         denied = retracted_stems(claim, without_third_persons(claim, evidence, user_name))
-    people = claim_people(claim, user_name) if denied else frozenset()
     if people:
         # a claim about someone else ("Husband Faisal does the cooking") is not denied by what
         # the user denies of themselves ("im not a great cook tbh, faisal's the cook"), only by
