@@ -22,6 +22,7 @@ from mirage_guard.guard._policy import Policy
 from mirage_guard.guard._reasons import Reason, ReasonCode, reason
 from mirage_guard.guard.evidence import (
     KINDS,
+    PLACE_FRAME,
     RELATION_KINDS,
     age_in_decade,
     changed_values,
@@ -36,6 +37,7 @@ from mirage_guard.guard.evidence import (
     other_persons_fact,
     others_clauses,
     outcome_unsaid,
+    place_inferred,
     plain,
     retracted_stems,
     stem,
@@ -198,6 +200,30 @@ def glued_parts(claim: str, link: EvidenceLink) -> list[str]:
         for part in link.unrelated_parts
         if (own := content_stems(part) - subject) and own <= unsaid
     ]
+
+
+def inferred_place(
+    claim: str, evidence: str | None, link: EvidenceLink, user_name: str | None = None
+) -> tuple[str, str] | None:
+    """(city, region) when the claim's one unsaid thing is a country or a US state the linked
+    turn names a city in ("Is originally from Spain" / "I just moved to Glasgow from Valencia";
+    ``place_inferred``): every other content word of the claim said (but for the words a claim
+    of where someone lives or is from adds, ``PLACE_FRAME``), and the turn neither contradicts
+    nor denies it. A claim that adds more than the place ("Likely watches Scotland rugby
+    matches" / "somewhere special in Edinburgh") is left to the scores."""
+    if evidence is None:
+        return None
+    place = place_inferred(claim, evidence)
+    if place is None:
+        return None
+    allowed = content_stems(place[1]) | {stem(w) for w in PLACE_FRAME}
+    unsaid = {stem(w.lower()) for w in link.unsupported_words}
+    names = {stem(n.lower()) for n in link.unsaid_names}
+    if not (unsaid | names) <= allowed:
+        return None
+    if contradicted(link) or denied_words(claim, evidence, user_name):
+        return None
+    return place
 
 
 def denied_words(claim: str, evidence: str | None, user_name: str | None = None) -> list[str]:
@@ -412,6 +438,32 @@ def _said_otherwise(
     return None
 
 
+def _left_behind(claim: str, link: EvidenceLink) -> Reason | None:
+    """The reason a claim the user said is no longer a fact, or None: a later turn corrected
+    it, the linked sentence gives another value said only before it, or a later turn takes it
+    back."""
+    if stale(link):
+        # the user said it, then corrected it ("actually we moved to Denver"): not a fact now
+        return reason(ReasonCode.SUPERSEDED, turn_id=link.turn_id)
+    if link.retracted_by is not None and link.retracted_by == link.turn_id and link.span:
+        # the linked sentence gives another value than the claim's, said only before it ("Has a
+        # job interview on Thursday" / "interview moved to Friday now"): a value left behind
+        said, claimed = next(
+            (p for p in changed_values(claim, plain(link.span)) if p[1] in link.retracted_words),
+            ("another value", ", ".join(link.retracted_words)),
+        )
+        return reason(ReasonCode.CHANGED_VALUE, turn_id=link.turn_id, said=said, claimed=claimed)
+    if link.retracted_by is not None:
+        # "I work early shifts at a bakery" ... "I quit the bakery last month": not a fact now
+        return reason(
+            ReasonCode.RETRACTED,
+            turn_id=link.turn_id,
+            later_turn_id=link.retracted_by,
+            words=list(link.retracted_words),
+        )
+    return None
+
+
 def _provenance(
     claim: str,
     evidence: str | None,
@@ -430,32 +482,19 @@ def _provenance(
     if link.turn_id is None:
         reasons.append(reason(ReasonCode.NO_USER_TURN))
         return Provenance.GENERATED
-    if stale(link):
-        # the user said it, then corrected it ("actually we moved to Denver"): not a fact now
-        reasons.append(reason(ReasonCode.SUPERSEDED, turn_id=link.turn_id))
+    left = _left_behind(claim, link)
+    if left is not None:
+        reasons.append(left)
         return Provenance.GENERATED
-    if link.retracted_by is not None and link.retracted_by == link.turn_id and link.span:
-        # the linked sentence gives another value than the claim's, said only before it ("Has a
-        # job interview on Thursday" / "interview moved to Friday now"): a value left behind
-        said, claimed = next(
-            (p for p in changed_values(claim, plain(link.span)) if p[1] in link.retracted_words),
-            ("another value", ", ".join(link.retracted_words)),
-        )
+    place = inferred_place(claim, evidence, link, who[0])
+    if place is not None:
+        # "Is originally from Portugal" / "My parents are in Porto": a conclusion, whatever the
+        # scores read (a restatement, or an unsaid name)
+        said, claimed = place
         reasons.append(
-            reason(ReasonCode.CHANGED_VALUE, turn_id=link.turn_id, said=said, claimed=claimed)
+            reason(ReasonCode.PLACE_INFERRED, turn_id=link.turn_id, said=said, claimed=claimed)
         )
-        return Provenance.GENERATED
-    if link.retracted_by is not None:
-        # "I work early shifts at a bakery" ... "I quit the bakery last month": not a fact now
-        reasons.append(
-            reason(
-                ReasonCode.RETRACTED,
-                turn_id=link.turn_id,
-                later_turn_id=link.retracted_by,
-                words=list(link.retracted_words),
-            )
-        )
-        return Provenance.GENERATED
+        return Provenance.INFERRED
     if p_oi >= profile.oi_threshold:
         reasons.append(
             reason(ReasonCode.OVER_INFERENCE_SCORE, p_oi=p_oi, threshold=profile.oi_threshold)

@@ -28,6 +28,7 @@ class ReasonCode(StrEnum):
     OVER_INFERENCE_SCORE = "over_inference_score"  # p_oi, threshold
     STATED_SCORE = "stated_score"  # p_stated, threshold
     SAID_WHOLE = "said_whole"  # turn_id, p_entailed: every content word said, read as said
+    PLACE_INFERRED = "place_inferred"  # turn_id, said, claimed: a country from a city in it
     LINKED_NOT_RESTATEMENT = "linked_not_restatement"  # turn_id
     UNSUPPORTED_SPECIFICS = "unsupported_specifics"
     SUPERSEDED = "superseded"  # turn_id: a later user turn corrected what this one said
@@ -69,6 +70,9 @@ _TEMPLATES: dict[ReasonCode, str] = {
     ReasonCode.SAID_WHOLE: (
         "every content word said in {turn_id}, which reads as saying it "
         "(P(entailed)={p_entailed:.3f})"
+    ),
+    ReasonCode.PLACE_INFERRED: (
+        "{turn_id} names {said}, which is in {claimed}: the claim's place is inferred from it"
     ),
     ReasonCode.LINKED_NOT_RESTATEMENT: "linked to {turn_id} but not a restatement",
     ReasonCode.UNSUPPORTED_SPECIFICS: "names or numbers the user never said: not a stated fact",
@@ -136,6 +140,7 @@ _DESCRIPTIONS: dict[ReasonCode, str] = {
     ReasonCode.OVER_INFERENCE_SCORE: "P(over-inference) at or above the profile's threshold",
     ReasonCode.STATED_SCORE: "P(stated) at or above the profile's threshold",
     ReasonCode.SAID_WHOLE: "every word of the claim said in a user turn that reads as saying it",
+    ReasonCode.PLACE_INFERRED: "a country or US state concluded from a city the user named in it",
     ReasonCode.LINKED_NOT_RESTATEMENT: "linked to a user turn but not a restatement",
     ReasonCode.UNSUPPORTED_SPECIFICS: "names or numbers the user never said",
     ReasonCode.SUPERSEDED: "corrected by a later user turn: stale",

@@ -34,6 +34,7 @@ from mirage_guard.guard.evidence._linker import (
     evidence_units,
 )
 from mirage_guard.guard.evidence._namespace import cache_namespace, current_cache_namespace
+from mirage_guard.guard.evidence._places import PLACE_FRAME, place_inferred
 from mirage_guard.guard.evidence._shipped import shipped_linker, shipped_support
 from mirage_guard.guard.evidence._subject import (
     OtherPersonsFact,
@@ -88,6 +89,7 @@ __all__ = [
     "HEDGES",
     "KINDS",
     "MAX_PAIR_TOKENS",
+    "PLACE_FRAME",
     "PRECISIONS",
     "PROFILE_FEATURES",
     "RELATION_KINDS",
@@ -133,6 +135,7 @@ __all__ = [
     "other_persons_fact",
     "others_clauses",
     "outcome_unsaid",
+    "place_inferred",
     "plain",
     "resolve_precision",
     "restated_amounts",
