@@ -83,21 +83,31 @@ def fully_supported(link: EvidenceLink) -> bool:
 # the support model's P(entailed) at which a claim whose every content word the user's words
 # say is a restatement, whatever the profile's stated score
 SAID_WHOLE_MIN = 0.5
+# the words a memory writer frames what the user said with ("User works as a hairdresser" / "i'm
+# a hairdresser", "Has a son named Reuben" / "my son Reuben") and the pieces of a contraction
+# ("You're", "You've"): unsaid, and nothing the user did not say. Not "lives in": a place the
+# user named in passing is not where they live ("Lives in Neukolln", measured: 2 rows away)
+MEMORY_FRAME = frozenset(
+    ("works", "work", "worked", "working", "as", "named", "called", "re", "ve", "ll")
+)
 
 
 def said_whole(link: EvidenceLink) -> bool:
     """Every content word of the claim is in the user's words (the token aligner leaves none
-    unsupported) and the support model reads the linked turn as saying it: "Is 23 years old" /
-    "im 23 so insurance is gonna be mental anyway", "Has a daughter aged 11" / "... with my
-    daughter, she's 11 and faster than me uphill". The profile's stated score, fitted on
-    sentences that say one thing, reads such a fact low inside a long chat turn; the two signals
-    agreeing make it a restatement (measured on the held-out sets, 2026-12-05 night)."""
-    f = link.features  # no unaligned share: no unsupported word either
-    return (
-        bool(f.get("support_model", 0.0))
-        and f.get("sup_entailed", 0.0) >= SAID_WHOLE_MIN
-        and f.get("align_unsupported_share", 1.0) == 0.0
-    )
+    unsupported, or only the words a memory writer frames a fact with: ``MEMORY_FRAME``) and the
+    support model reads the linked turn as saying it: "Is 23 years old" / "im 23 so insurance is
+    gonna be mental anyway", "Has a daughter aged 11" / "... with my daughter, she's 11 and
+    faster than me uphill", "User works as a hairdresser" / "i'm a hairdresser so i don't
+    exactly have savings". The profile's stated score, fitted on sentences that say one thing,
+    reads such a fact low inside a long chat turn; the two signals agreeing make it a
+    restatement (measured on the held-out sets, 2026-12-05 night and morning)."""
+    f = link.features
+    if not f.get("support_model", 0.0) or f.get("sup_entailed", 0.0) < SAID_WHOLE_MIN:
+        return False
+    if f.get("align_unsupported_share", 1.0) == 0.0:
+        return True
+    unsaid = {w.lower() for w in link.unsupported_words}
+    return bool(unsaid) and unsaid <= MEMORY_FRAME
 
 
 # the support model's P(contradicted) at which a turn's contradiction decides (one turn said

@@ -437,6 +437,31 @@ def test_a_claim_said_word_for_word_in_a_turn_read_as_saying_it_is_stated() -> N
     assert decided([], **{**said, "support_model": 0.0})[0] is not Provenance.STATED
 
 
+def test_a_claim_whose_only_unsaid_words_frame_it_is_said_whole() -> None:
+    """ "User works as a hairdresser" / "i'm a hairdresser so i don't exactly have savings",
+    "Has a son named Reuben" / "my son Reuben": the words a memory writer frames a fact with are
+    unsaid and assert nothing the user did not say; a place the user named in passing ("Lives in
+    Neukolln") or any other unsaid word keeps the claim off the restatement path."""
+
+    def decided(text: str, words: list[str]) -> tuple[Provenance, set[ReasonCode]]:
+        feats = {"sup_entailed": 0.9, "sup_inferable": 0.02, "align_unsupported_share": 0.5}
+        d = decide(
+            Candidate(text=text), _link(words, **feats), p_oi=0.05, p_stated=0.2,
+            profile=make_profile(), policy=Policy(),
+        )  # fmt: skip
+        return d.provenance, {r.code for r in d.reasons}
+
+    prov, codes = decided("User works as a hairdresser", ["works", "as"])
+    assert prov is Provenance.STATED
+    assert ReasonCode.SAID_WHOLE in codes
+    assert decided("Has a son named Reuben", ["named"])[0] is Provenance.STATED
+    assert decided("You're pretty extroverted", ["re"])[0] is Provenance.STATED
+    assert decided("Lives in Neukolln", ["lives"])[0] is not Provenance.STATED
+    assert decided("Works as a senior hairdresser", ["works", "as", "senior"])[0] is not (
+        Provenance.STATED
+    )
+
+
 def test_a_claim_the_linked_turn_contradicts_is_generated() -> None:
     """ "Budget is 200 euros" against "around 120 euros a night": the model reads a contradiction
     and a number is not said."""
