@@ -109,19 +109,27 @@ def place_inferred(claim: str, evidence: str) -> tuple[str, str] | None:
     """(city, region) when the claim names a country or a US state the evidence does not, and
     the evidence names a city in it that the claim does not: "Is originally from Portugal" /
     "My parents are in Porto, too far" gives ("porto", "portugal"). A city of the same name in
-    another country is not one ("Valencia" is in Spain and in Venezuela: either is said by it)."""
+    another country is not one ("Valencia" is in Spain and in Venezuela: either is said by it).
+    A city whose name holds the country's ("Mexico City", "Kuwait City") names the city, not the
+    country."""
     if not _mentions_place(claim):
         return None
     claimed = _region_names(claim)
     if not claimed:
         return None
-    said = set(_phrases(evidence))
     cities = _cities()
     claim_phrases = set(_phrases(claim))
+    in_evidence = _city_phrases(evidence)
+    regions = _regions()
     for name, key in claimed.items():
-        if name in said or key in {_regions().get(p) for p in said}:
+        found = [p for p in in_evidence if key in cities.get(p, ()) and p not in claim_phrases]
+        # the evidence's words but the names of its cities in the region
+        rest = " ".join(p for p in _phrases(evidence) if " " not in p)
+        for city in (p for p in found if " " in p):
+            rest = rest.replace(city, " ")
+        said = set(_phrases(rest))
+        if name in said or key in {regions.get(p) for p in said}:
             continue  # the evidence names the place itself ("Medellín, Colombia")
-        for phrase in _city_phrases(evidence):
-            if key in cities.get(phrase, ()) and phrase not in claim_phrases:
-                return phrase, name
+        if found:
+            return found[0], name
     return None

@@ -26,6 +26,12 @@ from tests.calibration.factories import make_profile
         ("Lives in Ohio", "I fly into Columbus on the 26th", ("columbus", "ohio")),
         ("Lives in the UK", "we moved up to Glasgow in May", ("glasgow", "uk")),
         ("Lives in New York State", "lol we are in Buffalo now", ("buffalo", "new york")),
+        # a city named after its country names the city, not the country
+        (
+            "Is originally from Mexico",
+            "I was at an agency in Mexico City for four years.",
+            ("mexico city", "mexico"),
+        ),
     ],
 )
 def test_a_city_the_turn_names_gives_its_country_or_state(
@@ -39,6 +45,7 @@ def test_a_city_the_turn_names_gives_its_country_or_state(
     [
         # the turn names the country itself: the claim says what the user said
         ("Lives in Medellín, Colombia", "I am from Colombia, I live in Medellín."),
+        ("Lives in Mexico", "I live in Mexico, in Mexico City"),
         # the claim names the city too: the country is an apposition, not the claim's point
         ("Lives in Leeds, England", "I live in Leeds"),
         # a city in another country
