@@ -8,6 +8,7 @@ Fail closed: an undecidable score, a missing link or a failed self-audit never y
 from __future__ import annotations
 
 import math
+import re
 
 from mirage_guard.guard._domain import (
     Action,
@@ -90,6 +91,46 @@ SAID_WHOLE_MIN = 0.5
 MEMORY_FRAME = frozenset(
     ("works", "work", "worked", "working", "as", "named", "called", "re", "ve", "ll")
 )
+
+
+# "Has a brother named Felix", "Married to Jo and has a 7-year-old son named Theo": a person or
+# an animal the claim says the user has, and its name
+_NAMED = re.compile(
+    r"\b(?i:has|have)\s+(?i:a|an|one|two|three)\s+(?:[\w-]+\s+){0,3}?(?P<kind>[a-z]+)\s+"
+    r"(?:named|called)\s+(?P<name>[A-Z][\w'-]+)",
+)
+
+
+def named_as_said(claim: str, evidence: str | None, link: EvidenceLink) -> tuple[str, str] | None:
+    """(kind, name) when the claim says the user has someone or something of a name and the
+    linked turn says it as "my <kind> <name>": "Has a brother named Felix" / "my brother Felix
+    took me out for dinner last night", "Has a wife named Sam" / "My wife Sam is the baker in
+    this house". The support model reads the first as making the claim inferable (0.97), not as
+    saying it; the stated score reads it low. Every such relation of the claim must be said so,
+    and its other words be said (but for ``MEMORY_FRAME``'s)."""
+    if evidence is None or not link.features.get("support_model", 0.0):
+        return None
+    if not {w.lower() for w in link.unsupported_words} <= MEMORY_FRAME:
+        return None
+    found = [(m["kind"], m["name"]) for m in _NAMED.finditer(claim)]
+    for kind, name in found:
+        mine = rf"\b(?:my|our)\s+(?:[\w-]+\s+){{0,2}}?{re.escape(kind)}s?,?\s+(?:is\s+)?"
+        if not re.search(mine + rf"{re.escape(name)}\b", evidence, re.IGNORECASE):
+            return None
+    return found[0] if found else None
+
+
+def _said(claim: str, evidence: str | None, link: EvidenceLink) -> Reason | None:
+    """The reason a claim the stated score reads low is said all the same, or None: every word
+    said in a turn the support model reads as saying it (``said_whole``), or a relation and its
+    name said as "my <kind> <name>" (``named_as_said``)."""
+    if said_whole(link):
+        p_entailed = link.features.get("sup_entailed", 0.0)
+        return reason(ReasonCode.SAID_WHOLE, turn_id=link.turn_id, p_entailed=p_entailed)
+    named = named_as_said(claim, evidence, link)
+    if named is not None:
+        return reason(ReasonCode.SAID_NAMED, turn_id=link.turn_id, kind=named[0], name=named[1])
+    return None
 
 
 def said_whole(link: EvidenceLink) -> bool:
@@ -527,7 +568,8 @@ def _provenance(
         )
     )
     scored = p_stated >= profile.stated_threshold
-    read_as_said = scored or said_whole(link)
+    said_so = None if scored else _said(claim, evidence, link)
+    read_as_said = scored or said_so is not None
     restatement = read_as_said and supported
     user = name_parts(who[0])
     if restatement and evidence and (swapped := swapped_names(claim, evidence, user)):
@@ -548,17 +590,12 @@ def _provenance(
         if glued:
             reasons.append(reason(ReasonCode.GLUED_DETAIL, turn_id=link.turn_id, words=glued))
             return Provenance.GENERATED
-        if scored:
-            reasons.append(
-                reason(
-                    ReasonCode.STATED_SCORE, p_stated=p_stated, threshold=profile.stated_threshold
-                )
+        reasons.append(
+            said_so
+            or reason(
+                ReasonCode.STATED_SCORE, p_stated=p_stated, threshold=profile.stated_threshold
             )
-        else:
-            p_entailed = link.features.get("sup_entailed", 0.0)
-            reasons.append(
-                reason(ReasonCode.SAID_WHOLE, turn_id=link.turn_id, p_entailed=p_entailed)
-            )
+        )
         return Provenance.STATED
     reasons.append(reason(ReasonCode.LINKED_NOT_RESTATEMENT, turn_id=link.turn_id))
     if specifics:

@@ -462,6 +462,38 @@ def test_a_claim_whose_only_unsaid_words_frame_it_is_said_whole() -> None:
     )
 
 
+def test_a_relation_and_its_name_said_as_my_kind_name_is_stated() -> None:
+    """ "Has a brother named Felix" / "my brother Felix took me out for dinner last night": the
+    support model reads the turn as making the claim inferable and the stated score reads it
+    low; "my <kind> <name>" says it, with its own reason. Another name, another kind, no "my",
+    or another unsaid word keep it off the restatement path."""
+
+    def decided(text: str, turn: str, words: list[str]) -> tuple[Provenance, set[ReasonCode]]:
+        feats = {"sup_entailed": 0.01, "sup_inferable": 0.97, "align_unsupported_share": 0.33}
+        link = _link(words, **feats).model_copy(update={"span": turn})
+        d = decide(
+            Candidate(text=text), link, p_oi=0.05, p_stated=0.2, profile=make_profile(),
+            policy=Policy(),
+        )  # fmt: skip
+        return d.provenance, {r.code for r in d.reasons}
+
+    turn = "my brother Felix took me out for dinner last night"
+    prov, codes = decided("Has a brother named Felix", turn, ["named"])
+    assert prov is Provenance.STATED
+    assert ReasonCode.SAID_NAMED in codes
+    family = "me, my wife Jo and our son Theo who's 7"
+    claim = "Married to Jo and has a 7-year-old son named Theo"
+    assert decided(claim, family, ["named"])[0] is Provenance.STATED
+    assert decided("Has a brother named Tomas", turn, ["named"])[0] is not Provenance.STATED
+    assert decided("Has a cousin named Felix", turn, ["named"])[0] is not Provenance.STATED
+    assert decided("Has a brother named Felix", "Felix took me out", ["named"])[0] is not (
+        Provenance.STATED
+    )
+    assert decided("Has an older brother named Felix", turn, ["named", "older"])[0] is not (
+        Provenance.STATED
+    )
+
+
 def test_a_claim_the_linked_turn_contradicts_is_generated() -> None:
     """ "Budget is 200 euros" against "around 120 euros a night": the model reads a contradiction
     and a number is not said."""
