@@ -221,12 +221,14 @@ _OTHERS_OWNERS = frozenset(("his", "her", "their", "your", "ur"))
 
 def _theirs(toks: list[str], i: int, people: frozenset[str]) -> _Subject | None:
     """Another person's relative as the subject at ``toks[i]``: "her mum Nicole lives in
-    Wigston", "your dad is", or a known name's typed without its apostrophe ("jordans mum said",
-    "mias dad is a mechanic"), before a verb; the person is the relative (or the name after
-    it)."""
+    Wigston", "your dad is", or a name's typed without its apostrophe ("jordans mum said", "mias
+    dad is a mechanic"; a name the conversation never gave too, ``_unknown_owner``), before a
+    verb; the person is the relative (or the name after it)."""
     first = toks[i].lower()
-    owner = first in _OTHERS_OWNERS or (
-        first.endswith("s") and (first[:-1] in people or first.removesuffix("'s") in people)
+    owner = (
+        first in _OTHERS_OWNERS
+        or (first.endswith("s") and (first[:-1] in people or first.removesuffix("'s") in people))
+        or _unknown_owner(first)
     )
     if not owner:
         return None
@@ -243,6 +245,28 @@ def _theirs(toks: list[str], i: int, people: frozenset[str]) -> _Subject | None:
     if not (verb or contracted(toks, end)):
         return None  # "dinner for my boss and his wife on Friday": not a subject
     return "other", (name or person).lower(), end
+
+
+def _unknown_owner(word: str) -> bool:
+    """A word that reads as someone's possessive at a clause's start, with or without its
+    apostrophe ("mias dad is a mechanic", "mia's dad is"), though the conversation never gave
+    the name: a word of three letters or more and an "s" that is no word of the stop list
+    ("its", "this"), no person itself ("parents") and no double "s" ("boss")."""
+    if word.endswith("'s"):
+        base = word[:-2]
+    elif word.endswith("s"):
+        base = word[:-1]
+    else:
+        return False
+    return (
+        len(base) >= 3
+        and base.isalpha()
+        and not word.endswith("ss")
+        and word not in STOPWORDS
+        and base not in STOPWORDS
+        and _person_word(word) is None
+        and base not in _PEOPLE
+    )
 
 
 def _verb_s(word: str) -> bool:

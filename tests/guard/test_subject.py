@@ -238,6 +238,21 @@ def test_another_persons_relative_as_a_subject_is_theirs(turn: str, person: str)
     assert other_persons_fact("Knows how to cook steak and risotto", dinner) is None
 
 
+def test_a_possessive_of_a_name_never_given_opening_a_clause_is_theirs() -> None:
+    """ "mias dad is a mechanic so hes coming with me saturday": Mia is named nowhere else, so
+    the apostrophe-less "mias" was no owner and "Works as a mechanic" read as the user's job.
+    A possessive opening a clause before a person and a verb is someone's, named or not; "its",
+    "this", "boss" and "parents" are no owners."""
+    mechanic = "found a focus at a dealer in newbury. mias dad is a mechanic so hes coming with me"
+    found = other_persons_fact("Works as a mechanic", mechanic)
+    assert found is not None
+    assert found.person == "dad"
+    apostrophe = other_persons_fact("Works as a mechanic", "mia's dad is a mechanic")
+    assert apostrophe is not None
+    for turn in ("boss dad is a mechanic", "parents dad is a mechanic", "its dad is a mechanic"):
+        assert other_persons_fact("Works as a mechanic", turn) is None, turn
+
+
 def test_please_is_no_name_and_a_known_name_after_a_relative_is_theirs() -> None:
     """ "Please also mention that I am bilingual" is the user's own request, not someone called
     Please; "my husband felix and our baby" names the husband Felix, so "Is married to Felix" is
