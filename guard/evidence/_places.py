@@ -39,8 +39,8 @@ PLACE_FRAME = frozenset(
 # the longest place name in words that is looked up ("Rio de Janeiro", "Salt Lake City")
 _MAX_WORDS = 3
 _TOKEN = re.compile(r"[^\W\d_][\w.'-]*", re.UNICODE)
-# what comes before a sentence's first word: nothing, or the end of a sentence
-_SENTENCE_START = re.compile(r"(?:^|[.!?]\s*|[.!?]['\")]\s*)\W*$")
+# what ends a sentence between two words
+_SENTENCE_END = re.compile(r"[.!?]")
 
 
 def _key(name: str) -> str:
@@ -83,11 +83,15 @@ def _city_phrases(text: str) -> list[str]:
     """The phrases of ``text`` that can name a city: of two or more words, or one word written
     with a capital inside a sentence ("Police" in "near Police" may be the town in Poland; "the
     police came" and "Reading is my thing" name no town)."""
-    capital = {
-        _key(t.group())
-        for t in _TOKEN.finditer(text)
-        if t.group()[:1].isupper() and not _SENTENCE_START.search(text[: t.start()])
-    }
+    capital = set()
+    opens = True  # the first word opens a sentence
+    last = 0
+    for t in _TOKEN.finditer(text):
+        word = t.group()
+        opens = opens or bool(_SENTENCE_END.search(text[last : t.start()]))
+        if word[:1].isupper() and not opens:
+            capital.add(_key(word))
+        opens, last = word.endswith((".", "!", "?")), t.end()
     return [p for p in _phrases(text) if " " in p or p in capital]
 
 

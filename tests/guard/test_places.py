@@ -5,6 +5,8 @@ Porto, too far"."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mirage_guard.guard import Candidate, EvidenceLink, Policy, Provenance
 from mirage_guard.guard._decision import decide
@@ -110,3 +112,13 @@ def test_a_claim_that_adds_more_than_the_place_is_left_to_the_scores() -> None:
     assert (prov, ReasonCode.PLACE_INFERRED in codes) == (Provenance.GENERATED, False)
     prov, codes = _decided("Lives in Wales", _link("I moved to Porto", []), p_oi=0.9)
     assert (prov, ReasonCode.PLACE_INFERRED in codes) == (Provenance.GENERATED, False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(claim=st.text(max_size=80), turn=st.text(max_size=400))
+def test_any_text_gives_a_place_or_none(claim: str, turn: str) -> None:
+    """Whatever the writer and the user typed, the reading gives a (city, region) pair of words
+    or nothing, and never fails."""
+    found = place_inferred(f"Lives in Spain {claim}", turn)
+    assert found is None or all(isinstance(x, str) and x for x in found)
+    assert place_inferred(claim, turn) is None or isinstance(place_inferred(claim, turn), tuple)
