@@ -102,13 +102,6 @@ def _region_names(text: str) -> dict[str, str]:
     return {p: k for p, k in found.items() if not any(p != q and p in q for q in found)}
 
 
-def _mentions_place(text: str) -> bool:
-    """A cheap first look: whether ``text`` has a capitalised word or an alias at all."""
-    return any(t[:1].isupper() for t in _TOKEN.findall(text)) or any(
-        alias in text.lower() for alias in _COUNTRY_ALIASES
-    )
-
-
 def place_inferred(claim: str, evidence: str) -> tuple[str, str] | None:
     """(city, region) when the claim names a country or a US state the evidence does not, and
     the evidence names a city in it that the claim does not: "Is originally from Portugal" /
@@ -116,24 +109,20 @@ def place_inferred(claim: str, evidence: str) -> tuple[str, str] | None:
     another country is not one ("Valencia" is in Spain and in Venezuela: either is said by it).
     A city whose name holds the country's ("Mexico City", "Kuwait City") names the city, not the
     country."""
-    if not _mentions_place(claim):
-        return None
     claimed = _region_names(claim)
     if not claimed:
         return None
     cities = _cities()
     claim_phrases = set(_phrases(claim))
     in_evidence = _city_phrases(evidence)
-    regions = _regions()
     for name, key in claimed.items():
         found = [p for p in in_evidence if key in cities.get(p, ()) and p not in claim_phrases]
+        if not found:
+            continue
         # the evidence's words but the names of its cities in the region
-        rest = " ".join(p for p in _phrases(evidence) if " " not in p)
+        rest = " ".join(_key(t) for t in _TOKEN.findall(evidence))
         for city in (p for p in found if " " in p):
             rest = rest.replace(city, " ")
-        said = set(_phrases(rest))
-        if name in said or key in {regions.get(p) for p in said}:
-            continue  # the evidence names the place itself ("Medellín, Colombia")
-        if found:
+        if key not in _region_names(rest).values():
             return found[0], name
     return None
