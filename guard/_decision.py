@@ -45,6 +45,7 @@ from mirage_guard.guard.evidence import (
     swapped_names,
     trait_words,
     unsaid_habits,
+    unsaid_pastime,
     value_kind,
     without_third_persons,
 )
@@ -334,6 +335,17 @@ def personality_trait(claim: str, evidence: str | None, link: EvidenceLink) -> l
     return traits
 
 
+def made_up_pastime(claim: str, link: EvidenceLink) -> list[str]:
+    """The activity of a taste, a pastime or a routine the claim gives the user that no user turn
+    it was read against says (``unsaid_pastime``), or []: "Drinks a few beers after work most
+    days", "Enjoys knitting in the evenings". Only when the token aligner ran (its unsupported
+    words) and the support model does not read the turn as saying it."""
+    f = link.features
+    if not f.get("support_model", 0.0) or f.get("sup_entailed", 0.0) >= CONTRADICTED_MIN:
+        return []
+    return unsaid_pastime(claim, link.unsupported_words)
+
+
 def _about_else(link: EvidenceLink) -> bool:
     """The linked turn is about another kind of attribute than the claim, and the support model
     (when it ran) does not read it as saying the claim."""
@@ -486,6 +498,10 @@ def _said_otherwise(
     traits = personality_trait(claim, evidence, link)
     if traits:
         return reason(ReasonCode.PERSONALITY_TRAIT, turn_id=link.turn_id, words=traits)
+    pastime = made_up_pastime(claim, link)
+    if pastime:
+        # "Enjoys fishing on his days off" from "i drive a forklift at the depot"
+        return reason(ReasonCode.UNSAID_PASTIME, turn_id=link.turn_id, words=pastime)
     return None
 
 

@@ -40,6 +40,7 @@ class ReasonCode(StrEnum):
     RETRACTED = "retracted"  # turn_id, later_turn_id, words: a later turn denies or ends it
     GROUP_ATTRIBUTE = "group_attribute"  # kind: politics/religion/demographics from other evidence
     PERSONALITY_TRAIT = "personality_trait"  # turn_id, words: a trait no turn about it says
+    UNSAID_PASTIME = "unsaid_pastime"  # turn_id, words: a habit whose activity no turn says
     GLUED_DETAIL = "glued_detail"  # turn_id, words: a phrase whose every content word is unsaid
     ASKED_ONLY = "asked_only"  # words: the user says them only in questions or remarks to others
     UNSUPPORTED_CONTENT = "unsupported_content"  # words: claim words no linked user turn says
@@ -95,6 +96,10 @@ _TEMPLATES: dict[ReasonCode, str] = {
     ReasonCode.PERSONALITY_TRAIT: (
         "a personality trait {words} that {turn_id}, about something else, does not say: a "
         "stereotype, generated"
+    ),
+    ReasonCode.UNSAID_PASTIME: (
+        "a taste or routine whose activity {words} neither {turn_id} nor the user turn nearest "
+        "to it says: a stereotype, generated"
     ),
     ReasonCode.GLUED_DETAIL: (
         "{words} glued onto what {turn_id} says: no user turn says any of its words, generated"
@@ -154,6 +159,7 @@ _DESCRIPTIONS: dict[ReasonCode, str] = {
     ReasonCode.RETRACTED: "a later user turn denies it or says it ended: stale",
     ReasonCode.GROUP_ATTRIBUTE: "politics, religion or demographics inferred from other evidence",
     ReasonCode.PERSONALITY_TRAIT: "a personality trait read from evidence about something else",
+    ReasonCode.UNSAID_PASTIME: "a taste, pastime or routine whose activity the user never named",
     ReasonCode.GLUED_DETAIL: "a detail glued onto what the user said, none of its words said",
     ReasonCode.ASKED_ONLY: "a word the user only asked about or said of the other party",
     ReasonCode.UNSUPPORTED_CONTENT: "the claim has words no linked user turn supports",

@@ -80,6 +80,7 @@ from mirage_guard.guard.evidence._text import (
     swapped_names,
     trait_words,
     unsaid_habits,
+    unsaid_pastime,
     value_kind,
 )
 
@@ -150,6 +151,7 @@ __all__ = [
     "swapped_names",
     "trait_words",
     "unsaid_habits",
+    "unsaid_pastime",
     "value_kind",
     "verify_support_dir",
     "without_third_persons",

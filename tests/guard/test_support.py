@@ -26,6 +26,7 @@ from mirage_guard.guard.evidence import (
     swapped_names,
     trait_words,
     unsaid_habits,
+    unsaid_pastime,
 )
 from mirage_guard.guard.evidence._linker import RETRACT_MIN_SIM, _retracted, _Unit
 from mirage_guard.guard.evidence._support import (
@@ -874,6 +875,63 @@ def test_a_personality_trait_from_evidence_about_something_else_is_generated() -
     # a claim without a trait word is left to the scores
     d = _trait_decision("Keeps gym equipment in the garage", turn, kind_agreement=0.1)
     assert d.provenance is Provenance.INFERRED
+
+
+@pytest.mark.parametrize(
+    ("claim", "unsaid", "activity"),
+    [
+        # a taste or a routine whose activity the user's turns never name: made up
+        ("Enjoys fishing on his days off", ["fishing"], ["fishing"]),
+        ("User enjoys gardening on weekends", ["gardening"], ["gardening"]),
+        ("Takes a siesta after lunch most days", ["takes", "siesta"], ["takes", "siesta"]),
+        ("Does the crossword every morning", ["crossword"], ["crossword"]),
+        ("Loves weekend brunch and flat whites", ["brunch", "flat", "whites"],
+         ["brunch", "flat", "whites"]),
+        # one of its words said: left to the scores ("Watches anime regularly" is a habit of
+        # what the user said, unsaid_habits' case)
+        ("Enjoys fishing on his days off", [], []),
+        ("Takes a siesta after lunch most days", ["siesta"], []),
+        ("Watches anime regularly", ["regularly"], []),
+        # no taste, no routine: not a pastime
+        ("Went fishing with his dad", ["fishing", "dad"], []),
+        # a state or a possession, not an activity
+        ("Is busy most weekends in the summer", ["busy", "summer"], []),
+        ("You're up before dawn most days", ["dawn"], []),
+        ("Owns a bike and uses it daily", ["owns", "bike", "uses"], []),
+        # "nights" is an occasion as often as a routine ("nights out", "nights in hotels")
+        ("Drinks alcohol on nights out", ["drinks", "alcohol"], []),
+        # a question is not a claim about the user
+        ("Enjoys fishing on weekends?", ["fishing"], []),
+    ],
+)  # fmt: skip
+def test_a_pastime_is_the_activity_of_a_taste_or_a_routine(
+    claim: str, unsaid: list[str], activity: list[str]
+) -> None:
+    assert unsaid_pastime(claim, unsaid) == activity
+
+
+def test_a_taste_or_routine_whose_activity_no_turn_says_is_generated() -> None:
+    """ "Enjoys fishing on his days off" from "i drive a forklift at the depot, 6 till 2": a
+    pastime read into a job, the taxonomy's stereotype; the support model reads it inferable
+    and the scores let it through as an inference. The reason names the activity."""
+    read = {"sup_entailed": 0.05, "sup_inferable": 0.6, "sup_unsupported": 0.3,
+            "sup_contradicted": 0.05}  # fmt: skip
+    kwargs = {"p_oi": 0.3, "p_stated": 0.1, "profile": make_profile(), "policy": Policy()}
+    claim = Candidate(text="Enjoys fishing on his days off")
+    d = decide(claim, _link(["fishing"], **read), **kwargs)  # type: ignore[arg-type]
+    assert d.provenance is Provenance.GENERATED
+    (r,) = [r for r in d.reasons if r.code is ReasonCode.UNSAID_PASTIME]
+    assert r.params == {"turn_id": "u1", "words": ["fishing"]}
+    # the user named the activity in the turns the claim was read against: an inference
+    d = decide(claim, _link([], **read), **kwargs)  # type: ignore[arg-type]
+    assert d.provenance is Provenance.INFERRED
+    # the support model reads the turn as saying it: not this rule
+    said = {**read, "sup_entailed": 0.7, "sup_inferable": 0.2}
+    d = decide(claim, _link(["fishing"], **said), **kwargs)  # type: ignore[arg-type]
+    assert ReasonCode.UNSAID_PASTIME not in {r.code for r in d.reasons}
+    # no claim-level signal (an embedder without token vectors): its words are not known
+    d = decide(claim, _link(["fishing"], **read, support_model=0.0), **kwargs)  # type: ignore[arg-type]
+    assert ReasonCode.UNSAID_PASTIME not in {r.code for r in d.reasons}
 
 
 @pytest.mark.parametrize(
