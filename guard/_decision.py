@@ -339,9 +339,10 @@ def made_up_pastime(claim: str, link: EvidenceLink) -> list[str]:
     """The activity of a taste, a pastime or a routine the claim gives the user that no user turn
     it was read against says (``unsaid_pastime``), or []: "Drinks a few beers after work most
     days", "Enjoys knitting in the evenings". Only when the token aligner ran (its unsupported
-    words) and the support model does not read the turn as saying it."""
-    f = link.features
-    if not f.get("support_model", 0.0) or f.get("sup_entailed", 0.0) >= CONTRADICTED_MIN:
+    words). Not barred by the support model reading the turn as saying it: with none of the
+    activity's words in the turn that reading is the model's error ("Goes to indie gigs at the
+    weekend" / "the studio is dog friendly!!": P(entailed) 0.93)."""
+    if not link.features.get("support_model", 0.0):
         return []
     return unsaid_pastime(claim, link.unsupported_words)
 

@@ -1665,6 +1665,8 @@ def _routine(toks: list[str]) -> bool:
         nxt = toks[i + 1] if i + 1 < len(toks) else ""
         if t in _HABITS or (t in _PLURAL_TIMES and t != "nights") or t == "weekends":
             return True
+        if t in ("at", "on") and nxt == "the" and toks[i + 2 : i + 3] == ["weekend"]:
+            return True  # "Goes to indie gigs at the weekend"
         if t in (*_EVERY, "most") and (nxt in _TIMES or nxt in ("day", "days", "week", "weekend")):
             return True
         if (t in ("free", "spare") and nxt == "time") or (t == "days" and nxt == "off"):
@@ -1683,11 +1685,13 @@ def unsaid_pastime(claim: str, unsupported: Iterable[str]) -> list[str]:
     a habit of something they did say ("Watches anime regularly" / "I watched anime until 4am")
     is :func:`unsaid_habits`'. A claim that says what someone is or has is not read: its words
     are a state or a possession ("Is busy most weekends in the summer", "You own a car and drive
-    regularly")."""
+    regularly"); nor is one with a number, a fact's detail."""
     said = [sent for sent in sentences(claim) if not sent.rstrip().endswith("?")]
     toks = [w for sent in said for w in words(sent)]
     if not toks or any(t in _STATES or t.endswith(("'re", "'m", "'ve")) for t in toks):
         return []
+    if numbers(" ".join(said)):
+        return []  # a number is a fact's detail, not a taste's ("Cycles to work every day, 12 km")
     if not (_TASTES & set(toks) or _routine(toks)):
         return []
     activity = [

@@ -887,6 +887,8 @@ def test_a_personality_trait_from_evidence_about_something_else_is_generated() -
         ("Does the crossword every morning", ["crossword"], ["crossword"]),
         ("Loves weekend brunch and flat whites", ["brunch", "flat", "whites"],
          ["brunch", "flat", "whites"]),
+        ("Goes to indie gigs at the weekend", ["goes", "indie", "gigs"],
+         ["goes", "indie", "gigs"]),
         # one of its words said: left to the scores ("Watches anime regularly" is a habit of
         # what the user said, unsaid_habits' case)
         ("Enjoys fishing on his days off", [], []),
@@ -900,6 +902,8 @@ def test_a_personality_trait_from_evidence_about_something_else_is_generated() -
         ("Owns a bike and uses it daily", ["owns", "bike", "uses"], []),
         # "nights" is an occasion as often as a routine ("nights out", "nights in hotels")
         ("Drinks alcohol on nights out", ["drinks", "alcohol"], []),
+        # a number is a fact's detail, not a taste's
+        ("Cycles to work every day, about 12 km each way", ["cycles", "12", "km"], []),
         # a question is not a claim about the user
         ("Enjoys fishing on weekends?", ["fishing"], []),
     ],
@@ -925,10 +929,12 @@ def test_a_taste_or_routine_whose_activity_no_turn_says_is_generated() -> None:
     # the user named the activity in the turns the claim was read against: an inference
     d = decide(claim, _link([], **read), **kwargs)  # type: ignore[arg-type]
     assert d.provenance is Provenance.INFERRED
-    # the support model reads the turn as saying it: not this rule
-    said = {**read, "sup_entailed": 0.7, "sup_inferable": 0.2}
+    # the support model reading a turn that has none of the activity's words as saying it is
+    # its error ("Goes to indie gigs at the weekend" / "the studio is dog friendly!!": 0.93)
+    said = {**read, "sup_entailed": 0.93, "sup_inferable": 0.01}
     d = decide(claim, _link(["fishing"], **said), **kwargs)  # type: ignore[arg-type]
-    assert ReasonCode.UNSAID_PASTIME not in {r.code for r in d.reasons}
+    assert d.provenance is Provenance.GENERATED
+    assert ReasonCode.UNSAID_PASTIME in {r.code for r in d.reasons}
     # no claim-level signal (an embedder without token vectors): its words are not known
     d = decide(claim, _link(["fishing"], **read, support_model=0.0), **kwargs)  # type: ignore[arg-type]
     assert ReasonCode.UNSAID_PASTIME not in {r.code for r in d.reasons}
