@@ -326,9 +326,12 @@ def personality_trait(claim: str, evidence: str | None, link: EvidenceLink) -> l
     does not say, or []: the taxonomy's stereotype, a trait read into a job, a purchase or a
     plan. A rule on a lexicon of trait words (``trait_words``), whatever the claim's top kind:
     the kind prototypes read "Drives cautiously" as much about possessions as about personality.
-    The support model must not read the turn as saying it."""
+    The support model must not read the turn as saying it. A turn none of whose words the token
+    aligner finds for the claim's says none of it, whatever the kind prototypes and the support
+    model read ("Is strictly punctual and hates being late" / "I'm on the 7:34 again")."""
     traits = trait_words(claim)
-    if not traits or not _about_else(link):
+    unaligned = link.features.get("align_unsupported_share", 0.0) >= 1.0
+    if not traits or not (_about_else(link) or unaligned):
         return []
     if evidence is not None and {stem(t) for t in traits} & content_stems(evidence):
         return []  # the turn has the word, wherever it stands ("I'm a patient man")

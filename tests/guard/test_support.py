@@ -869,6 +869,14 @@ def test_a_personality_trait_from_evidence_about_something_else_is_generated() -
     # the turn is about the same kind of attribute ("I hate being late"): an inference
     d = _trait_decision("Is punctual", "I hate being late to anything.", kind_agreement=0.7)
     assert d.provenance is Provenance.INFERRED
+    # ... unless none of the claim's words is in it: the kind prototypes read "I'm on the 7:34
+    # again" as about the same thing as "Is strictly punctual and hates being late"
+    d = _trait_decision(
+        "Is strictly punctual and hates being late", "I'm on the 7:34 again.",
+        kind_agreement=0.7, align_unsupported_share=1.0,
+    )  # fmt: skip
+    assert d.provenance is Provenance.GENERATED
+    assert ReasonCode.PERSONALITY_TRAIT in {r.code for r in d.reasons}
     # the support model reads the turn as saying it ("I'm never late"): not this rule
     d = _trait_decision("Is punctual", "I'm never late.", kind_agreement=0.1, sup_entailed=0.8)
     assert ReasonCode.PERSONALITY_TRAIT not in {r.code for r in d.reasons}
