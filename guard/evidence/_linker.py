@@ -305,10 +305,19 @@ def _current_value(
     for j in reversed(later):
         text = units[j].text
         if missing <= tx.value_set(text) and (
-            is_correction(text) or _turn_max(sims, units, j) >= RETRACT_MIN_SIM
+            is_correction(text)
+            or _announced(units, j)
+            or _turn_max(sims, units, j) >= RETRACT_MIN_SIM
         ):
             return j
     return None
+
+
+def _announced(units: Sequence[_Unit], j: int) -> bool:
+    """The sentence before ``units[j]``, in the same turn, announces a correction: "Wait,
+    correction on something I told you before. I said 8 years, but I counted wrong, it's 10
+    years total." """
+    return j > 0 and units[j - 1].turn_id == units[j].turn_id and is_correction(units[j - 1].text)
 
 
 def _with_unsaid_names(

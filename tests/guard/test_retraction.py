@@ -157,6 +157,24 @@ def test_the_current_value_is_the_last_later_sentence_that_gives_it() -> None:
     assert _current_value("Mum moved into a home", np.array([0.7, 0.5]), units, "x", 0) is None
 
 
+def test_a_correction_announced_in_the_sentence_before_gives_the_current_value() -> None:
+    """ "Wait, correction on something I told you before. I said 8 years, but I counted wrong,
+    it's 10 years total.": the sentence with the value has no correction word, the one before it
+    in the same turn has; the claim of 10 years rests on it, not on "8 years in marketing". A
+    correction word in another turn's last sentence announces nothing here."""
+    from mirage_guard.guard.evidence._linker import _current_value
+
+    claim = "Has 10 years of marketing experience in total"
+    units = [_Unit("u1", "8 years in marketing overall."),
+             _Unit("u2", "Wait, correction on something I told you before."),
+             _Unit("u2", "I said 8 years, but I counted wrong, it's 10 years total.")]  # fmt: skip
+    # near the claim (0.3), but the turn is not about it (under RETRACT_MIN_SIM)
+    sims = np.array([0.7, 0.1, 0.3], np.float32)
+    assert _current_value(claim, sims, units, units[0].text, 0) == 2
+    units[1] = _Unit("u1b", "Wait, correction on something I told you before.")
+    assert _current_value(claim, sims, units, units[0].text, 0) is None
+
+
 def test_a_contrast_denies_only_what_follows_not() -> None:
     """ "the exam is June 9 not June 2" affirms June and 9 and denies 2: a claim of the exam on
     9 June is not taken back by it, one on 2 June still is; a plain negation is unchanged."""
