@@ -41,6 +41,7 @@ from mirage_guard.guard.evidence import (
     place_inferred,
     plain,
     retracted_stems,
+    says_habit,
     stem,
     swapped_names,
     trait_words,
@@ -228,6 +229,14 @@ def glued_detail(claim: str, link: EvidenceLink) -> list[str]:
         + glued_parts(claim, link)
         + glued_items(claim, [*link.unsupported_words, *link.doubled_words])
     )
+
+
+def how_often(glued: list[str], claim: str, evidence: str | None) -> bool:
+    """Every glued phrase says how often ("every day", "each morning") and the linked turn says
+    a habit of what the claim is about in other words (``says_habit``: "a LOT", "not often"):
+    the frequency is a conclusion from it, not a detail glued on."""
+    often = all(g.split(maxsplit=1)[0].lower() in ("every", "each") for g in glued)
+    return bool(glued) and often and evidence is not None and says_habit(claim, evidence)
 
 
 def glued_names(link: EvidenceLink) -> list[str]:
@@ -607,9 +616,14 @@ def _provenance(
         return Provenance.GENERATED
     if read_as_said and not specifics and supported:
         glued = glued_detail(claim, link)
-        if glued:
+        if glued and not how_often(glued, claim, evidence):
             reasons.append(reason(ReasonCode.GLUED_DETAIL, turn_id=link.turn_id, words=glued))
             return Provenance.GENERATED
+        if glued:
+            # "Drinks diet soda every day" / "I drink a LOT of diet soda": how often, concluded
+            # from a habit the turn says in other words; not said, not made up
+            supported = False
+    if read_as_said and not specifics and supported:
         reasons.append(
             said_so
             or reason(

@@ -1623,14 +1623,20 @@ def unsaid_habits(claim: str, unsupported: Iterable[str], evidence: str | None =
     unsaid = {w.lower() for w in unsupported}
     said = [w for sent in sentences(claim) if not sent.rstrip().endswith("?") for w in words(sent)]
     habits = [w for w in dict.fromkeys(said) if w in _HABITS and w in unsaid]
-    if habits and evidence is not None:
-        # only the evidence's sentences about the same thing: a long turn says "every" or "a
-        # lot" of something else ("lots of rice dishes" is no habit of cooking them)
-        own = content_stems(claim) - _HABIT_STEMS
-        about = [x for x in sentences(evidence) if content_stems(x) & own]
-        if any(word_set(x) & _SAYS_HABIT for x in about):
-            return []
+    if habits and evidence is not None and says_habit(claim, evidence):
+        return []
     return habits
+
+
+def says_habit(claim: str, evidence: str) -> bool:
+    """A sentence of ``evidence`` about what the claim is about (a content word of the claim's,
+    its habit words aside) says a habit in any words (``_SAYS_HABIT``: "I drink a LOT of diet
+    soda", "sunscreen when I remember, which is not often"). Only those sentences: a long turn
+    says "every" or "a lot" of something else ("lots of rice dishes" is no habit of cooking
+    them)."""
+    own = content_stems(claim) - _HABIT_STEMS
+    about = [x for x in sentences(evidence) if content_stems(x) & own]
+    return any(word_set(x) & _SAYS_HABIT for x in about)
 
 
 # a taste or a pastime ("Enjoys knitting in the evenings", "Loves weekend brunch", "Follows

@@ -829,6 +829,32 @@ def test_a_restatement_with_a_glued_detail_is_generated_and_names_the_phrase() -
     assert ReasonCode.GLUED_DETAIL not in {r.code for r in d.reasons}
 
 
+def test_how_often_concluded_from_a_habit_said_in_other_words_is_inferred() -> None:
+    """ "Drinks diet soda every day" / "I drink a LOT of diet soda though": "every day" is
+    unsaid, but the turn says a habit of the same thing in other words, so it is a conclusion
+    (inferred), not a detail glued on (generated) nor a restatement (stated). Against a turn that
+    says one occasion it is still glued on."""
+    link = _link(["every", "day"], sup_entailed=0.9, sup_inferable=0.05,
+                 sup_unsupported=0.03, sup_contradicted=0.02)  # fmt: skip
+    kwargs = {"p_oi": 0.05, "p_stated": 0.95, "profile": make_profile(), "policy": Policy()}
+    claim = Candidate(text="Drinks diet soda every day")
+    habit = "I drink a LOT of diet soda though."
+    d = decide(claim, link, turn_text=habit, **kwargs)  # type: ignore[arg-type]
+    assert d.provenance is Provenance.INFERRED
+    assert ReasonCode.NOT_FULLY_SUPPORTED in {r.code for r in d.reasons}
+    once = "I had a diet soda with lunch."
+    d = decide(claim, link, turn_text=once, **kwargs)  # type: ignore[arg-type]
+    assert d.provenance is Provenance.GENERATED
+    (r,) = [r for r in d.reasons if r.code is ReasonCode.GLUED_DETAIL]
+    assert r.params["words"] == ["every day"]
+    # a glued phrase that is not a frequency stays glued on, habit or not
+    glued = _link(["bouncy", "castle"], sup_entailed=0.9, sup_inferable=0.05,
+                  sup_unsupported=0.03, sup_contradicted=0.02)  # fmt: skip
+    party = Candidate(text="Throws a party with a bouncy castle")
+    d = decide(party, glued, turn_text="I throw a party every year.", **kwargs)  # type: ignore[arg-type]
+    assert d.provenance is Provenance.GENERATED
+
+
 def test_a_compound_claim_with_an_unrelated_unsaid_part_is_generated() -> None:
     """ "User lives in Lisbon and is a vegan" after "I live in Lisbon.": the scores read the
     first part; the second is near no user sentence (the linker's ``unrelated_parts``) and none
