@@ -25,6 +25,7 @@ from mirage_guard.guard.evidence import (
     KINDS,
     PLACE_FRAME,
     RELATION_KINDS,
+    acting_relatives,
     age_in_decade,
     changed_values,
     claim_people,
@@ -203,8 +204,15 @@ def changed_value(claim: str, evidence: str | None, link: EvidenceLink) -> tuple
     if evidence is None:
         return None
     unsaid = {w.lower() for w in link.unsupported_words}
+    acting: frozenset[str] | None = None
     for said, claimed in changed_values(claim, evidence):
         kind = value_kind(claimed)
+        if kind == "kin":
+            # another participant ("... and my brother takes the evenings"), not another value
+            # of the relative the user does something with ("Visits her father every morning")
+            acting = acting_relatives(claim, evidence) if acting is None else acting
+            if said in acting:
+                continue
         if kind == "number":
             if link.features.get("unsupported_numbers", 0.0) > 0:
                 return said, claimed

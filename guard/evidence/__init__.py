@@ -38,6 +38,7 @@ from mirage_guard.guard.evidence._places import PLACE_FRAME, place_inferred
 from mirage_guard.guard.evidence._shipped import shipped_linker, shipped_support
 from mirage_guard.guard.evidence._subject import (
     OtherPersonsFact,
+    acting_relatives,
     aged_since,
     claim_people,
     claim_predicates,
@@ -108,6 +109,7 @@ __all__ = [
     "SupportClass",
     "TokenAligner",
     "Vectors",
+    "acting_relatives",
     "age_in_decade",
     "aged_since",
     "build_cross",

@@ -34,6 +34,7 @@ from mirage_guard.guard.evidence._text import (
     STOPWORDS,
     content_stems,
     contracted,
+    kin_value,
     plain,
     proper_names,
     sentences,
@@ -703,6 +704,25 @@ def claim_people(claim: str, user_name: str | None = None) -> frozenset[str]:
         if _without_s(t.lower()) in _PEOPLE or (t.lower() in names and t.lower() not in user)
     }  # fmt: skip
     return frozenset(found)
+
+
+def acting_relatives(claim: str, text: str, user_name: str | None = None) -> frozenset[str]:
+    """For a claim about the user, the relatives (as ``kin_value`` names them) that are the
+    subject of a clause of ``text`` that says none of the claim's other words: another
+    participant doing another thing, not the one the claim's user does something with ("Visits
+    her father every morning before work" / "I go over every morning before work and my brother
+    takes the evenings"). Not one whose clause says the claim's thing ("Has a quilt her
+    grandmother made" / "The quilt my mother made"). Empty for a claim about someone else."""
+    user = name_parts(user_name)
+    if not _about_user(claim, user):
+        return frozenset()
+    own = content_stems(claim)
+    out = set()
+    for c in _clauses(text, user, frozenset()):
+        kin = kin_value(c.person) if c.person else None
+        if kin is not None and not (content_stems(c.text) - {stem(c.person or "")}) & own:
+            out.add(kin)
+    return frozenset(out)
 
 
 def others_clauses(text: str, user_name: str | None = None) -> str:

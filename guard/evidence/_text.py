@@ -354,6 +354,12 @@ _BODY_PARTS = frozenset(
 )  # fmt: skip
 
 
+def kin_value(word: str) -> str | None:
+    """The relative a word names, as :func:`changed_values` gives it ("dad" is "father"), else
+    None."""
+    return _kin(word.lower())
+
+
 def _kin(word: str) -> str | None:
     """The relative a word names ("mum's" and "mothers" name the mother), else None."""
     w = word[:-2] if word.endswith("'s") else word.rstrip("'")
@@ -575,7 +581,12 @@ def changed_values(claim: str, evidence: str) -> list[tuple[str, str]]:
     said = _values(evidence)
     said_set = {(k, v) for k, v, _ in said}
     claimed_set = {(k, v) for k, v, _ in claimed}
-    out = [(other, value) for other, value, _ in _given_otherwise(claimed, said)]
+    theirs = _others_relatives(claim, evidence)
+    out = [
+        (other, value)
+        for other, value, kind in _given_otherwise(claimed, said)
+        if not (kind == "kin" and other in theirs)
+    ]
     age = _age_mismatch(claim, evidence)
     if age is not None:
         out.append(age)
@@ -832,6 +843,20 @@ def _roles(text: str, *, claim: bool) -> list[tuple[str, str, tuple[bool, bool]]
                 break
         out.append((rel[0], rel[1], (others, ws[i].endswith("'s"))))
     return out
+
+
+def _others_relatives(claim: str, evidence: str) -> frozenset[str]:
+    """The relatives ``evidence`` names only as someone else's ("Finn's with his dad", "hannah's
+    sister's 40th") where the claim names its relatives as the user's ("Son Finn is in high
+    school", "Lives with his partner Hannah and their daughter"): another family's relative is
+    not another value of the user's."""
+    if any(role[0] for kind, _, role in _roles(claim, claim=True) if kind == "kin"):
+        return frozenset()
+    roles: dict[str, set[bool]] = {}
+    for kind, value, role in _roles(evidence, claim=False):
+        if kind == "kin":
+            roles.setdefault(value, set()).add(role[0])
+    return frozenset(v for v, whose in roles.items() if whose == {True})
 
 
 def _sentence_relations(

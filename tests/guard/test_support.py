@@ -1034,6 +1034,10 @@ def test_a_taste_or_routine_whose_activity_no_turn_says_is_generated() -> None:
         # relatives: another relative about the same thing; a synonym or a plural says the same
         ("Stayed with his sister in Gliwice", "we stay with my brother in Gliwice",
          [("brother", "sister")]),
+        # another family's relative is not another value of the user's
+        ("Son Finn is in high school", "Finn's with his dad that weekend so it'll just be me", []),
+        ("Lives with his partner Hannah and their daughter",
+         "hannah's sister's 40th, there was prosecco, i'm only human", []),
         ("Is fixing up his late uncle's Peugeot", "I started fixing my late father's Peugeot",
          [("father", "uncle")]),
         ("Got the necklace from her grandfather", "I got this necklace from my grandma",
@@ -1192,6 +1196,25 @@ def test_another_relative_or_side_than_the_users_turn_is_generated() -> None:
     assert changed.params == {"turn_id": "u1", "said": "41", "claimed": "mid-thirties"}
     d = _decide_on("Lives with her mum in Leeds", "I live with my mother in Leeds.", [], 0.0)
     assert d.provenance is Provenance.STATED
+
+
+def test_a_relative_doing_something_else_is_another_participant_not_another_value() -> None:
+    """ "Visits her father every morning before work" / "I go over every morning before work and
+    my brother takes the evenings": the brother is the subject of a clause that says none of the
+    claim's words, another participant; the claim's father is not changed into him. A relative
+    whose clause says the claim's thing is still another value ("Has a quilt her grandmother
+    made" / "The quilt my mother made")."""
+    d = _decide_on("Visits her father every morning before work",
+                   "I go over every morning before work and my brother takes the evenings.",
+                   [], 0.0)  # fmt: skip
+    assert ReasonCode.CHANGED_VALUE not in {r.code for r in d.reasons}
+    d = _decide_on("Has a quilt her grandmother made when Karen was born",
+                   "The quilt my mother made when Karen was born.", [], 0.0)  # fmt: skip
+    (changed,) = [r for r in d.reasons if r.code is ReasonCode.CHANGED_VALUE]
+    assert changed.params == {"turn_id": "u1", "said": "mother", "claimed": "grandmother"}
+    # a claim about someone else: their relative may be the subject ("Sister is a nurse")
+    d = _decide_on("Sister is a nurse", "my brother is a nurse.", [], 0.0)
+    assert d.provenance is Provenance.GENERATED
 
 
 def test_a_value_some_user_turn_says_is_not_a_changed_value() -> None:
