@@ -1546,7 +1546,11 @@ _TRAITS = frozenset(
      "moody",
      # openness
      "curious", "imaginative", "analytical", "pragmatic", "sensible", "independent",
-     "old-fashioned")
+     "old-fashioned",
+     # aptitudes read into a job, a course or a purchase ("Is a creative person with an eye for
+     # design" from "i study architecture now")
+     "creative", "artistic", "sporty", "athletic", "musical", "handy", "talented", "gifted",
+     "tech-savvy", "techy", "academic", "studious")
 )  # fmt: skip
 
 

@@ -663,7 +663,11 @@ def test_group_words() -> None:
         ("Drives cautiously and under the limit", ["cautiously"]),
         ("Stays calm in stressful situations", ["calm"]),
         ("Is a patient person", ["patient"]),
+        # an aptitude read into a job or a course is a trait too
+        ("Is a creative person with an eye for design", ["creative"]),
+        ("Is handy and practical", ["handy"]),
         # before a noun the word describes the thing, not the person
+        ("Works in a creative agency", []),
         ("Plays competitive chess", []),
         ("Has an easygoing landlord", []),
         ("Is an independent contractor", []),
