@@ -1708,7 +1708,20 @@ def _routine(toks: list[str]) -> bool:
             return True
         if t == "after" and nxt in _ROUTINE_AFTER:
             return True
+        if t in ("most", "all") and _share_of_work(toks[i + 1 : i + 4]):
+            return True
     return False
+
+
+_SPANS = frozenset(("day", "days", "week", "weeks", "year", "years", "time", "month", "months"))
+
+
+def _share_of_work(after: list[str]) -> bool:
+    """After "most" or "all": "of the" or "the" and a thing, not a time ("Does most of the
+    cooking", "Manages all the household finances"; not "Stands for most of her working day",
+    "most of the year": measured with a possessive or a time, 2 rows away)."""
+    rest = after[2:] if after[:2] == ["of", "the"] else after[1:] if after[:1] == ["the"] else []
+    return bool(rest) and rest[0] not in _TIMES and rest[0] not in _SPANS
 
 
 def unsaid_pastime(claim: str, unsupported: Iterable[str]) -> list[str]:

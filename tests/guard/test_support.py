@@ -940,6 +940,13 @@ def test_a_personality_trait_from_evidence_about_something_else_is_generated() -
         ("Owns a bike and uses it daily", ["owns", "bike", "uses"], []),
         # "nights" is an occasion as often as a routine ("nights out", "nights in hotels")
         ("Drinks alcohol on nights out", ["drinks", "alcohol"], []),
+        # a share of the household's work is a routine too; a share of a time is not
+        ("Does most of the cooking and housework", ["cooking", "housework"],
+         ["cooking", "housework"]),
+        ("Manages all the household finances", ["manages", "household", "finances"],
+         ["manages", "household", "finances"]),
+        ("Stands for most of her working day", ["stands", "working"], []),
+        ("Travels most of the year", ["travels"], []),
         # a number is a fact's detail, not a taste's
         ("Cycles to work every day, about 12 km each way", ["cycles", "12", "km"], []),
         # a question is not a claim about the user
