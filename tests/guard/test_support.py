@@ -940,6 +940,9 @@ def test_a_personality_trait_from_evidence_about_something_else_is_generated() -
         ("Owns a bike and uses it daily", ["owns", "bike", "uses"], []),
         # "nights" is an occasion as often as a routine ("nights out", "nights in hotels")
         ("Drinks alcohol on nights out", ["drinks", "alcohol"], []),
+        # "mostly" frames it; a hyphenated word is unsaid when its parts are
+        ("Listens mostly to hip-hop in his free time", ["listens", "hip", "hop"],
+         ["listens", "hip-hop"]),
         # a share of the household's work is a routine too; a share of a time is not
         ("Does most of the cooking and housework", ["cooking", "housework"],
          ["cooking", "housework"]),
