@@ -1695,7 +1695,7 @@ def _routine(toks: list[str]) -> bool:
     """The tokens say a routine: a habit word, a plural time ("on Sundays", "evenings"; not
     "nights": "nights out", "nights in hotels" are occasions, measured: 2 rows away), "every"
     / "each" / "most" before a time ("most days", "every morning"), "free" / "spare time", "days
-    off" or "after work"."""
+    off", "after work", or a share of the household's work ("most of the cooking")."""
     for i, t in enumerate(toks):
         nxt = toks[i + 1] if i + 1 < len(toks) else ""
         if t in _HABITS or (t in _PLURAL_TIMES and t != "nights") or t == "weekends":
