@@ -627,18 +627,17 @@ def _provenance(
         if glued and not how_often(glued, claim, evidence):
             reasons.append(reason(ReasonCode.GLUED_DETAIL, turn_id=link.turn_id, words=glued))
             return Provenance.GENERATED
-        if glued:
-            # "Drinks diet soda every day" / "I drink a LOT of diet soda": how often, concluded
-            # from a habit the turn says in other words; not said, not made up
-            supported = False
-    if read_as_said and not specifics and supported:
-        reasons.append(
-            said_so
-            or reason(
-                ReasonCode.STATED_SCORE, p_stated=p_stated, threshold=profile.stated_threshold
+        if not glued:
+            reasons.append(
+                said_so
+                or reason(
+                    ReasonCode.STATED_SCORE, p_stated=p_stated, threshold=profile.stated_threshold
+                )
             )
-        )
-        return Provenance.STATED
+            return Provenance.STATED
+        # "Drinks diet soda every day" / "I drink a LOT of diet soda": how often, concluded
+        # from a habit the turn says in other words; not said, not made up
+        supported = False
     reasons.append(reason(ReasonCode.LINKED_NOT_RESTATEMENT, turn_id=link.turn_id))
     if specifics:
         reasons.append(reason(ReasonCode.UNSUPPORTED_SPECIFICS))

@@ -581,12 +581,10 @@ def changed_values(claim: str, evidence: str) -> list[tuple[str, str]]:
     said = _values(evidence)
     said_set = {(k, v) for k, v, _ in said}
     claimed_set = {(k, v) for k, v, _ in claimed}
-    theirs = _others_relatives(claim, evidence)
-    out = [
-        (other, value)
-        for other, value, kind in _given_otherwise(claimed, said)
-        if not (kind == "kin" and other in theirs)
-    ]
+    given = _given_otherwise(claimed, said)
+    # whose relative each is: read only when a relative changed (this runs for every claim)
+    theirs = _others_relatives(claim, evidence) if any(k == "kin" for *_, k in given) else set()
+    out = [(other, value) for other, value, kind in given if kind != "kin" or other not in theirs]
     age = _age_mismatch(claim, evidence)
     if age is not None:
         out.append(age)
