@@ -42,6 +42,7 @@ from mirage_guard.guard.evidence import (
     place_inferred,
     plain,
     retracted_stems,
+    said_age,
     says_habit,
     stem,
     swapped_names,
@@ -125,14 +126,21 @@ def named_as_said(claim: str, evidence: str | None, link: EvidenceLink) -> tuple
 
 def _said(claim: str, evidence: str | None, link: EvidenceLink) -> Reason | None:
     """The reason a claim the stated score reads low is said all the same, or None: every word
-    said in a turn the support model reads as saying it (``said_whole``), or a relation and its
-    name said as "my <kind> <name>" (``named_as_said``)."""
+    said in a turn the support model reads as saying it (``said_whole``), a relation and its
+    name said as "my <kind> <name>" (``named_as_said``), or the user's own age said as "I'm
+    <age>" (``said_age``)."""
     if said_whole(link):
         p_entailed = link.features.get("sup_entailed", 0.0)
         return reason(ReasonCode.SAID_WHOLE, turn_id=link.turn_id, p_entailed=p_entailed)
     named = named_as_said(claim, evidence, link)
     if named is not None:
         return reason(ReasonCode.SAID_NAMED, turn_id=link.turn_id, kind=named[0], name=named[1])
+    # "Is 29 years old" / "I'm 29, take home about 2,400 a month": the support model reads the
+    # user's own age as making the claim inferable; every other word of the claim said
+    unsaid = {w.lower() for w in link.unsupported_words}
+    age = said_age(claim, evidence) if evidence is not None and unsaid <= MEMORY_FRAME else None
+    if age is not None:
+        return reason(ReasonCode.SAID_AGE, turn_id=link.turn_id, age=age)
     return None
 
 

@@ -30,6 +30,7 @@ class ReasonCode(StrEnum):
     SAID_WHOLE = "said_whole"  # turn_id, p_entailed: every content word said, read as said
     PLACE_INFERRED = "place_inferred"  # turn_id, said, claimed: a country from a city in it
     SAID_NAMED = "said_named"  # turn_id, kind, name: "my brother Felix" says "named Felix"
+    SAID_AGE = "said_age"  # turn_id, age: "I'm 29" says "Is 29 years old"
     LINKED_NOT_RESTATEMENT = "linked_not_restatement"  # turn_id
     UNSUPPORTED_SPECIFICS = "unsupported_specifics"
     SUPERSEDED = "superseded"  # turn_id: a later user turn corrected what this one said
@@ -77,6 +78,7 @@ _TEMPLATES: dict[ReasonCode, str] = {
         "{turn_id} names {said}, which is in {claimed}: the claim's place is inferred from it"
     ),
     ReasonCode.SAID_NAMED: "{turn_id} says the user's {kind} {name} as the claim does",
+    ReasonCode.SAID_AGE: "{turn_id} is the user saying they are {age}, as the claim does",
     ReasonCode.LINKED_NOT_RESTATEMENT: "linked to {turn_id} but not a restatement",
     ReasonCode.UNSUPPORTED_SPECIFICS: "names or numbers the user never said: not a stated fact",
     ReasonCode.SUPERSEDED: "what {turn_id} said was corrected in a later user turn: stale",
@@ -149,6 +151,7 @@ _DESCRIPTIONS: dict[ReasonCode, str] = {
     ReasonCode.SAID_WHOLE: "every word of the claim said in a user turn that reads as saying it",
     ReasonCode.PLACE_INFERRED: "a country or US state concluded from a city the user named in it",
     ReasonCode.SAID_NAMED: "someone the user has and their name, said as 'my <kind> <name>'",
+    ReasonCode.SAID_AGE: "the user's age, said by the user as 'I'm <age>'",
     ReasonCode.LINKED_NOT_RESTATEMENT: "linked to a user turn but not a restatement",
     ReasonCode.UNSUPPORTED_SPECIFICS: "names or numbers the user never said",
     ReasonCode.SUPERSEDED: "corrected by a later user turn: stale",

@@ -952,6 +952,27 @@ def _age_mismatch(claim: str, evidence: str) -> tuple[str, str] | None:
     return str(found[1]), found[0].group("value").lower()
 
 
+# a claim that gives the user's exact age and nothing about it but what the user said with it
+# ("Is 41 years old", "User is 38 and cannot swim", "You're 29"): the age comes first, after
+# the user as the subject; another person's age ("Son Finn is 15") is not the user's
+_CLAIMED_AGE = re.compile(
+    r"^(?:(?:the\s+)?user\s+is|you(?:'re|\s+are)|is|aged)\s+(\d{2})(?:\s+years?\s+old)?\b"
+    r"(?!\s*(?:%|-|k\b|kg|km|min|hour|hr|week|month|day|mile|lb|pound|euro|dollar|quid|percent))",
+    re.IGNORECASE,
+)
+
+
+def said_age(claim: str, evidence: str) -> str | None:
+    """The user's age when the claim gives it and the evidence is the user saying it ("Is 29
+    years old" / "I'm 29, take home about 2,400 a month"), else None. The support model reads
+    such a pair as making the claim inferable (0.78-0.98), not as saying it."""
+    m = _CLAIMED_AGE.match(claim.strip())
+    if m is None:
+        return None
+    ages = {int(a) for a in _OWN_AGE.findall(evidence)}
+    return m.group(1) if ages == {int(m.group(1))} else None
+
+
 def age_in_decade(claim: str, evidence: str) -> str | None:
     """The decade a claim puts the user in when the evidence gives the user's exact age in it
     ("Is in their thirties" / "I'm 34 and just started piano"), else None: the claim is true

@@ -495,6 +495,39 @@ def test_a_relation_and_its_name_said_as_my_kind_name_is_stated() -> None:
     )
 
 
+def test_the_users_own_age_said_as_im_age_is_stated() -> None:
+    """ "Is 29 years old" / "I'm 29, take home about 2,400 a month": the support model reads the
+    user's own age as making the claim inferable (0.78 in the held-out set) and the stated score
+    reads it low; "I'm <age>" says it, with its own reason. Another age, a duration, another
+    person's age or another unsaid word keep it off the restatement path."""
+
+    def decided(text: str, turn: str, words: list[str]) -> tuple[Provenance, set[ReasonCode]]:
+        feats = {"sup_entailed": 0.01, "sup_inferable": 0.78, "align_unsupported_share": 0.0}
+        link = _link(words, **feats).model_copy(update={"span": turn})
+        d = decide(
+            Candidate(text=text), link, p_oi=0.05, p_stated=0.2, profile=make_profile(),
+            policy=Policy(),
+        )  # fmt: skip
+        return d.provenance, {r.code for r in d.reasons}
+
+    turn = "I'm 29, take home about 2,400 a month after tax, and rent is 950."
+    prov, codes = decided("Is 29 years old", turn, [])
+    assert prov is Provenance.STATED
+    assert ReasonCode.SAID_AGE in codes
+    assert decided("You're 29", turn, [])[0] is Provenance.STATED
+    assert decided("User is 38 and married", "i'm 38, my wife and i have a mortgage", [])[0] is (
+        Provenance.STATED
+    )
+    assert decided("Is 31 years old", turn, [])[0] is not Provenance.STATED
+    assert decided("Son Finn is 29", turn, [])[0] is not Provenance.STATED
+    assert decided("Is 20 minutes away", "I'm 20 minutes away", [])[0] is not Provenance.STATED
+    assert decided("Is 29 and divorced", turn, ["divorced"])[0] is not Provenance.STATED
+    assert decided("Is 29 years old", "I am 29 and my sister is 31", [])[0] is Provenance.STATED
+    assert decided("Is 29 years old", "29, never used anything but soap", [])[0] is not (
+        Provenance.STATED
+    )
+
+
 def test_a_claim_the_linked_turn_contradicts_is_generated() -> None:
     """ "Budget is 200 euros" against "around 120 euros a night": the model reads a contradiction
     and a number is not said."""
