@@ -1767,10 +1767,27 @@ def unsaid_pastime(claim: str, unsupported: Iterable[str]) -> list[str]:
         if w not in STOPWORDS and w not in _FRAME_WORDS and w not in ("you", "user") and len(w) > 1
     ]
     unsaid = {stem(w.lower()) for w in unsupported}
-    # the aligner reads "hip-hop" as "hip" and "hop"
-    if not activity or not all(stem(p) in unsaid for w in activity for p in w.split("-") if p):
+
+    def all_unsaid(found: list[str]) -> bool:  # the aligner reads "hip-hop" as "hip" and "hop"
+        return bool(found) and all(stem(p) in unsaid for w in found for p in w.split("-") if p)
+
+    if all_unsaid(activity):
+        return activity
+    # a taste for something the user never named, glued onto a place or a team they did ("Enjoys
+    # watching Leeds United games" / "we're up in Leeds"; "Probably follows Welsh rugby closely"
+    # / "Sam's family are Welsh speakers"): the taste's own words, two or more, all unsaid
+    names = {
+        m.group().lower() for sent in said for m in _CAPITALISED.finditer(sent.strip()) if m.start()
+    }
+    own = [w for w in activity if w not in names]
+    about_kin = toks[0] in KIN_WORDS  # "Son Noah follows a gluten-free diet": the son's
+    if about_kin or not _TASTES & set(toks) or not 2 <= len(own) < len(activity):
         return []
-    return activity
+    return own if all_unsaid(own) else []
+
+
+# a word that begins with a capital (a sentence's first word has its own)
+_CAPITALISED = re.compile(r"\b[A-Z][\w'-]*")
 
 
 # words that name a religion or a politics, what ``group_attribute`` is about: the attribute

@@ -987,6 +987,20 @@ def test_a_personality_trait_from_evidence_about_something_else_is_generated() -
         ("Cycles to work every day, about 12 km each way", ["cycles", "12", "km"], []),
         # a question is not a claim about the user
         ("Enjoys fishing on weekends?", ["fishing"], []),
+        # a taste glued onto a place or a team the user named: its own words, two or more
+        ("Enjoys watching Leeds United games", ["enjoys", "watching", "games"],
+         ["watching", "games"]),
+        ("Probably follows Welsh rugby closely", ["follows", "rugby", "closely"],
+         ["rugby", "closely"]),
+        ("enjoys watching Leeds United games", ["watching", "games"], ["watching", "games"]),
+        # ... not one word of its own, not one of them said, not a routine without a taste,
+        # not a relative's
+        ("Loves Leeds United", ["loves", "united"], []),
+        ("Plays Valorant regularly", ["plays"], []),
+        ("Enjoys watching Leeds United games", ["watching"], []),
+        ("Volunteers at the St. Bernadette's food pantry on Tuesdays",
+         ["volunteers", "food", "pantry"], []),
+        ("Son Noah follows a gluten-free diet", ["son", "gluten", "free", "diet"], []),
     ],
 )  # fmt: skip
 def test_a_pastime_is_the_activity_of_a_taste_or_a_routine(
