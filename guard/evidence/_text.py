@@ -272,15 +272,25 @@ _DATES = frozenset(MONTHS) | _DATE_SHORT
 _NAME_ENDINGS = frozenset(("s", "es", "ing", "ed", "er", "ers", "'s"))
 
 
+# the kind of street or place a name ends with, and its short forms: "Sydney Rd" is "Sydney
+# Road", not another name for it. Authored here
+_STREET_TYPES = frozenset(
+    ("road", "rd", "street", "st", "avenue", "ave", "lane", "ln", "drive", "dr", "boulevard",
+     "blvd", "place", "pl", "square", "sq", "court", "ct", "crescent", "cres", "terrace", "tce",
+     "close", "way", "parade", "pde", "highway", "hwy")
+)  # fmt: skip
+
+
 def unsaid_names(names: Iterable[str], said: frozenset[str]) -> list[str]:
     """The ``names`` (:func:`proper_names`) that ``said`` (:func:`name_words`) does not say in
     any form: as it is, as its stem ("Sundays" / "sunday"), or as a short form of it ("Labrador"
     / "lab", "DJing" / "DJ"; a word a name only begins, "Bath" / "bathroom", is not it). Days and
-    months are not names here."""
+    months are not names here, nor the kind of street a name ends with ("Sydney Road" /
+    "Sydney Rd": ``_STREET_TYPES``)."""
     left = []
     for name in sorted(names):
         bare = name[:-1] if name.endswith("s") else name
-        if name not in said and bare not in DAYS and name not in _DATES:
+        if name not in said and bare not in DAYS and name not in _DATES | _STREET_TYPES:
             left.append(name)
     if not left:
         return []
@@ -792,14 +802,14 @@ def swapped_names(
     for every claim it moved as many inferences away from their label as it caught swaps.
     ``user``: the user's own name by its lowercased parts, never another name for the claim's
     ("Hi, this is Elena from next door" says nothing against "Lives next door to Jamal")."""
-    said_names = [(n, c) for n, c in _name_slots(evidence) if n not in user]
+    said_names = [(n, c) for n, c in _name_slots(evidence) if n not in user | _STREET_TYPES]
     if not said_names:
         return []
     ev_words = name_words(evidence)
     claim_words = name_words(claim)
     out = []
     for name, context in _name_slots(claim):
-        if not unsaid_names([name], ev_words):
+        if name in _STREET_TYPES or not unsaid_names([name], ev_words):
             continue
         for other, context2 in said_names:
             if other not in claim_words and context & context2:

@@ -1164,6 +1164,9 @@ def test_changed_values(claim: str, evidence: str, expected: list[tuple[str, str
         ("Lives in Leeds with Sam", "we live in Leeds with Sam and Priya", []),
         ("Has a sister in Austin", "My sister Joy is in Austin.", []),
         ("Flies to Lisbon in May", "We fly out on a Friday, Ryanair.", []),
+        # a street's type in its short form is the same street; another street is another name
+        ("Commutes by tram along Sydney Road", "the tram's down on Sydney Rd again", []),
+        ("Lives on Sydney Road", "I live on Lygon Street", [("lygon", "sydney")]),
     ],
 )  # fmt: skip
 def test_swapped_names(claim: str, evidence: str, expected: list[tuple[str, str]]) -> None:
