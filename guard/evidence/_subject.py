@@ -358,6 +358,13 @@ def _reports_user(after: Sequence[str]) -> bool:
 # words that open a sentence and are not a name, capitalised or not ("Thanks, Mel")
 _NOT_NAMES = frozenset(
     "hi hey hello thanks thank sorry please no yes yeah ok okay".split()  # noqa: SIM905 - as text
+) | frozenset(
+    # the noun of a sentence that says what follows it ("Reason is my grandmother in Shanghai is
+    # very sick", "Problem is the van", "Plan was to fly"): no one's name. Authored here
+    """
+    reason problem thing point truth fact trouble issue plan idea question downside upside catch
+    news worry concern goal difference answer result deal situation update
+    """.split()  # noqa: SIM905 - a word list reads best as text
 )
 
 

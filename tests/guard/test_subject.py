@@ -118,6 +118,9 @@ def test_a_fact_the_user_said_of_someone_else_is_found_with_the_person_and_words
         ("Was diagnosed with mild rosacea by a dermatologist",
          "Derm said I have mild rosacea last year."),
         ("Is too thin", "mum thinks im too thin, she keeps feeding me"),
+        # a sentence's noun that says what follows is no one's name ("Reason is ...")
+        ("Grew up in Shanghai", "Reason is my grandmother in Shanghai is very sick"),
+        ("Drives a van", "Problem is the van broke down again."),
     ],
 )  # fmt: skip
 def test_the_users_own_facts_and_facts_about_a_named_relative_are_not_found(
