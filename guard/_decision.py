@@ -31,6 +31,7 @@ from mirage_guard.guard.evidence import (
     claim_people,
     claim_predicates,
     content_stems,
+    denied_role,
     exact_word,
     glued_items,
     glued_phrases,
@@ -43,6 +44,7 @@ from mirage_guard.guard.evidence import (
     plain,
     retracted_stems,
     said_age,
+    said_of_user,
     says_habit,
     stem,
     swapped_names,
@@ -307,8 +309,9 @@ def denied_words(claim: str, evidence: str | None, user_name: str | None = None)
     """Content words (stems) the claim asserts and the linked turn denies ("User has an MBA" /
     "I don't have an MBA lol"; "Your husband is helping" / "lol no husband"; "Is on a meal plan"
     / "no meal plan") or says have ended ("Works at a cafe" / "I finished at the cafe on
-    Friday"), the claim itself having no negation. A rule on the words: the cross-encoder reads
-    many of these as restatements."""
+    Friday"), or the role the claim gives the user when the turn denies the people it comes
+    from ("Is a grandmother" / "No grandchildren yet": ``denied_role``), the claim itself having
+    no negation. A rule on the words: the cross-encoder reads many of these as restatements."""
     if evidence is None:
         return []
     denied = retracted_stems(claim, evidence)
@@ -322,6 +325,11 @@ def denied_words(claim: str, evidence: str | None, user_name: str | None = None)
         # the other clauses or a denial of the person ("lol no husband")
         theirs = retracted_stems(claim, others_clauses(evidence, user_name))
         denied = theirs | (denied & {stem(p) for p in people})
+    if not denied:
+        # "Is a grandmother" / "No grandchildren yet, pray for us": the user's own clauses only
+        # ("my sister has no kids" says nothing of the user's)
+        role = denied_role(claim, said_of_user(claim, evidence, user_name))
+        return [role] if role is not None else []
     return sorted(denied)
 
 

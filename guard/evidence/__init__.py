@@ -48,6 +48,7 @@ from mirage_guard.guard.evidence._subject import (
     name_parts,
     other_persons_fact,
     others_clauses,
+    said_of_user,
     without_third_persons,
 )
 from mirage_guard.guard.evidence._support import (
@@ -66,6 +67,7 @@ from mirage_guard.guard.evidence._text import (
     age_in_decade,
     changed_values,
     content_stems,
+    denied_role,
     denied_stems,
     ended_stems,
     glued_phrases,
@@ -121,6 +123,7 @@ __all__ = [
     "content_stems",
     "cross_model_dir",
     "current_cache_namespace",
+    "denied_role",
     "denied_stems",
     "encode_pairs",
     "ended_stems",
@@ -146,6 +149,7 @@ __all__ = [
     "restated_amounts",
     "retracted_stems",
     "said_age",
+    "said_of_user",
     "says_habit",
     "sentences",
     "shared_cross_model",

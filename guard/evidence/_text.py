@@ -142,11 +142,13 @@ def unaccented(word: str) -> str:
 
 
 # a chat's short forms, read as the word ("not on meds" denies "medication", "at uni" says
-# "university"); only those that are no other word. Measured and left out: "yr" ("yr 12", a
-# school year, became a number of years against "16 or 17 years old") and "bf" / "gf"
+# "university", "I don't have a maths degree" denies "a degree in mathematics"); only those
+# that are no other word. Measured and left out: "yr" ("yr 12", a school year, became a number
+# of years against "16 or 17 years old") and "bf" / "gf"
 _SHORT_FORMS = {
     "hr": "hour", "hrs": "hour", "wk": "week", "wks": "week", "appt": "appointment",
     "appts": "appointment", "bday": "birthday", "meds": "medication", "uni": "university",
+    "math": "mathematics", "maths": "mathematics",
 }  # fmt: skip
 
 
@@ -1425,6 +1427,45 @@ def _set_aside(claim: str) -> frozenset[str]:
         for m in _OVER.finditer(claim):
             out |= _span_stems(_clause_tokens(claim[m.end() :]), 0)
     return frozenset(out) | fallen_through(claim)
+
+
+# a role the user has by having someone ("Is a grandmother"), and the words for those people: a
+# denial of them denies the role ("No grandchildren yet, pray for us"). Authored here
+_ROLE_OF = {
+    "grandmother": "grand", "grandfather": "grand", "grandparent": "grand", "grandma": "grand",
+    "grandpa": "grand", "granny": "grand", "grandad": "grand",
+    "mother": "parent", "mum": "parent", "mom": "parent", "father": "parent", "dad": "parent",
+    "parent": "parent", "aunt": "aunt", "uncle": "aunt", "auntie": "aunt",
+}  # fmt: skip
+_HAVING = {
+    "grand": frozenset(("grandchildren", "grandchild", "grandkids", "grandkid", "grandson",
+                        "granddaughter", "grandsons", "granddaughters")),
+    "parent": frozenset(("kids", "kid", "children", "child", "son", "sons", "daughter",
+                         "daughters")),
+    "aunt": frozenset(("nieces", "niece", "nephews", "nephew")),
+}  # fmt: skip
+# "Is a grandmother", "User is a first-time mum", "You're an aunt": the user in the role
+_ROLE_CLAIM = re.compile(
+    r"^(?:(?:the\s+)?user\s+is|you(?:'re|\s+are)|is)\s+(?:now\s+|already\s+)?an?\s+"
+    r"(?P<first>[\w-]+)(?:\s+(?P<second>[a-z]+))?",
+    re.IGNORECASE,
+)
+
+
+def denied_role(claim: str, evidence: str) -> str | None:
+    """The role a claim gives the user by having someone ("Is a grandmother", "Is a mum") when
+    ``evidence`` denies having them ("No grandchildren yet, pray for us", "we don't have kids"),
+    else None. The claim having a negation of its own, nothing."""
+    m = _ROLE_CLAIM.match(claim.strip())
+    if m is None or word_set(claim) & _SAYS_DENIAL:
+        return None
+    # the role, or the word after one before it ("a first-time mum", "a proud grandmother")
+    words = [w.lower() for w in m.group("first", "second") if w]
+    role = next((w for w in words if w in _ROLE_OF), None)
+    if role is None:
+        return None
+    having = {stem(w) for w in _HAVING[_ROLE_OF[role]]}
+    return role if denied_stems(evidence) & having else None
 
 
 def retracted_stems(

@@ -8,6 +8,7 @@ the claim is not about."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from mirage_guard.guard import EvidenceLink
 from mirage_guard.guard._decision import _said_otherwise, denied_words
@@ -408,8 +409,11 @@ def test_a_chats_short_forms_are_read_as_the_word() -> None:
 
     turn = "blood pressure is borderline, not on meds for it."
     assert retracted_stems("Takes blood pressure medication", turn) == {"medication"}
-    shorts = [stem(w) for w in ("appt", "uni", "hrs", "wks")]
-    assert shorts == [stem(w) for w in ("appointment", "university", "hours", "weeks")]
+    shorts = [stem(w) for w in ("appt", "uni", "hrs", "wks", "maths", "math")]
+    words = ("appointment", "university", "hours", "weeks", "mathematics", "mathematics")
+    assert shorts == [stem(w) for w in words]
+    maths = "Oh I don't have a maths degree, I didn't go to uni."
+    assert retracted_stems("Has a degree in mathematics", maths) == {"mathematic"}
     assert stem("yr") == "yr"
     assert stem("bf") == "bf"
 
@@ -506,3 +510,24 @@ def test_a_later_birthday_leaves_the_claims_age_behind() -> None:
     assert aged_since("Rent is 900", "he turned 16 last week") == frozenset()
     assert aged_since("Is a 34-year-old nurse", "i turned 35 in may") == {"34"}
     assert aged_since("Owns a 3-year-old car", "i turned 35 in may") == frozenset()
+
+
+@pytest.mark.parametrize(
+    ("claim", "turn", "denied"),
+    [
+        # the user's role denied through the people it comes from
+        ("Is a grandmother", "No grandchildren yet, pray for us.", ["grandmother"]),
+        ("User is a mum of two", "we don't have kids, just the dog", ["mum"]),
+        ("You're an aunt", "no nieces or nephews on either side", ["aunt"]),
+        # ... said, someone else's, the claim's own negation, or not a role: nothing
+        ("Is a mum", "we have two kids, 4 and 7", []),
+        ("Is a mum", "my sister has no kids, she hates them", []),
+        ("Is not a grandmother", "No grandchildren yet", []),
+        ("Son is a grandfather", "No grandchildren yet", []),
+        ("Is a teacher", "no kids in my class today", []),
+    ],
+)  # fmt: skip
+def test_a_role_is_denied_by_a_denial_of_the_people_it_comes_from(
+    claim: str, turn: str, denied: list[str]
+) -> None:
+    assert denied_words(claim, turn) == denied
