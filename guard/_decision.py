@@ -50,6 +50,7 @@ from mirage_guard.guard.evidence import (
     swapped_names,
     trait_words,
     unsaid_habits,
+    unsaid_intent,
     unsaid_pastime,
     value_kind,
     without_third_persons,
@@ -617,7 +618,11 @@ def _provenance(
         and not (evidence and age_in_decade(claim, evidence))
         and not (
             link.features.get("support_model")
-            and unsaid_habits(claim, link.unsupported_words, evidence)
+            and (
+                unsaid_habits(claim, link.unsupported_words, evidence)
+                # "Plans to plant sunflowers" / "the north fence gets full sun": a plan unsaid
+                or unsaid_intent(claim, link.unsupported_words, evidence)
+            )
         )
     )
     scored = p_stated >= profile.stated_threshold

@@ -85,6 +85,7 @@ from mirage_guard.guard.evidence._text import (
     swapped_names,
     trait_words,
     unsaid_habits,
+    unsaid_intent,
     unsaid_pastime,
     value_kind,
 )
@@ -161,6 +162,7 @@ __all__ = [
     "swapped_names",
     "trait_words",
     "unsaid_habits",
+    "unsaid_intent",
     "unsaid_pastime",
     "value_kind",
     "verify_support_dir",

@@ -1727,6 +1727,34 @@ def unsaid_habits(claim: str, unsupported: Iterable[str], evidence: str | None =
     return habits
 
 
+# a claim's verb of an intention ("Plans to plant sunflowers", "Expects the kitchen to be
+# finished"), and the words a user says one with ("I want to", "we're going to", "hopefully",
+# "I'd like", "thinking of"). Authored here
+_INTENTS = frozenset(
+    ("wants", "want", "wanted", "plans", "plan", "planning", "expects", "expect", "expecting",
+     "hopes", "hope", "hoping", "intends", "intend", "aims", "aiming")
+)  # fmt: skip
+_SAYS_INTENT = frozenset(
+    ("want", "wants", "wanted", "wanna", "plan", "plans", "planned", "planning", "hope", "hoping",
+     "hopefully", "expect", "expecting", "aim", "aiming", "intend", "would", "like", "love",
+     "i'd", "id", "gonna", "going", "will", "i'll", "ill", "we'll", "thinking", "might", "maybe",
+     "keen", "dream", "wish", "need", "needs", "should", "try", "trying", "about")
+)  # fmt: skip
+
+
+def unsaid_intent(claim: str, unsupported: Iterable[str], evidence: str | None) -> list[str]:
+    """A claim's verbs of an intention ("wants", "plans", "expects", ...) that are among the
+    ``unsupported`` words when ``evidence`` says no intention in any words: a plan or a wish the
+    user did not voice is a conclusion, not a stated fact ("Plans to plant sunflowers along the
+    north fence" / "the north fence gets full sun all afternoon"). A claim with a negation ("You
+    don't want to learn German with apps only") is not read."""
+    if evidence is None or word_set(claim) & _SAYS_DENIAL:
+        return []
+    unsaid = {w.lower() for w in unsupported}
+    intents = [w for w in dict.fromkeys(words(claim)) if w in _INTENTS and w in unsaid]
+    return intents if intents and not word_set(evidence) & _SAYS_INTENT else []
+
+
 def says_habit(claim: str, evidence: str) -> bool:
     """A sentence of ``evidence`` about what the claim is about (a content word of the claim's,
     its habit words aside) says a habit in any words (``_SAYS_HABIT``: "I drink a LOT of diet

@@ -1724,3 +1724,43 @@ def test_a_later_correction_of_the_claims_value_retracts_it() -> None:
     units[2] = _Unit("u3", "Busy week.")
     sims = np.array([0.8, 0.3, 0.1, 0.3], np.float32)
     assert _retracted(claim, link, sims, units, last).retracted_by is None
+
+
+@pytest.mark.parametrize(
+    ("claim", "unsaid", "turn", "intents"),
+    [
+        # a plan or an expectation the user did not voice
+        ("Plans to plant sunflowers along the north fence", ["plans", "sunflowers"],
+         "the north fence gets full sun all afternoon", ["plans"]),
+        ("User expects the kitchen to be finished before the baby arrives",
+         ["expects", "finished", "baby"], "Kitchen is arriving next week.", ["expects"]),
+        # ... voiced in any words, said, or the claim's own negation: not read
+        ("Plans to plant sunflowers", ["plans", "sunflowers"],
+         "I want to put sunflowers along the fence", []),
+        ("Plans to plant sunflowers", ["plans"], "we're going to plant sunflowers", []),
+        ("Plans to plant sunflowers", ["sunflowers"], "the fence gets full sun", []),
+        ("You don't want to learn German with apps only", ["want", "apps"],
+         "Duolingo is not enough for me", []),
+    ],
+)  # fmt: skip
+def test_an_unsaid_intention_is_not_a_stated_fact(
+    claim: str, unsaid: list[str], turn: str, intents: list[str]
+) -> None:
+    from mirage_guard.guard.evidence import unsaid_intent
+
+    assert unsaid_intent(claim, unsaid, turn) == intents
+
+
+def test_a_claim_with_an_unsaid_plan_is_inferred_not_stated() -> None:
+    """ "Plans to plant sunflowers along the north fence" / "the north fence gets full sun all
+    afternoon": the scores read it as a restatement; the plan is the writer's conclusion."""
+    feats = {"sup_entailed": 0.9, "sup_inferable": 0.05, "align_unsupported_share": 0.25}
+    link = _link(["plans"], **feats).model_copy(
+        update={"span": "the north fence gets full sun all afternoon"}
+    )
+    kwargs = {"p_oi": 0.05, "p_stated": 0.9, "profile": make_profile(), "policy": Policy()}
+    claim = Candidate(text="Plans to plant sunflowers along the north fence")
+    d = decide(claim, link, **kwargs)  # type: ignore[arg-type]
+    assert d.provenance is Provenance.INFERRED
+    said = link.model_copy(update={"span": "I want to plant sunflowers along the north fence"})
+    assert decide(claim, said, **kwargs).provenance is Provenance.STATED  # type: ignore[arg-type]
