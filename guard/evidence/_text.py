@@ -186,10 +186,11 @@ def word_set(text: str) -> frozenset[str]:
 
 
 # a number glued to a unit or an ending says the number: "4k" (4000), "50th", "the under 18s",
-# "3am", "10p to 6a", "6ish", "250g", "5mg", "10hrs", "3x" ("m" is left out: metres or millions)
+# "3am", "10p to 6a", "6ish", "250g", "5mg", "10hrs", "3x", "19ft", "12lbs" ("m" is left out:
+# metres or millions)
 _SUFFIXED = re.compile(
     r"\b(\d+(?:\.\d+)?)(k|th|st|nd|rd|s|am|pm|a|p|ish|g|kg|mg|ml|km|cm|mm|h|hr|hrs|min|mins|x|yo"
-    r"|yr|yrs)\b",
+    r"|yr|yrs|ft|lb|lbs|oz|mph)\b",
     re.IGNORECASE,
 )
 

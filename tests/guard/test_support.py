@@ -140,6 +140,7 @@ def test_a_day_is_said_by_its_plural() -> None:
         ("Owns a four-person tent", "I have a 4-man tent from a festival."),
         ("Wife is turning 50", "need a gift idea for my wife's 50th."),
         ("Works nights, 10pm to 6am", "i work night shift 10p to 6a"),
+        ("Has a 19-foot caravan", "we've just got the old pajero towing a 19ft van"),
     ],
 )
 def test_a_number_is_said_in_any_of_its_forms(claim: str, evidence: str) -> None:
