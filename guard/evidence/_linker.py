@@ -626,9 +626,13 @@ class EvidenceLinker:
         texts = tuple(turn_text.values())
         # the turn each claim is linked to (its source_turn_id, the turn the word rules read):
         # near by meaning and saying the claim's own words, so among turns about the same thing
-        # the one that says it wins. The scores' features stay those of the nearest sentence by
-        # meaning: moving them to the linked turn too (refitted) lowered held-out AUROC (0.673
-        # -> 0.647 on longchat_assistant) where the reported turn alone changes no score
+        # the one that says it wins. The bi-encoder's features stay those of the nearest
+        # sentence by meaning: moving them to the linked turn too (refitted) lowered held-out
+        # AUROC (0.673 -> 0.647 on longchat_assistant). The claim-support model and the token
+        # aligner read the turns in this order (the linked turn first): by meaning alone they
+        # missed a linked turn third by meaning ("Partner Ciaran drives the 401 bus" / "he drives
+        # the 401 bus ...", 2026-12-05, refitted: read held-out 3-way +0.003, source turn
+        # +0.009, AUROC -0.009; unread 3-way +0.009, inferred F1 +0.022)
         choice = turn_max + LEXICAL_WEIGHT * word_overlap(cand_texts, texts)
         ends = [*starts[1:], len(units)]
         linked_units = [
@@ -669,7 +673,7 @@ class EvidenceLinker:
             for link, j in zip(links, linked_units, strict=True)
         ]
         links = self._with_support(
-            candidates, links, turn_text, turn_max, cand_toks, turn_toks, said=known_words,
+            candidates, links, turn_text, choice, cand_toks, turn_toks, said=known_words,
             user_stems=all_user_stems, joined=joined,
         )  # fmt: skip
         links = self._unrelated_parts(cand_texts, links, unit_vecs)
@@ -716,10 +720,12 @@ class EvidenceLinker:
         joined: dict[int, tuple[int, int]] | None = None,
     ) -> list[EvidenceLink]:
         """Support features, unsupported words and the best-supporting turn of each claim.
-        ``said``: words the user is known to say without a turn (their own name), never
-        unsupported; ``user_stems``: every user turn's content stems (a doubled word one of them
-        says is said); ``joined``: claim index -> (earlier turn, later turn) read as one text,
-        first (a value the later turn corrects: :func:`_current_value`)."""
+        ``turn_max`` (n_claims, n_turns): the order the support model reads the turns in (the
+        linker's choice: the linked turn first). ``said``: words the user is known to say
+        without a turn (their own name), never unsupported; ``user_stems``: every user turn's
+        content stems (a doubled word one of them says is said); ``joined``: claim index ->
+        (earlier turn, later turn) read as one text, first (a value the later turn corrects:
+        :func:`_current_value`)."""
         ids, texts = list(turn_text), list(turn_text.values())
         joined = joined or {}
         rest = [i for i in range(len(candidates)) if i not in joined]  # joined ones read once

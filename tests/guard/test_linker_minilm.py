@@ -241,6 +241,25 @@ def test_a_claim_that_names_the_user_asserts_no_unsaid_name() -> None:
     assert not any("ingrid" in words for words in said)
 
 
+def test_the_support_model_reads_the_turn_the_claim_is_linked_to() -> None:
+    """ "Partner Ciaran drives the 401 bus": the turn that says it ("he drives the 401 bus so he
+    earns a bit more than me") is the third nearest by meaning, and the claim is linked to it by
+    its words. The claim-support model and the token aligner read the linked turn (and the
+    nearest other): before, they read the two nearest by meaning only, found "drives", "401" and
+    "bus" unsaid and the claim unsupported, and the guard stored a stated fact as generated."""
+    turns = [
+        Turn(id="u1", role=Role.USER, content="right, big news, myself and Ciaran are moving in "
+             "together in January. his flat in Salthill. how do we split bills fairly"),
+        Turn(id="u2", role=Role.USER, content="I'm not a mom!! she's my NIECE lol. no kids here "
+             "yet. Ciaran is terrified of her"),
+        Turn(id="u3", role=Role.USER, content="he drives the 401 bus so he earns a bit more than "
+             "me, about 38k vs my 31k"),
+    ]  # fmt: skip
+    (link,) = shipped_linker().link(turns, [Candidate(text="Partner Ciaran drives the 401 bus")])
+    assert link.turn_id == "u3"
+    assert not {"drives", "401", "bus"} & set(link.unsupported_words)
+
+
 def test_another_persons_fact_is_generated_by_the_shipped_guard() -> None:
     """The mem0_short case: the whole shipped guard (MiniLM, cross-encoder, profile) read "User
     is vegan" from the girlfriend's clause as the user's stated fact; now it is generated and the
