@@ -464,6 +464,18 @@ def test_a_claim_whose_only_unsaid_words_frame_it_is_said_whole() -> None:
     )
 
 
+def _read_low(
+    text: str, turn: str, words: list[str], **feats: float
+) -> tuple[Provenance, set[ReasonCode]]:
+    """The decision on a claim linked to ``turn`` that the stated score reads low (0.2) and the
+    support model reads as not entailed (0.01): its provenance and reason codes."""
+    link = _link(words, sup_entailed=0.01, **feats).model_copy(update={"span": turn})
+    d = decide(
+        Candidate(text=text), link, p_oi=0.05, p_stated=0.2, profile=make_profile(), policy=Policy()
+    )
+    return d.provenance, {r.code for r in d.reasons}
+
+
 def test_a_relation_and_its_name_said_as_my_kind_name_is_stated() -> None:
     """ "Has a brother named Felix" / "my brother Felix took me out for dinner last night": the
     support model reads the turn as making the claim inferable and the stated score reads it
@@ -471,13 +483,7 @@ def test_a_relation_and_its_name_said_as_my_kind_name_is_stated() -> None:
     or another unsaid word keep it off the restatement path."""
 
     def decided(text: str, turn: str, words: list[str]) -> tuple[Provenance, set[ReasonCode]]:
-        feats = {"sup_entailed": 0.01, "sup_inferable": 0.97, "align_unsupported_share": 0.33}
-        link = _link(words, **feats).model_copy(update={"span": turn})
-        d = decide(
-            Candidate(text=text), link, p_oi=0.05, p_stated=0.2, profile=make_profile(),
-            policy=Policy(),
-        )  # fmt: skip
-        return d.provenance, {r.code for r in d.reasons}
+        return _read_low(text, turn, words, sup_inferable=0.97, align_unsupported_share=0.33)
 
     turn = "my brother Felix took me out for dinner last night"
     prov, codes = decided("Has a brother named Felix", turn, ["named"])
@@ -503,13 +509,7 @@ def test_the_users_own_age_said_as_im_age_is_stated() -> None:
     person's age or another unsaid word keep it off the restatement path."""
 
     def decided(text: str, turn: str, words: list[str]) -> tuple[Provenance, set[ReasonCode]]:
-        feats = {"sup_entailed": 0.01, "sup_inferable": 0.78, "align_unsupported_share": 0.0}
-        link = _link(words, **feats).model_copy(update={"span": turn})
-        d = decide(
-            Candidate(text=text), link, p_oi=0.05, p_stated=0.2, profile=make_profile(),
-            policy=Policy(),
-        )  # fmt: skip
-        return d.provenance, {r.code for r in d.reasons}
+        return _read_low(text, turn, words, sup_inferable=0.78, align_unsupported_share=0.0)
 
     turn = "I'm 29, take home about 2,400 a month after tax, and rent is 950."
     prov, codes = decided("Is 29 years old", turn, [])
