@@ -30,6 +30,7 @@ from mirage_guard.guard.evidence import (
     changed_values,
     claim_people,
     claim_predicates,
+    claimed_role,
     content_stems,
     denied_role,
     exact_word,
@@ -326,9 +327,9 @@ def denied_words(claim: str, evidence: str | None, user_name: str | None = None)
         # the other clauses or a denial of the person ("lol no husband")
         theirs = retracted_stems(claim, others_clauses(evidence, user_name))
         denied = theirs | (denied & {stem(p) for p in people})
-    if not denied:
+    if not denied and claimed_role(claim) is not None:
         # "Is a grandmother" / "No grandchildren yet, pray for us": the user's own clauses only
-        # ("my sister has no kids" says nothing of the user's)
+        # ("my sister has no kids" says nothing of the user's); parsed only for a role claim
         role = denied_role(claim, said_of_user(claim, evidence, user_name))
         return [role] if role is not None else []
     return sorted(denied)

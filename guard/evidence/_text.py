@@ -282,6 +282,7 @@ _STREET_TYPES = frozenset(
      "blvd", "place", "pl", "square", "sq", "court", "ct", "crescent", "cres", "terrace", "tce",
      "close", "way", "parade", "pde", "highway", "hwy")
 )  # fmt: skip
+_NEVER_NAMES = _DATES | _STREET_TYPES  # a date or a street's type, never a name of its own
 
 
 def unsaid_names(names: Iterable[str], said: frozenset[str]) -> list[str]:
@@ -293,7 +294,7 @@ def unsaid_names(names: Iterable[str], said: frozenset[str]) -> list[str]:
     left = []
     for name in sorted(names):
         bare = name[:-1] if name.endswith("s") else name
-        if name not in said and bare not in DAYS and name not in _DATES | _STREET_TYPES:
+        if name not in said and bare not in DAYS and name not in _NEVER_NAMES:
             left.append(name)
     if not left:
         return []
@@ -805,7 +806,8 @@ def swapped_names(
     for every claim it moved as many inferences away from their label as it caught swaps.
     ``user``: the user's own name by its lowercased parts, never another name for the claim's
     ("Hi, this is Elena from next door" says nothing against "Lives next door to Jamal")."""
-    said_names = [(n, c) for n, c in _name_slots(evidence) if n not in user | _STREET_TYPES]
+    skip = user | _STREET_TYPES
+    said_names = [(n, c) for n, c in _name_slots(evidence) if n not in skip]
     if not said_names:
         return []
     ev_words = name_words(evidence)
@@ -1439,11 +1441,13 @@ _ROLE_OF = {
     "parent": "parent", "aunt": "aunt", "uncle": "aunt", "auntie": "aunt",
 }  # fmt: skip
 _HAVING = {
-    "grand": frozenset(("grandchildren", "grandchild", "grandkids", "grandkid", "grandson",
-                        "granddaughter", "grandsons", "granddaughters")),
-    "parent": frozenset(("kids", "kid", "children", "child", "son", "sons", "daughter",
-                         "daughters")),
-    "aunt": frozenset(("nieces", "niece", "nephews", "nephew")),
+    role: frozenset(stem(w) for w in people.split())
+    for role, people in {
+        "grand": "grandchildren grandchild grandkids grandkid grandson granddaughter grandsons "
+                 "granddaughters",
+        "parent": "kids kid children child son sons daughter daughters",
+        "aunt": "nieces niece nephews nephew",
+    }.items()
 }  # fmt: skip
 # "Is a grandmother", "User is a first-time mum", "You're an aunt": the user in the role
 _ROLE_CLAIM = re.compile(
@@ -1453,20 +1457,23 @@ _ROLE_CLAIM = re.compile(
 )
 
 
-def denied_role(claim: str, evidence: str) -> str | None:
-    """The role a claim gives the user by having someone ("Is a grandmother", "Is a mum") when
-    ``evidence`` denies having them ("No grandchildren yet, pray for us", "we don't have kids"),
-    else None. The claim having a negation of its own, nothing."""
+def claimed_role(claim: str) -> str | None:
+    """The role a claim gives the user by having someone ("Is a grandmother", "Is a first-time
+    mum"), else None; None too for a claim with a negation of its own."""
     m = _ROLE_CLAIM.match(claim.strip())
     if m is None or word_set(claim) & _SAYS_DENIAL:
         return None
     # the role, or the word after one before it ("a first-time mum", "a proud grandmother")
     words = [w.lower() for w in m.group("first", "second") if w]
-    role = next((w for w in words if w in _ROLE_OF), None)
-    if role is None:
-        return None
-    having = {stem(w) for w in _HAVING[_ROLE_OF[role]]}
-    return role if denied_stems(evidence) & having else None
+    return next((w for w in words if w in _ROLE_OF), None)
+
+
+def denied_role(claim: str, evidence: str) -> str | None:
+    """The role a claim gives the user (:func:`claimed_role`) when ``evidence`` denies having
+    the people it comes from ("Is a grandmother" / "No grandchildren yet, pray for us", "Is a
+    mum" / "we don't have kids"), else None."""
+    role = claimed_role(claim)
+    return role if role is not None and denied_stems(evidence) & _HAVING[_ROLE_OF[role]] else None
 
 
 def retracted_stems(
