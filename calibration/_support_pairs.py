@@ -622,3 +622,47 @@ def balance_subjects(pairs: Sequence[SupportPair], seed: int) -> list[SupportPai
         new = with_subject(p.claim, form, verbs)
         out.append(p if new is None else SupportPair(p.premise, new, p.label, p.origin))
     return out
+
+
+# first names a memory entry may call the user by ("Anjali has run two half marathons"), from
+# many languages; none of them is in the glued-detail names above, so a name in this place and a
+# name glued onto a fact are learned apart
+USER_NAMES = (
+    "Anjali", "Tomasz", "Siobhan", "Kwame", "Mei", "Diego", "Fatima", "Lars", "Aroha", "Nandini",
+    "Oluwaseun", "Marta", "Hiroshi", "Carmen", "Dmitri", "Leilani", "Yusuf", "Ingrid", "Thabo",
+    "Rosa", "Niamh", "Arjun", "Beatriz", "Kofi", "Elif", "Mateus", "Hana", "Callum", "Zainab",
+    "Pieter", "Ximena", "Bongani", "Astrid", "Rahul", "Valentina", "Jonah", "Soo-ah", "Tariq",
+    "Greta", "Manuel",
+)  # fmt: skip
+
+
+_GENDERED = frozenset(["he", "him", "his", "himself", "she", "her", "hers", "herself"])
+_NOT_OPENING_VERBS = frozenset(["like", "as", "given", "being", "unlike", "since"])
+
+
+def name_subjects(pairs: Sequence[SupportPair], share: float, seed: int) -> list[SupportPair]:
+    """A seeded ``share`` of the pairs whose claim is a bare memory entry get one of USER_NAMES
+    as subject ("Works nights" -> "Kofi works nights"); the class, premise and origin stay. Memory
+    entries call the user by name, and the premise is what the user said (or, for the negative
+    rules, what someone else did or was asked), so the name is the user's: without such pairs the
+    model reads "Anjali has run two half marathons" against Anjali's own "I've done two half
+    marathons" as a contradiction. A name the premise says is never drawn (it would be someone
+    the user talks about); a claim with a subject of its own, or whose first word does not read
+    as a verb, is kept as written, and so is one that opens with a comparison ("Like most
+    truckers, he ...") or speaks of the user as "he" or "she" (a name could be of either)."""
+    verbs = first_person_verbs(list(dict.fromkeys(p.premise for p in pairs)))
+    rng = random.Random(seed)
+    out: list[SupportPair] = []
+    for p in pairs:
+        picked, name = rng.random() < share, rng.choice(USER_NAMES)
+        new = None
+        words = {w.lower() for w in _TOKEN.findall(p.claim)}
+        if (
+            picked
+            and name.lower() not in p.premise.lower()
+            and not words & _GENDERED
+            and p.claim.split(" ", 1)[0].lower() not in _NOT_OPENING_VERBS
+        ):
+            new = with_subject(p.claim, name + " ", verbs)
+        out.append(p if new is None else SupportPair(p.premise, new, p.label, p.origin))
+    return out

@@ -39,6 +39,7 @@ from mirage_guard.calibration._support_pairs import (
     SupportPair,
     balance_subjects,
     build_pairs,
+    name_subjects,
     nearest_turns,
 )
 from mirage_guard.guard.errors import InputError
@@ -103,6 +104,9 @@ class TrainConfig:
     # every bare memory entry in the pairs gets a subject drawn from "", "User ", "The user ",
     # "You " (the same mix in every class), so the subject does not predict the class
     subject_forms: bool = False
+    # this share of the bare memory entries in the pairs get a first name as subject, the user's
+    # ("Kofi works nights"; 0: none, as the shipped weights were made)
+    name_subjects: float = 0.0
     # an over-inferred claim of the labelled data (fabricated, stereotype) is read against the
     # user turns nearest to it (MiniLM cosine, as the guard picks them) instead of a random turn
     # of its conversation (False: random, as the shipped weights were made)
@@ -179,6 +183,8 @@ def _train(
     made += [p for p in made if p.origin.startswith(AUTHORED)] * (cfg.authored_repeat - 1)
     if cfg.subject_forms:
         made = balance_subjects(made, cfg.seed)
+    if cfg.name_subjects:
+        made = name_subjects(made, cfg.name_subjects, cfg.seed)
     pairs = balanced(made, cfg.max_unsupported, cfg.seed)[:limit]
     module, tokenizer, teacher = _student(cfg)
     soft = None if teacher is None else _soft_targets(teacher, pairs, cfg.temperature)

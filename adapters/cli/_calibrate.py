@@ -217,6 +217,15 @@ def train_support_cmd(
             "'The user' and 'You', the same mix in every class"
         ),
     ] = TrainConfig().subject_forms,
+    name_subjects: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="this share of the bare memory entries in the pairs get a first name as "
+            "subject, read as the user's ('Kofi works nights'; the shipped weights: 0)",
+        ),
+    ] = TrainConfig().name_subjects,
     nearest_negatives: Annotated[
         bool,
         typer.Option(
@@ -280,6 +289,7 @@ def train_support_cmd(
         other_messages=other_messages,
         seed=seed,
         subject_forms=subject_forms,
+        name_subjects=name_subjects,
         nearest_negatives=nearest_negatives,
         layers=layers,
         frozen_layers=frozen_layers,

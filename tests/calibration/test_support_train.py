@@ -383,12 +383,14 @@ def test_train_support_takes_extra_pair_folders_and_other_messages(tmp_path: Pat
         app,
         ["calibrate", "train-support", "--out", str(out), "--epochs", "1", "--limit", "24",
          "--extra-pairs", str(extra), "--other-messages", "1", "--subject-forms",
-         "--seed", "14", "--frozen-layers", "2", "--nearest-negatives"],
+         "--seed", "14", "--frozen-layers", "2", "--nearest-negatives",
+         "--name-subjects", "0.5"],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["config"]["other_messages"] == 1
     assert manifest["config"]["subject_forms"] is True
+    assert manifest["config"]["name_subjects"] == 0.5
     assert manifest["config"]["seed"] == 14
     assert manifest["config"]["frozen_layers"] == 2
     assert manifest["config"]["nearest_negatives"] is True
@@ -500,6 +502,53 @@ def test_subject_forms_are_balanced_across_classes_and_seeded() -> None:
     assert TrainConfig().subject_forms is False
 
 
+def test_a_share_of_bare_entries_are_called_by_a_name_and_keep_their_class() -> None:
+    from mirage_guard.calibration._support_pairs import (
+        USER_NAMES,
+        SupportPair,
+        name_subjects,
+    )
+
+    premise = "I play volleyball and I work nights and I live in Porto."
+    claims = ["Plays volleyball", "Works nights", "Probably lives in Porto"]
+    pairs = [SupportPair(premise, c, label, "test") for label in SupportClass for c in claims * 50]
+    made = name_subjects(pairs, 0.3, seed=13)
+    assert made == name_subjects(pairs, 0.3, seed=13)
+    assert made != name_subjects(pairs, 0.3, seed=14)
+    assert [(p.premise, p.label, p.origin) for p in made] == [
+        (p.premise, p.label, p.origin) for p in pairs
+    ]
+    for label in SupportClass:
+        mine = [p.claim for p, q in zip(made, pairs, strict=True) if q.label is label]
+        named = [c for c in mine if c.split()[0] in USER_NAMES]
+        assert 20 < len(named) < 70  # about 0.3 of 150 in every class
+        # the rest of the entry is as written, its first letter lowered
+        assert all(c.split(" ", 1)[1] in {"plays volleyball", "works nights",
+                                          "probably lives in Porto"} for c in named)  # fmt: skip
+    assert name_subjects(pairs, 0.0, seed=13) == pairs
+
+
+def test_a_name_is_not_drawn_where_it_could_be_someone_else() -> None:
+    from mirage_guard.calibration._support_pairs import (
+        USER_NAMES,
+        SupportPair,
+        name_subjects,
+    )
+
+    kept = [
+        # the premise says the name drawn (here every one): someone the user talks about
+        SupportPair(f"My friends {', '.join(USER_NAMES)} work nights.", "Works nights",
+                    SupportClass.UNSUPPORTED, "t"),
+        # the claim has a subject, opens with a comparison, or calls the user he or she
+        SupportPair("I work nights.", "User works nights", SupportClass.ENTAILED, "t"),
+        SupportPair("I like trucks, I drive them.", "Like most truckers, votes early",
+                    SupportClass.UNSUPPORTED, "t"),
+        SupportPair("I work nights.", "Works nights, as his father did", SupportClass.INFERABLE,
+                    "t"),
+    ]  # fmt: skip
+    assert name_subjects(kept * 3, 1.0, seed=13) == kept * 3
+
+
 def test_the_shipped_weights_were_made_by_the_default_recipe() -> None:
     """`mirage calibrate train-support` with no option is the command that made them; an option
     added after they were made (absent from their manifest) is off by default."""
@@ -510,7 +559,8 @@ def test_the_shipped_weights_were_made_by_the_default_recipe() -> None:
     assert {k: default[k] for k in made} == made
     later = {k: v for k, v in default.items() if k not in made}
     assert later == {
-        "other_messages": 0, "subject_forms": False, "nearest_negatives": False,
+        "other_messages": 0, "subject_forms": False, "name_subjects": 0.0,
+        "nearest_negatives": False,
         "precision": "fp32", "layers": 6, "frozen_layers": 0, "teacher": "",
         "distill_weight": 0.5, "temperature": 2.0,  # read only with a teacher
     }  # fmt: skip
