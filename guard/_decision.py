@@ -531,6 +531,10 @@ def _said_otherwise(
     if link.asked_words:
         # "You plan to get around Leeds by tram" from "Is it true Leeds has no tram?"
         return reason(ReasonCode.ASKED_ONLY, words=list(link.asked_words))
+    if link.wished_words:
+        # "Plans to buy the house on the corner" from "if I ever won the lottery I'd buy the house
+        # on the corner": a what-if, not a fact or a plan
+        return reason(ReasonCode.WISHED_ONLY, words=list(link.wished_words))
     group = group_attribute(claim, link)
     if group is not None:
         return reason(ReasonCode.GROUP_ATTRIBUTE, kind=group)

@@ -138,6 +138,9 @@ class EvidenceLink(BaseModel):
     # in the linked turn: the claim's word is taken from what the user asked ("Plans to get
     # around Leeds by tram")
     asked_words: list[str] = Field(default_factory=list)
+    # the claim's words the user says only while imagining or wishing ("if I ever won the lottery
+    # I'd buy ..."), in a claim that states them as a fact or a plan
+    wished_words: list[str] = Field(default_factory=list)
 
 
 class QuoteCheck(StrEnum):

@@ -124,3 +124,34 @@ def sentence_use(sentence: str) -> SentenceUse:
     if words & SECOND_PERSON or _VOCATIVE.search(s) or _REACTION.search(rest):
         return SentenceUse.REMARK_ABOUT_OTHER
     return SentenceUse.EVIDENCE
+
+
+# a sentence that imagines or wishes rather than tells: "if I ever won the lottery I'd buy the
+# house on the corner", "I wish I'd studied law", "what if I quit and travelled", "someday I'll
+# open a bakery", "in another life I'd be a vet", "my dream is a cabin in Norway"
+_HYPOTHETICAL = re.compile(
+    r"\bif (?:i|we) (?:ever|were|was|could|won|had|only)\b|\b(?:i|we) wish\b|\bwhat if\b"
+    r"|\bif only\b|\bsome ?day\b|\bone day,? (?:i|we)(?:'ll| will| would|'d)\b"
+    r"|\bin (?:another|a different|an ideal) (?:life|world)\b"
+    r"|\b(?:i|we) (?:dream|fantasi[sz]e) (?:of|about)\b|\bmy dream (?:is|would be|job)\b"
+    r"|\bimagine (?:if|me|us|being)\b|\bi'?d love to\b|\bin my dreams\b",
+    re.IGNORECASE,
+)
+# a claim that keeps the wish a wish: "Dreams of running a bookshop", "Would love to live by the
+# sea", "Wants to retire early", "Hopes to move to Spain one day"
+_WISH_CLAIM = re.compile(
+    r"\b(?:dream\w*|wish\w*|would like|would love|'d like|'d love|fantas\w+|imagin\w+|if"
+    r"|some ?day|one day|wants?|wanting|hopes?|hoping|hypothetical\w*|considering|thinking)\b",
+    re.IGNORECASE,
+)
+
+
+def is_hypothetical(sentence: str) -> bool:
+    """The sentence imagines or wishes (a what-if, a wish, a someday), so what it says is no
+    fact about the user."""
+    return _HYPOTHETICAL.search(sentence) is not None
+
+
+def keeps_wish(claim: str) -> bool:
+    """The claim itself says it is a wish, a want, a hope or a what-if."""
+    return _WISH_CLAIM.search(claim) is not None

@@ -22,11 +22,18 @@ import numpy as np
 
 from mirage_guard.guard._domain import Candidate, EvidenceLink, Role, Turn
 from mirage_guard.guard.evidence import _text as tx
-from mirage_guard.guard.evidence._discourse import SentenceUse, is_correction, sentence_use
+from mirage_guard.guard.evidence._discourse import (
+    SentenceUse,
+    is_correction,
+    is_hypothetical,
+    keeps_wish,
+    sentence_use,
+)
 from mirage_guard.guard.evidence._embedder import Embedder, Vectors
 from mirage_guard.guard.evidence._namespace import current_cache_namespace
 from mirage_guard.guard.evidence._subject import (
     FRAME_STEMS,
+    about_user,
     aged_since,
     claim_predicates,
     said_of_user,
@@ -384,6 +391,60 @@ def _with_asked_words(
     return out
 
 
+@lru_cache(maxsize=65536)
+def _wished_and_told(content: str) -> tuple[frozenset[str], frozenset[str]]:
+    """A user turn's content stems said in sentences that imagine or wish
+    (:func:`is_hypothetical`) and in the others. Cached: read for the history's turns on a
+    write."""
+    wished: set[str] = set()
+    told: set[str] = set()
+    for s in tx.sentences(content):
+        (wished if is_hypothetical(s) else told).update(tx.content_stems(s))
+    return frozenset(wished), frozenset(told)
+
+
+# a claim is read as a wish stated as a fact when at least this share of its own words (and two
+# of them) come only from sentences that imagine or wish
+WISHED_SHARE = 0.5
+
+
+def _with_wished_words(
+    turns: Sequence[Turn],
+    candidates: Sequence[Candidate],
+    links: list[EvidenceLink],
+    user_name: str | None,
+) -> list[EvidenceLink]:
+    """Each link with the claim's words that the user says only while imagining or wishing ("if
+    I ever won the lottery I'd buy the house on the corner", "I wish I'd studied law"), for a
+    claim about the user that states them as a fact or a plan ("Plans to buy the house on the
+    corner"); a claim that keeps the wish ("Dreams of studying law", "Would love to ...") is left
+    alone. The claim's frame verbs and the user's name do not count. Turns are read only when a
+    claim qualifies, once each (cached)."""
+    user = frozenset(tx.stem(w) for w in tx.name_words(user_name)) if user_name else frozenset()
+    said: tuple[frozenset[str], frozenset[str]] | None = None  # (wished, told), once a write
+    out = []
+    for cand, link in zip(candidates, links, strict=True):
+        if link.turn_id is None or keeps_wish(cand.text) or not about_user(cand.text, user_name):
+            out.append(link)
+            continue
+        own = tx.content_stems(cand.text) - FRAME_STEMS - user - {"user", "you"}
+        if len(own) < 2:
+            out.append(link)
+            continue
+        if said is None:
+            sides = [_wished_and_told(t.content) for t in turns if t.role is Role.USER]
+            said = (
+                frozenset().union(*(w for w, _ in sides)),
+                frozenset().union(*(t for _, t in sides)),
+            )
+        only = (said[0] & own) - said[1]
+        if len(only) >= 2 and len(only) >= WISHED_SHARE * len(own):
+            words = [w for w in dict.fromkeys(tx.words(cand.text)) if tx.content_stems(w) & only]
+            link = link.model_copy(update={"wished_words": words})
+        out.append(link)
+    return out
+
+
 # a later predicate of a compound claim this far from every user sentence (the bi-encoder's cosine)
 # is about something the user did not talk about: "User is a vegan" / "I live in Lisbon." 0.11,
 # "User is divorced" 0.07; a paraphrased part of a restatement sits higher ("came home scraped up"
@@ -679,6 +740,7 @@ class EvidenceLinker:
         links = self._unrelated_parts(cand_texts, links, unit_vecs)
         links = _with_unsaid_names(turns, candidates, links, known_words)
         links = _with_asked_words(turns, candidates, links, all_user_stems)
+        links = _with_wished_words(turns, candidates, links, user_name)
         return [
             _retracted(c.text, link, sims[i], units, last_unit, user_name)
             for i, (c, link) in enumerate(zip(candidates, links, strict=True))

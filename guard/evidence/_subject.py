@@ -549,6 +549,12 @@ def _about_user(claim: str, user: frozenset[str] = frozenset()) -> bool:
     return _verb_like(toks[0].lower(), toks[1].lower() if len(toks) > 1 else "")
 
 
+def about_user(claim: str, user_name: str | None = None) -> bool:
+    """Whether a claim's subject is the user (:func:`_about_user`), the user's own name included
+    ("Keiko enjoys cooking")."""
+    return _about_user(claim, name_parts(user_name))
+
+
 def _verb_like(first: str, after: str) -> bool:
     """Whether a claim's word ``first`` (lowercased), ``after`` the word that follows it, is its
     verb: a known one, or a verb in the third person or the past ("Loves", "Coaches", "Lived"),

@@ -145,3 +145,63 @@ def test_a_word_the_user_only_asked_about_is_not_the_users_fact() -> None:
     line = [Candidate(id="c", text="Has worked as a line cook for 8 years")]
     said = content_stems(cook[0].content)
     assert _with_asked_words(cook, line, [worked], said)[0].asked_words == []
+
+
+@pytest.mark.parametrize(
+    ("sentence", "imagined"),
+    [
+        ("If I ever won the lottery I'd buy the house on the corner.", True),
+        ("I wish I'd studied law instead.", True),
+        ("what if i just quit and went travelling for a year", True),
+        ("Someday I'll open a little bakery.", True),
+        ("One day we'll retire to the coast.", True),
+        ("In another life I'd be a vet.", True),
+        ("My dream is a cabin in Norway.", True),
+        ("I'd love to learn the cello.", True),
+        # what happens, however it is worded
+        ("If I get the job I start in May.", False),
+        ("I work one day a week from home.", False),
+        ("We're buying the house on the corner.", False),
+        ("I'd rather have the window seat.", False),
+    ],
+)
+def test_a_sentence_that_imagines_or_wishes_is_told_apart(sentence: str, imagined: bool) -> None:
+    from mirage_guard.guard.evidence._discourse import is_hypothetical
+
+    assert is_hypothetical(sentence) is imagined
+
+
+def test_a_wish_stated_as_a_fact_or_a_plan_is_not_the_users_fact() -> None:
+    """A claim about the user whose own words the user says only while imagining or wishing
+    ("if I ever won the lottery I'd buy the house on the corner") is generated, its reason naming
+    the words; a claim that keeps the wish a wish, one the user also tells as a fact, or one
+    about someone else is left alone."""
+    from mirage_guard.guard import Candidate, EvidenceLink, Policy, Provenance
+    from mirage_guard.guard._decision import decide
+    from mirage_guard.guard._reasons import ReasonCode
+    from mirage_guard.guard.evidence._linker import _with_wished_words
+    from tests.calibration.factories import make_profile
+
+    turns = [
+        Turn(id="t1", role=Role.USER, content="I rent a flat on Elm Street with my partner."),
+        Turn(id="t2", role=Role.USER,
+             content="Honestly if I ever won the lottery I'd buy the house on the corner."),
+    ]  # fmt: skip
+    link = EvidenceLink(turn_id="t2", similarity=0.7, span=turns[1].content)
+    cands = [
+        Candidate(id="a", text="Plans to buy the house on the corner"),
+        Candidate(id="b", text="Dreams of buying the house on the corner"),
+        Candidate(id="c", text="Rents a flat on Elm Street"),
+        Candidate(id="d", text="Sister is buying the house on the corner"),
+    ]
+    out = _with_wished_words(turns, cands, [link] * 4, None)
+    assert [x.wished_words for x in out] == [["buy", "house", "corner"], [], [], []]
+    # told as a fact in another turn: the user's own plan
+    told = [*turns, Turn(id="t3", role=Role.USER, content="We put an offer on the corner house.")]
+    assert _with_wished_words(told, cands[:1], [link], None)[0].wished_words == []
+    kwargs = {"p_oi": 0.01, "p_stated": 0.99, "profile": make_profile(), "policy": Policy()}
+    decision = decide(cands[0], out[0], **kwargs)  # type: ignore[arg-type]
+    assert decision.provenance is Provenance.GENERATED
+    wished = [r for r in decision.reasons if r.code is ReasonCode.WISHED_ONLY]
+    assert [r.params["words"] for r in wished] == [["buy", "house", "corner"]]
+    assert decide(cands[0], link, **kwargs).provenance is Provenance.STATED  # type: ignore[arg-type]
