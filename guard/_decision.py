@@ -535,6 +535,9 @@ def _said_otherwise(
         # "Plans to buy the house on the corner" from "if I ever won the lottery I'd buy the house
         # on the corner": a what-if, not a fact or a plan
         return reason(ReasonCode.WISHED_ONLY, words=list(link.wished_words))
+    if link.reported_words:
+        # "Is a terrible cook" from "my wife says I'm a terrible cook": her opinion, not a fact
+        return reason(ReasonCode.REPORTED_ONLY, words=list(link.reported_words))
     group = group_attribute(claim, link)
     if group is not None:
         return reason(ReasonCode.GROUP_ATTRIBUTE, kind=group)

@@ -141,6 +141,9 @@ class EvidenceLink(BaseModel):
     # the claim's words the user says only while imagining or wishing ("if I ever won the lottery
     # I'd buy ..."), in a claim that states them as a fact or a plan
     wished_words: list[str] = Field(default_factory=list)
+    # the claim's words the user says only as someone else's opinion of them, not agreed with
+    # ("my wife says I'm a terrible cook")
+    reported_words: list[str] = Field(default_factory=list)
 
 
 class QuoteCheck(StrEnum):

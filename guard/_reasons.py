@@ -45,6 +45,7 @@ class ReasonCode(StrEnum):
     GLUED_DETAIL = "glued_detail"  # turn_id, words: a phrase whose every content word is unsaid
     ASKED_ONLY = "asked_only"  # words: the user says them only in questions or remarks to others
     WISHED_ONLY = "wished_only"  # words: the user says them only while imagining or wishing
+    REPORTED_ONLY = "reported_only"  # words: only someone else's opinion of the user, reported
     UNSUPPORTED_CONTENT = "unsupported_content"  # words: claim words no linked user turn says
     NOT_FULLY_SUPPORTED = "not_fully_supported"  # turn_id: related to the turn, not all said
     SELF_AUDIT_DOWNGRADE = "self_audit_downgrade"  # label
@@ -114,6 +115,9 @@ _TEMPLATES: dict[ReasonCode, str] = {
     ReasonCode.WISHED_ONLY: (
         "{words} only in what the user imagines or wishes, stated as a fact or a plan: generated"
     ),
+    ReasonCode.REPORTED_ONLY: (
+        "{words} only in someone else's opinion of the user, reported, not agreed with: generated"
+    ),
     ReasonCode.UNSUPPORTED_CONTENT: "words the user never said: {words}",
     ReasonCode.NOT_FULLY_SUPPORTED: "{turn_id} does not say all of it: not a stated fact",
     ReasonCode.SELF_AUDIT_DOWNGRADE: "writer's own audit says {label}: downgraded",
@@ -170,6 +174,7 @@ _DESCRIPTIONS: dict[ReasonCode, str] = {
     ReasonCode.GLUED_DETAIL: "a detail glued onto what the user said, none of its words said",
     ReasonCode.ASKED_ONLY: "a word the user only asked about or said of the other party",
     ReasonCode.WISHED_ONLY: "a wish or a what-if of the user's stated as a fact or a plan",
+    ReasonCode.REPORTED_ONLY: "someone else's opinion of the user, reported, stated as a fact",
     ReasonCode.UNSUPPORTED_CONTENT: "the claim has words no linked user turn supports",
     ReasonCode.NOT_FULLY_SUPPORTED: "related to a user turn but not fully supported by it",
     ReasonCode.SELF_AUDIT_DOWNGRADE: "the writer's own audit says over-inference: downgraded",

@@ -155,3 +155,39 @@ def is_hypothetical(sentence: str) -> bool:
 def keeps_wish(claim: str) -> bool:
     """The claim itself says it is a wish, a want, a hope or a what-if."""
     return _WISH_CLAIM.search(claim) is not None
+
+
+# someone else's opinion of the user, reported ("my wife says I'm a terrible cook", "mum thinks
+# im lazy", "he calls me a hoarder"): a being, not a having ("the derm said I have rosacea" is a
+# diagnosis the user reports as theirs)
+_REPORTED = re.compile(
+    r"\b(?:(?:says|said|thinks|thought|reckons|reckoned|keeps telling me|tells me|told me|claims"
+    r"|insists|jokes)(?: that)?\s+(?:i'?m|i am|i was|im)|calls me|called me)\b",
+    re.IGNORECASE,
+)
+# where the report ends and the user goes on in their own voice ("... but I make great pasta")
+_REPORT_END = re.compile(r"\b(?:but|though|although|and i|so i)\b", re.IGNORECASE)
+# the user agreeing with what was said of them ("which is fair", "true", "guilty")
+_ENDORSED = re.compile(
+    r"\b(?:true|fair|(?:she|he|they)(?:'re|'s| is| are) right|guilty|i admit|not wrong"
+    r"|can'?t argue|a point)\b",
+    re.IGNORECASE,
+)
+
+
+def reported_opinion(sentence: str) -> tuple[str, str] | None:
+    """(what is reported of the user, the rest of the sentence) when the sentence reports
+    someone else's opinion of what the user is; None otherwise."""
+    m = _REPORTED.search(sentence)
+    if m is None:
+        return None
+    tail = sentence[m.end() :]
+    end = _REPORT_END.search(tail)
+    said = tail[: end.start()] if end else tail
+    rest = sentence[: m.start()] + " " + (tail[end.start() :] if end else "")
+    return said, rest
+
+
+def endorses(text: str) -> bool:
+    """The user's turn agrees with what was said of them."""
+    return _ENDORSED.search(text) is not None

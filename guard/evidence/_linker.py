@@ -24,9 +24,11 @@ from mirage_guard.guard._domain import Candidate, EvidenceLink, Role, Turn
 from mirage_guard.guard.evidence import _text as tx
 from mirage_guard.guard.evidence._discourse import (
     SentenceUse,
+    endorses,
     is_correction,
     is_hypothetical,
     keeps_wish,
+    reported_opinion,
     sentence_use,
 )
 from mirage_guard.guard.evidence._embedder import Embedder, Vectors
@@ -404,7 +406,8 @@ def _wished_and_told(content: str) -> tuple[frozenset[str], frozenset[str]]:
 
 
 # a claim is read as a wish stated as a fact when at least this share of its own words (and two
-# of them) come only from sentences that imagine or wish
+# of them) come only from sentences that imagine or wish; as someone else's opinion when this
+# share of them (one at least) comes only from such a report
 WISHED_SHARE = 0.5
 
 
@@ -441,6 +444,59 @@ def _with_wished_words(
         if len(only) >= 2 and len(only) >= WISHED_SHARE * len(own):
             words = [w for w in dict.fromkeys(tx.words(cand.text)) if tx.content_stems(w) & only]
             link = link.model_copy(update={"wished_words": words})
+        out.append(link)
+    return out
+
+
+@lru_cache(maxsize=65536)
+def _reported_and_told(content: str) -> tuple[frozenset[str], frozenset[str]]:
+    """A user turn's content stems said only as someone else's opinion of the user
+    (:func:`reported_opinion`), unless the turn agrees with it (:func:`endorses`), and the stems
+    said in the user's own voice. Cached: read for the history's turns on a write."""
+    reported: set[str] = set()
+    told: set[str] = set()
+    agreed = endorses(content)
+    for s in tx.sentences(content):
+        opinion = None if agreed else reported_opinion(s)
+        if opinion is None:
+            told |= tx.content_stems(s)
+        else:
+            reported |= tx.content_stems(opinion[0])
+            told |= tx.content_stems(opinion[1])
+    return frozenset(reported), frozenset(told)
+
+
+def _with_reported_words(
+    turns: Sequence[Turn],
+    candidates: Sequence[Candidate],
+    links: list[EvidenceLink],
+    user_name: str | None,
+) -> list[EvidenceLink]:
+    """Each link with the claim's words that the user says only as someone else's opinion of
+    them, which they do not agree with ("my wife says I'm a terrible cook" for "Is a terrible
+    cook"), for a claim about the user: at least half of its own words (frame verbs and the
+    user's name aside). Turns are read only when a claim qualifies, once each (cached)."""
+    user = frozenset(tx.stem(w) for w in tx.name_words(user_name)) if user_name else frozenset()
+    said: tuple[frozenset[str], frozenset[str]] | None = None  # (reported, told), once a write
+    out = []
+    for cand, link in zip(candidates, links, strict=True):
+        if link.turn_id is None or not about_user(cand.text, user_name):
+            out.append(link)
+            continue
+        own = tx.content_stems(cand.text) - FRAME_STEMS - user - {"user", "you"}
+        if not own:
+            out.append(link)
+            continue
+        if said is None:
+            sides = [_reported_and_told(t.content) for t in turns if t.role is Role.USER]
+            said = (
+                frozenset().union(*(r for r, _ in sides)),
+                frozenset().union(*(t for _, t in sides)),
+            )
+        only = (said[0] & own) - said[1]
+        if only and len(only) >= WISHED_SHARE * len(own):
+            words = [w for w in dict.fromkeys(tx.words(cand.text)) if tx.content_stems(w) & only]
+            link = link.model_copy(update={"reported_words": words})
         out.append(link)
     return out
 
@@ -741,6 +797,7 @@ class EvidenceLinker:
         links = _with_unsaid_names(turns, candidates, links, known_words)
         links = _with_asked_words(turns, candidates, links, all_user_stems)
         links = _with_wished_words(turns, candidates, links, user_name)
+        links = _with_reported_words(turns, candidates, links, user_name)
         return [
             _retracted(c.text, link, sims[i], units, last_unit, user_name)
             for i, (c, link) in enumerate(zip(candidates, links, strict=True))

@@ -205,3 +205,55 @@ def test_a_wish_stated_as_a_fact_or_a_plan_is_not_the_users_fact() -> None:
     wished = [r for r in decision.reasons if r.code is ReasonCode.WISHED_ONLY]
     assert [r.params["words"] for r in wished] == [["buy", "house", "corner"]]
     assert decide(cands[0], link, **kwargs).provenance is Provenance.STATED  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "reported"),
+    [
+        ("my wife says I'm a terrible cook but I make great pasta", " a terrible cook "),
+        ("Mum thinks im lazy.", " lazy."),
+        ("My brother calls me a hoarder lol", " a hoarder lol"),
+        # a diagnosis the user reports as theirs, and the user's own voice
+        ("The derm said I have mild rosacea.", None),
+        ("I'm a terrible cook.", None),
+    ],
+)
+def test_someone_elses_opinion_of_the_user_is_told_apart(
+    sentence: str, reported: str | None
+) -> None:
+    from mirage_guard.guard.evidence._discourse import reported_opinion
+
+    found = reported_opinion(sentence)
+    assert (found[0] if found else None) == reported
+
+
+def test_someone_elses_opinion_stated_as_a_fact_is_not_the_users_fact() -> None:
+    """A claim about the user whose own words the user says only as someone else's opinion of
+    them ("my wife says I'm a terrible cook") is generated, its reason naming the words; not when
+    the user agrees with it, says it in their own voice, or the claim is about someone else."""
+    from mirage_guard.guard import Candidate, EvidenceLink, Policy, Provenance
+    from mirage_guard.guard._decision import decide
+    from mirage_guard.guard._reasons import ReasonCode
+    from mirage_guard.guard.evidence._linker import _with_reported_words
+    from tests.calibration.factories import make_profile
+
+    turns = [
+        Turn(id="t1", role=Role.USER, content="My wife says I'm a terrible cook but I make pasta."),
+    ]
+    link = EvidenceLink(turn_id="t1", similarity=0.7, span=turns[0].content)
+    cands = [
+        Candidate(id="a", text="Is a terrible cook"),
+        Candidate(id="b", text="Makes pasta"),
+        Candidate(id="c", text="Wife is a terrible cook"),
+    ]
+    out = _with_reported_words(turns, cands, [link] * 3, None)
+    assert [x.reported_words for x in out] == [["terrible", "cook"], [], []]
+    # agreed with, or said in the user's own voice elsewhere: the user's own
+    for also in ("Which is fair, honestly.", "I'm a terrible cook, I burn toast."):
+        more = [Turn(id="t1", role=Role.USER, content=f"{turns[0].content} {also}")]
+        assert _with_reported_words(more, cands[:1], [link], None)[0].reported_words == []
+    kwargs = {"p_oi": 0.01, "p_stated": 0.99, "profile": make_profile(), "policy": Policy()}
+    decision = decide(cands[0], out[0], **kwargs)  # type: ignore[arg-type]
+    assert decision.provenance is Provenance.GENERATED
+    reported = [r for r in decision.reasons if r.code is ReasonCode.REPORTED_ONLY]
+    assert [r.params["words"] for r in reported] == [["terrible", "cook"]]
