@@ -12,7 +12,7 @@ import hashlib
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -411,6 +411,48 @@ def _wished_and_told(content: str) -> tuple[frozenset[str], frozenset[str]]:
 WISHED_SHARE = 0.5
 
 
+def _with_unasserted_words(
+    turns: Sequence[Turn],
+    candidates: Sequence[Candidate],
+    links: list[EvidenceLink],
+    user_name: str | None,
+    *,
+    split: Callable[[str], tuple[frozenset[str], frozenset[str]]],
+    field: str,
+    min_words: int,
+    keep: Callable[[str], bool] = lambda _claim: False,
+) -> list[EvidenceLink]:
+    """Each link with the claim's words that the user says only in the part of their turns
+    ``split`` sets aside (its first set; the second is what they tell in their own voice), in
+    ``field``: for a claim about the user, at least ``WISHED_SHARE`` of its own words and
+    ``min_words`` of them (frame verbs and the user's name aside). ``keep``: claims left alone.
+    Turns are read only when a claim qualifies, once each (``split`` is cached), and their sets
+    joined once a write."""
+    user = frozenset(tx.stem(w) for w in tx.name_words(user_name)) if user_name else frozenset()
+    said: tuple[frozenset[str], frozenset[str]] | None = None  # (set aside, told), once a write
+    out = []
+    for cand, link in zip(candidates, links, strict=True):
+        if link.turn_id is None or keep(cand.text) or not about_user(cand.text, user_name):
+            out.append(link)
+            continue
+        own = tx.content_stems(cand.text) - FRAME_STEMS - user - {"user", "you"}
+        if len(own) < min_words:
+            out.append(link)
+            continue
+        if said is None:
+            sides = [split(t.content) for t in turns if t.role is Role.USER]
+            said = (
+                frozenset().union(*(a for a, _ in sides)),
+                frozenset().union(*(t for _, t in sides)),
+            )
+        only = (said[0] & own) - said[1]
+        if len(only) >= min_words and len(only) >= WISHED_SHARE * len(own):
+            words = [w for w in dict.fromkeys(tx.words(cand.text)) if tx.content_stems(w) & only]
+            link = link.model_copy(update={field: words})
+        out.append(link)
+    return out
+
+
 def _with_wished_words(
     turns: Sequence[Turn],
     candidates: Sequence[Candidate],
@@ -418,34 +460,14 @@ def _with_wished_words(
     user_name: str | None,
 ) -> list[EvidenceLink]:
     """Each link with the claim's words that the user says only while imagining or wishing ("if
-    I ever won the lottery I'd buy the house on the corner", "I wish I'd studied law"), for a
-    claim about the user that states them as a fact or a plan ("Plans to buy the house on the
-    corner"); a claim that keeps the wish ("Dreams of studying law", "Would love to ...") is left
-    alone. The claim's frame verbs and the user's name do not count. Turns are read only when a
-    claim qualifies, once each (cached)."""
-    user = frozenset(tx.stem(w) for w in tx.name_words(user_name)) if user_name else frozenset()
-    said: tuple[frozenset[str], frozenset[str]] | None = None  # (wished, told), once a write
-    out = []
-    for cand, link in zip(candidates, links, strict=True):
-        if link.turn_id is None or keeps_wish(cand.text) or not about_user(cand.text, user_name):
-            out.append(link)
-            continue
-        own = tx.content_stems(cand.text) - FRAME_STEMS - user - {"user", "you"}
-        if len(own) < 2:
-            out.append(link)
-            continue
-        if said is None:
-            sides = [_wished_and_told(t.content) for t in turns if t.role is Role.USER]
-            said = (
-                frozenset().union(*(w for w, _ in sides)),
-                frozenset().union(*(t for _, t in sides)),
-            )
-        only = (said[0] & own) - said[1]
-        if len(only) >= 2 and len(only) >= WISHED_SHARE * len(own):
-            words = [w for w in dict.fromkeys(tx.words(cand.text)) if tx.content_stems(w) & only]
-            link = link.model_copy(update={"wished_words": words})
-        out.append(link)
-    return out
+    I ever won the lottery I'd buy the house on the corner", "I wish I'd studied law"), two at
+    least, for a claim about the user that states them as a fact or a plan ("Plans to buy the
+    house on the corner"); a claim that keeps the wish ("Dreams of studying law", "Would love to
+    ...") is left alone."""
+    return _with_unasserted_words(
+        turns, candidates, links, user_name,
+        split=_wished_and_told, field="wished_words", min_words=2, keep=keeps_wish,
+    )  # fmt: skip
 
 
 @lru_cache(maxsize=65536)
@@ -474,31 +496,11 @@ def _with_reported_words(
 ) -> list[EvidenceLink]:
     """Each link with the claim's words that the user says only as someone else's opinion of
     them, which they do not agree with ("my wife says I'm a terrible cook" for "Is a terrible
-    cook"), for a claim about the user: at least half of its own words (frame verbs and the
-    user's name aside). Turns are read only when a claim qualifies, once each (cached)."""
-    user = frozenset(tx.stem(w) for w in tx.name_words(user_name)) if user_name else frozenset()
-    said: tuple[frozenset[str], frozenset[str]] | None = None  # (reported, told), once a write
-    out = []
-    for cand, link in zip(candidates, links, strict=True):
-        if link.turn_id is None or not about_user(cand.text, user_name):
-            out.append(link)
-            continue
-        own = tx.content_stems(cand.text) - FRAME_STEMS - user - {"user", "you"}
-        if not own:
-            out.append(link)
-            continue
-        if said is None:
-            sides = [_reported_and_told(t.content) for t in turns if t.role is Role.USER]
-            said = (
-                frozenset().union(*(r for r, _ in sides)),
-                frozenset().union(*(t for _, t in sides)),
-            )
-        only = (said[0] & own) - said[1]
-        if only and len(only) >= WISHED_SHARE * len(own):
-            words = [w for w in dict.fromkeys(tx.words(cand.text)) if tx.content_stems(w) & only]
-            link = link.model_copy(update={"reported_words": words})
-        out.append(link)
-    return out
+    cook"), for a claim about the user."""
+    return _with_unasserted_words(
+        turns, candidates, links, user_name,
+        split=_reported_and_told, field="reported_words", min_words=1,
+    )  # fmt: skip
 
 
 # a later predicate of a compound claim this far from every user sentence (the bi-encoder's cosine)
