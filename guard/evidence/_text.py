@@ -148,7 +148,7 @@ def unaccented(word: str) -> str:
 _SHORT_FORMS = {
     "hr": "hour", "hrs": "hour", "wk": "week", "wks": "week", "appt": "appointment",
     "appts": "appointment", "bday": "birthday", "meds": "medication", "uni": "university",
-    "math": "mathematics", "maths": "mathematics",
+    "math": "mathematics", "maths": "mathematics", "apt": "apartment", "apts": "apartment",
 }  # fmt: skip
 
 
@@ -193,6 +193,33 @@ _SUFFIXED = re.compile(
     r"|yr|yrs|ft|lb|lbs|oz|mph)\b",
     re.IGNORECASE,
 )
+
+
+# a number said in several words: "twelve hundred forty", "a hundred and twelve thousand",
+# "forty two", "74 thousand" (read by text2num, and a digit before its multiplier here)
+_SPELLED = re.compile(
+    r"\b(?:hundred|thousand|million)\b|\b(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)"
+    r"[- ](?:one|two|three|four|five|six|seven|eight|nine)\b",
+    re.IGNORECASE,
+)
+_MULTIPLIED = re.compile(r"\b(\d+(?:\.\d+)?) (thousand|million)\b", re.IGNORECASE)
+
+
+@lru_cache(maxsize=65536)
+def _in_digits(text: str) -> str:
+    """``text`` with its numbers of several words in digits ("its twelve hundred" -> "its
+    1200", "74 thousand" -> "74000"); text that has none is returned as it is."""
+    if not _SPELLED.search(text):
+        return text
+    from text_to_num import alpha2digit
+
+    out = text
+    for m in reversed(list(_MULTIPLIED.finditer(out))):
+        value = float(m.group(1)) * (1000 if m.group(2).lower() == "thousand" else 1_000_000)
+        digits = str(int(value)) if value.is_integer() else str(value)
+        out = out[: m.start()] + digits + out[m.end() :]
+    converted: str = alpha2digit(out, "en")
+    return converted
 
 
 @lru_cache(maxsize=65536)
@@ -590,9 +617,11 @@ def changed_values(claim: str, evidence: str) -> list[tuple[str, str]]:
     Wednesday" against "I go back to work on monday" gives [("monday", "wednesday")]; "Stayed
     with his sister in Gliwice" against "we stay with my brother in Gliwice" gives [("brother",
     "sister")]; "You're in your mid-thirties" against "I'm 41" gives [("41", "mid-thirties")].
-    A claim that also says the evidence's value (a range, a correction) gives nothing for it."""
-    claimed = _values(claim)
-    said = _values(evidence)
+    A claim that also says the evidence's value (a range, a correction) gives nothing for it.
+    A number said in several words is read as one ("twelve hundred forty" says 1240:
+    :func:`_in_digits`)."""
+    claimed = _values(_in_digits(claim))
+    said = _values(_in_digits(evidence))
     said_set = {(k, v) for k, v, _ in said}
     claimed_set = {(k, v) for k, v, _ in claimed}
     given = _given_otherwise(claimed, said)

@@ -1147,6 +1147,16 @@ def test_a_taste_or_routine_whose_activity_no_turn_says_is_generated() -> None:
         ("Visits her sister every day", "I visit my aunt every day", [("aunt", "sister")]),
         ("Cycles to work, about 12 km each way", "i ride it to work, about 12k each way", []),
         ("Ran 10 miles on Sunday", "ran a 10k on sunday", [("10000", "10")]),
+        # a number said in several words is one number; "Apt" is "apartment"
+        ("Is owed a $1,200 deposit by her landlord", "my landlord has my deposit its twelve "
+         "hundred", []),
+        ("Sold six bikes for $1,240", "six bikes sold twelve hundred forty dollars total", []),
+        ("Has a Civic with about 112,000 miles", "the civic is at like a hundred and twelve "
+         "thousand miles", []),
+        ("Was offered 74k at the new firm", "the new firm offered 74 thousand", []),
+        ("Was offered 80k at the new firm", "the new firm offered 74 thousand",
+         [("74000", "80000")]),
+        ("Lives at 42 Orchard Row, Apt 3B", "We moved to 42 Orchard Row, Apartment 3B.", []),
     ],
 )  # fmt: skip
 def test_changed_values(claim: str, evidence: str, expected: list[tuple[str, str]]) -> None:
