@@ -656,12 +656,11 @@ def name_subjects(pairs: Sequence[SupportPair], share: float, seed: int) -> list
     for p in pairs:
         picked, name = rng.random() < share, rng.choice(USER_NAMES)
         new = None
-        words = {w.lower() for w in _TOKEN.findall(p.claim)}
         if (
             picked
             and name.lower() not in p.premise.lower()
-            and not words & _GENDERED
             and p.claim.split(" ", 1)[0].lower() not in _NOT_OPENING_VERBS
+            and not {w.lower() for w in _TOKEN.findall(p.claim)} & _GENDERED
         ):
             new = with_subject(p.claim, name + " ", verbs)
         out.append(p if new is None else SupportPair(p.premise, new, p.label, p.origin))

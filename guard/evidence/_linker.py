@@ -38,6 +38,7 @@ from mirage_guard.guard.evidence._subject import (
     about_user,
     aged_since,
     claim_predicates,
+    name_parts,
     said_of_user,
 )
 from mirage_guard.guard.evidence._support import (
@@ -411,45 +412,55 @@ def _wished_and_told(content: str) -> tuple[frozenset[str], frozenset[str]]:
 WISHED_SHARE = 0.5
 
 
+@dataclass(frozen=True)
+class _Unasserted:
+    """One reading of words the user says without asserting them of themselves: ``split`` a
+    user turn's content stems into (set aside, told in their own voice), cached per turn; a claim
+    whose own words are at least ``WISHED_SHARE`` and ``min_words`` set aside gets them in
+    ``field``; ``keep``: claims the reading leaves alone."""
+
+    split: Callable[[str], tuple[frozenset[str], frozenset[str]]]
+    field: str
+    min_words: int
+    keep: Callable[[str], bool] = lambda _claim: False
+
+
 def _with_unasserted_words(
     turns: Sequence[Turn],
     candidates: Sequence[Candidate],
     links: list[EvidenceLink],
     user_name: str | None,
-    *,
-    split: Callable[[str], tuple[frozenset[str], frozenset[str]]],
-    field: str,
-    min_words: int,
-    keep: Callable[[str], bool] = lambda _claim: False,
+    readings: Sequence[_Unasserted],
 ) -> list[EvidenceLink]:
-    """Each link with the claim's words that the user says only in the part of their turns
-    ``split`` sets aside (its first set; the second is what they tell in their own voice), in
-    ``field``: for a claim about the user, at least ``WISHED_SHARE`` of its own words and
-    ``min_words`` of them (frame verbs and the user's name aside). ``keep``: claims left alone.
-    Turns are read only when a claim qualifies, once each (``split`` is cached), and their sets
-    joined once a write."""
-    user = frozenset(tx.stem(w) for w in tx.name_words(user_name)) if user_name else frozenset()
-    said: tuple[frozenset[str], frozenset[str]] | None = None  # (set aside, told), once a write
+    """Each link with the claim's words that each of ``readings`` sets aside, for a claim about
+    the user (frame verbs and the user's name aside). One pass over the claims for all readings:
+    a claim's subject and words are read once; the turns only when a claim qualifies, each once
+    (cached), and their sets joined once a write per reading."""
+    user = frozenset(tx.stem(w) for w in name_parts(user_name))
+    said: dict[int, tuple[frozenset[str], frozenset[str]]] = {}  # per reading, once a write
     out = []
     for cand, link in zip(candidates, links, strict=True):
-        if link.turn_id is None or keep(cand.text) or not about_user(cand.text, user_name):
+        if link.turn_id is None or not about_user(cand.text, user_name):
             out.append(link)
             continue
         own = tx.content_stems(cand.text) - FRAME_STEMS - user - {"user", "you"}
-        if len(own) < min_words:
-            out.append(link)
-            continue
-        if said is None:
-            sides = [split(t.content) for t in turns if t.role is Role.USER]
-            said = (
-                frozenset().union(*(a for a, _ in sides)),
-                frozenset().union(*(t for _, t in sides)),
-            )
-        only = (said[0] & own) - said[1]
-        if len(only) >= min_words and len(only) >= WISHED_SHARE * len(own):
-            words = [w for w in dict.fromkeys(tx.words(cand.text)) if tx.content_stems(w) & only]
-            link = link.model_copy(update={field: words})
-        out.append(link)
+        update: dict[str, object] = {}
+        for k, r in enumerate(readings):
+            if len(own) < r.min_words or r.keep(cand.text):
+                continue
+            if k not in said:
+                sides = [r.split(t.content) for t in turns if t.role is Role.USER]
+                said[k] = (
+                    frozenset().union(*(a for a, _ in sides)),
+                    frozenset().union(*(t for _, t in sides)),
+                )
+            aside, told = said[k]
+            only = (aside & own) - told
+            if len(only) >= r.min_words and len(only) >= WISHED_SHARE * len(own):
+                update[r.field] = [
+                    w for w in dict.fromkeys(tx.words(cand.text)) if tx.content_stems(w) & only
+                ]
+        out.append(link.model_copy(update=update) if update else link)
     return out
 
 
@@ -464,10 +475,7 @@ def _with_wished_words(
     least, for a claim about the user that states them as a fact or a plan ("Plans to buy the
     house on the corner"); a claim that keeps the wish ("Dreams of studying law", "Would love to
     ...") is left alone."""
-    return _with_unasserted_words(
-        turns, candidates, links, user_name,
-        split=_wished_and_told, field="wished_words", min_words=2, keep=keeps_wish,
-    )  # fmt: skip
+    return _with_unasserted_words(turns, candidates, links, user_name, (_WISHED,))
 
 
 @lru_cache(maxsize=65536)
@@ -488,6 +496,11 @@ def _reported_and_told(content: str) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(reported), frozenset(told)
 
 
+# wishes and what-ifs, two words at least, unless the claim keeps the wish; someone else's opinion
+_WISHED = _Unasserted(_wished_and_told, "wished_words", min_words=2, keep=keeps_wish)
+_REPORTED = _Unasserted(_reported_and_told, "reported_words", min_words=1)
+
+
 def _with_reported_words(
     turns: Sequence[Turn],
     candidates: Sequence[Candidate],
@@ -497,10 +510,7 @@ def _with_reported_words(
     """Each link with the claim's words that the user says only as someone else's opinion of
     them, which they do not agree with ("my wife says I'm a terrible cook" for "Is a terrible
     cook"), for a claim about the user."""
-    return _with_unasserted_words(
-        turns, candidates, links, user_name,
-        split=_reported_and_told, field="reported_words", min_words=1,
-    )  # fmt: skip
+    return _with_unasserted_words(turns, candidates, links, user_name, (_REPORTED,))
 
 
 # a later predicate of a compound claim this far from every user sentence (the bi-encoder's cosine)
@@ -798,8 +808,7 @@ class EvidenceLinker:
         links = self._unrelated_parts(cand_texts, links, unit_vecs)
         links = _with_unsaid_names(turns, candidates, links, known_words)
         links = _with_asked_words(turns, candidates, links, all_user_stems)
-        links = _with_wished_words(turns, candidates, links, user_name)
-        links = _with_reported_words(turns, candidates, links, user_name)
+        links = _with_unasserted_words(turns, candidates, links, user_name, (_WISHED, _REPORTED))
         return [
             _retracted(c.text, link, sims[i], units, last_unit, user_name)
             for i, (c, link) in enumerate(zip(candidates, links, strict=True))

@@ -7,6 +7,8 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
+from text_to_num import alpha2digit
+
 # typographic apostrophes, quotes and spaces as their ASCII forms: phones and word processors
 # type "I don’t eat meat", and every word list and pattern here is written with "'". (Not dashes:
 # "Paris–Lyon" is two words, and "-" joins the words around it.)
@@ -211,8 +213,6 @@ def _in_digits(text: str) -> str:
     1200", "74 thousand" -> "74000"); text that has none is returned as it is."""
     if not _SPELLED.search(text):
         return text
-    from text_to_num import alpha2digit
-
     out = text
     for m in reversed(list(_MULTIPLIED.finditer(out))):
         value = float(m.group(1)) * (1000 if m.group(2).lower() == "thousand" else 1_000_000)
