@@ -48,6 +48,12 @@ _NEW_VALUE = "|".join((*_NUMBER_WORDS.split(), "forty", "fifty", "hundred", *DAY
 _CORRECTION = re.compile(
     r"\b(?:actually|correction|not anymore|no longer|any ?more|used to|turns out|changed my mind|"
     r"instead|scratch that|i meant|fell through|moved to|switched to|quit|left my job|"
+    # a move, a switch or a transfer of what was said: "I moved the hives to my cousin's farm",
+    # "since the switch to Octopus", "switching energy", "she's transferring to Portland State",
+    # "my brother sold the plot", "I was appointed principal", "no more QA", "it got cancelled"
+    r"moved (?:\w+ ){1,3}to|switch(?:ed|ing)?(?: over)? to|switching (?:\w+ )?(?:energy|jobs?|"
+    r"providers?|suppliers?|banks?|schools?)|transferr(?:ed|ing) to|sold (?:the|my|our)|appointed|"
+    r"promoted|no more|cancell?ed|called off|"
     r"not (?:any )?more|now|these days|update|rescheduled|postponed|turn(?:ed|s) \d+|"
     # a new value: "rent going up to 925", "went down to three days", "pushed back to March"
     r"(?:(?:gone|going|goes|went|put|pushed|bumped) (?:up|down|back)|dropped|increased|raised|rose|"

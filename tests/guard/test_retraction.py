@@ -352,6 +352,50 @@ def test_a_new_value_phrase_reads_as_a_change() -> None:
         assert not is_correction(text), text
 
 
+def test_a_move_a_switch_or_a_transfer_reads_as_a_change() -> None:
+    """ "I moved the hives to my cousin's farm", "since the switch to Octopus", "she's
+    transferring to Portland State": what was said has moved on, as after "actually"; a move in,
+    a broken switch or an appointment do not say so."""
+    from mirage_guard.guard.evidence._discourse import is_correction
+
+    for text in (
+        "I moved the hives to my cousin's farm near Koscierzyna.",
+        "Since the switch to Octopus the DD is £96.",
+        "Also switching energy.",
+        "she's transferring to Portland State in the spring",
+        "My brother sold the plot near Kartuzy",
+        "I was appointed principal from January",
+        "no more QA for me",
+        "the Lisbon trip got cancelled",
+    ):
+        assert is_correction(text), text
+    for text in (
+        "we moved in last year",
+        "the light switch is broken",
+        "my appointment is on Friday",
+        "he sold me his old bike",
+    ):
+        assert not is_correction(text), text
+
+
+def test_a_relative_moved_on_in_a_later_move_makes_the_claim_stale() -> None:
+    """ "Keeps three hives on his brother's plot near Kartuzy" ... "I moved the hives to my
+    cousin's farm near Koscierzyna": a move in a sentence about the claim gives another relative
+    where the claim has the brother, so the claim is stale (before the move read as a change,
+    the same sentence gave nothing)."""
+    units = [
+        _Unit("u1", "I have three hives now, on my brother's plot near Kartuzy."),
+        _Unit("u2", "I moved the hives to my cousin's farm near Koscierzyna."),
+    ]
+    link = EvidenceLink(turn_id="u1", similarity=0.9, span=units[0].text)
+    sims = np.array([0.9, 0.53], np.float32)
+    claim = "Keeps three hives on his brother's plot near Kartuzy"
+    out = _retracted(claim, link, sims, units, {"u1": 0, "u2": 1})
+    assert (out.retracted_by, out.retracted_words) == ("u2", ["brother"])
+    kept = [units[0], _Unit("u2", "The hives are on my cousin's farm near Koscierzyna.")]
+    assert _retracted(claim, link, sims, kept, {"u1": 0, "u2": 1}).retracted_by is None
+
+
 def test_a_try_does_not_say_its_outcome() -> None:
     """ "Got the team leader job" from "i've applied for the team leader role though" is a
     changed value (the try, the outcome); a claim that says the try, a hedge or a negation, or a
