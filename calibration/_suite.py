@@ -129,6 +129,11 @@ def suite_table(rows: Sequence[SuiteRow]) -> list[tuple[str, list[str]]]:
             f"{_f(r.report.auroc)} [{_f(r.report.auroc_ci[0])}, {_f(r.report.auroc_ci[1])}]"
             for r in rows
         ]),
+        ("AUROC of the decisions (rules, then score) [95 % CI]", [
+            f"{_f(r.report.auroc_decisions)} [{_f(r.report.auroc_decisions_ci[0])}, "
+            f"{_f(r.report.auroc_decisions_ci[1])}]"
+            for r in rows
+        ]),
         ("binary κ", [_f(r.report.kappa_binary) for r in rows]),
         ("3-way accuracy", [_f(r.report.provenance_accuracy) for r in rows]),
     ]  # fmt: skip

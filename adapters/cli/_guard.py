@@ -143,6 +143,11 @@ def guard_eval(
         "AUROC of OI score",
         f"{report.auroc:.3f} [{report.auroc_ci[0]:.3f}, {report.auroc_ci[1]:.3f}]",
     )
+    table.add_row(
+        "AUROC of the decisions (rules, then score)",
+        f"{report.auroc_decisions:.3f} [{report.auroc_decisions_ci[0]:.3f}, "
+        f"{report.auroc_decisions_ci[1]:.3f}]",
+    )
     table.add_row("binary kappa (generated vs not)", f"{report.kappa_binary:.3f}")
     table.add_row("3-way provenance accuracy", f"{report.provenance_accuracy:.3f}")
     for name, c in report.per_class.items():

@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 import numpy as np
 import pytest
-from sklearn.metrics import cohen_kappa_score, f1_score
+from sklearn.metrics import cohen_kappa_score, f1_score, roc_auc_score
 
 from mirage_guard.calibration._data import Example, group_by_conversation, load_examples
 from mirage_guard.calibration._eval import (
@@ -17,6 +17,8 @@ from mirage_guard.calibration._eval import (
     check_writable,
     claim_rows,
     decide_all,
+    decided_by_rule,
+    decision_ranking,
     evaluate,
     write_claim_rows,
 )
@@ -28,7 +30,17 @@ from mirage_guard.calibration._fit import (
 )
 from mirage_guard.calibration._jobs import featurize, fit_profile, summarize_scores
 from mirage_guard.calibration._suite import SuiteRow, reason_lines, render_markdown
-from mirage_guard.guard import AuditVerdict, Guard, Label, Provenance, ReasonCode
+from mirage_guard.guard import (
+    Action,
+    AuditVerdict,
+    Candidate,
+    Decision,
+    Guard,
+    Label,
+    Provenance,
+    ReasonCode,
+    reason,
+)
 from mirage_guard.guard.errors import InputError
 from mirage_guard.guard.evidence import (
     FEATURE_NAMES,
@@ -323,10 +335,51 @@ async def test_evaluate_reports_what_guard_eval_prints(
     assert report.auroc > 0.8
     low, high = report.auroc_ci
     assert low <= high
+    # the decisions' AUROC ranks the claims a word rule made generated first, then by the score
+    y = [int(e.is_oi) for e in examples]
+    ranked = decision_ranking([decisions[e.claim.claim_id] for e in examples])
+    assert report.auroc_decisions == pytest.approx(roc_auc_score(y, ranked))
+    low, high = report.auroc_decisions_ci
+    assert low <= high
     # accuracy is recomputed from the decisions, not taken on trust
     gold = {e.claim.claim_id: Label(e.claim.label).provenance for e in examples}
     hits = sum(decisions[cid].provenance is prov for cid, prov in gold.items())
     assert report.provenance_accuracy == pytest.approx(hits / 20)
+
+
+def _decision(provenance: Provenance, score: float | None, *codes: ReasonCode) -> Decision:
+    linked = provenance is not Provenance.GENERATED
+    return Decision(
+        candidate=Candidate(text="Lives in Boston"),
+        provenance=provenance,
+        action=Action.STORE if provenance is Provenance.STATED else Action.QUARANTINE,
+        source_turn_id="t1" if linked else None,
+        similarity=0.5,
+        evidence_span=None,
+        score=score,
+        threshold=0.5,
+        profile_id="evidence-only",
+        calibrated=True,
+        reasons=[reason(c) for c in codes],
+    )
+
+
+def test_the_decisions_ranking_puts_what_a_rule_blocked_before_every_score() -> None:
+    """A claim a later turn retracted scores 0.1 and is blocked: in the ranking of the guard's
+    decisions it comes before a claim the score alone made generated (0.8), which comes before
+    a stated one; a claim with no score to rank by (undecidable) counts as 1.0."""
+    retracted = _decision(Provenance.GENERATED, 0.1, ReasonCode.RETRACTED)
+    by_score = _decision(Provenance.GENERATED, 0.8, ReasonCode.OVER_INFERENCE_SCORE)
+    stated = _decision(Provenance.STATED, 0.05, ReasonCode.STATED_SCORE)
+    undecidable = _decision(Provenance.GENERATED, None, ReasonCode.SCORE_UNDECIDABLE)
+    decisions = [retracted, by_score, stated, undecidable]
+    assert [decided_by_rule(d) for d in decisions] == [True, False, False, True]
+    assert decision_ranking(decisions).tolist() == pytest.approx([1.1, 0.8, 0.05, 2.0])
+    # an over-inference the score missed but a rule caught is ranked first; the score alone
+    # ranks it last
+    y = [1, 0, 0, 1]
+    assert roc_auc_score(y, decision_ranking(decisions)) == 1.0
+    assert roc_auc_score(y, [d.score or 1.0 for d in decisions]) == 0.75
 
 
 def test_summarize_scores_uses_the_profile_threshold(
