@@ -47,7 +47,7 @@ _NEW_VALUE = "|".join((*_NUMBER_WORDS.split(), "forty", "fifty", "hundred", *DAY
 # "Actually we moved to Denver", "I quit the bakery last month", "it's three kids now"
 _CORRECTION = re.compile(
     r"\b(?:actually|correction|not anymore|no longer|any ?more|used to|turns out|changed my mind|"
-    r"instead|scratch that|i meant|fell through|moved to|switched to|quit|left my job|"
+    r"instead|scratch that|i meant|fell through|moved to|quit|left my job|"
     # a move, a switch or a transfer of what was said: "I moved the hives to my cousin's farm",
     # "since the switch to Octopus", "switching energy", "she's transferring to Portland State",
     # "my brother sold the plot", "I was appointed principal", "no more QA", "it got cancelled"
