@@ -742,8 +742,28 @@ def _recounted(claim: str, text: str) -> list[str]:
     claimed, said = _numbers_next(claim), _numbers_next(text)
     if len(claimed) != 1 or len(said) != 1 or claimed.keys() == said.keys():
         return []
-    ((old, old_next),), ((_, new_next),) = claimed.items(), said.items()
+    ((old, old_next),), ((new, new_next),) = claimed.items(), said.items()
+    if not _comparable(old, new):
+        return []  # "Card down to £1,100" is no recount of "Pays Octopus £96 a month"
     return [old] if new_next & (_RECOUNT_ENDS | old_next) else []
+
+
+# a recount corrects a count or an amount by less than this factor either way ("4 times a week"
+# -> "really 2", "$120" -> "140 max", "8 people" -> "10 now"); a number ten times the claim's is
+# the count of something else
+RECOUNT_MAX_FACTOR = 5.0
+
+
+def _comparable(old: str, new: str) -> bool:
+    """Whether ``new`` may be ``old`` recounted: both positive and within
+    :data:`RECOUNT_MAX_FACTOR` of each other (a value that is no plain number compares)."""
+    try:
+        a, b = float(old), float(new)
+    except ValueError:
+        return True
+    if a <= 0 or b <= 0:
+        return True
+    return max(a, b) / min(a, b) < RECOUNT_MAX_FACTOR
 
 
 # the words a later sentence sets an old value aside with, correction word or none: "8 not 9",

@@ -1683,6 +1683,9 @@ def test_a_retracted_claim_is_stale_and_names_the_later_turn() -> None:
         ("Son Tom is 9", "he's the 9 year old actually, the 6 year old eats anything", True, []),
         ("Has lived in Portugal for six years", "We live in Bonfim now, €1,100 for a flat", True,
          []),
+        # ... a number ten times the claim's: the count of something else, no recount
+        ("Pays Octopus £96 a month for energy", "Card down to £1,100.", True, []),
+        ("Weekly grocery budget is $120", "i can go to 140 max", True, ["120"]),
         # the old value quoted as said before, or set after the new one with "than": no
         # correction word needed
         ("Dog Biscuit is 9 years old", "Oh and I said 9 but she's actually 10 now", False,
