@@ -105,9 +105,10 @@ def evaluate(
     linked_hits = sum(1 for e, d in guard_linked if d.source_turn_id == e.claim.source_turn_id)
     threshold = decs[0].threshold if decs and decs[0].threshold is not None else 0.5
     clusters = [e.conversation_id for e in examples]
-    ci = cluster_bootstrap(scores, y, clusters, threshold, n_boot=n_boot)
     ranked = decision_ranking(decs)
-    ranked_ci = cluster_bootstrap(ranked, y, clusters, threshold, n_boot=n_boot)
+    ci = cluster_bootstrap(
+        scores, y, clusters, threshold, n_boot=n_boot, also={"decisions": ranked}
+    )
     both = len(set(y.tolist())) == 2
     return EvalReport(
         data=data,
@@ -117,7 +118,7 @@ def evaluate(
         auroc=float(roc_auc_score(y, scores)) if both else float("nan"),
         auroc_ci=ci["auroc"],
         auroc_decisions=float(roc_auc_score(y, ranked)) if both else float("nan"),
-        auroc_decisions_ci=ranked_ci["auroc"],
+        auroc_decisions_ci=ci["auroc_decisions"],
         kappa_binary=float(cohen_kappa_score(y, pred_oi)),
         provenance_accuracy=float(
             np.mean([a == b for a, b in zip(gold_prov, pred_prov, strict=True)])

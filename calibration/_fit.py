@@ -126,12 +126,17 @@ def cluster_bootstrap(
     *,
     n_boot: int = 1000,
     seed: int = 0,
+    also: Mapping[str, FloatArray] | None = None,
 ) -> dict[str, list[float]]:
-    """95 % percentile CIs for AUROC, precision and recall, resampling whole conversations."""
+    """95 % percentile CIs for AUROC, precision and recall, resampling whole conversations;
+    ``also``: other rankings of the same rows, whose AUROC CI comes as ``auroc_<name>`` from the
+    same resamples."""
     rng = np.random.default_rng(seed)
     ids = list(dict.fromkeys(clusters))  # first-appearance order: figures never depend on names
     index = {c: np.flatnonzero(np.asarray(clusters) == c) for c in ids}
+    others = dict(also or {})
     stats: dict[str, list[float]] = {"auroc": [], "precision": [], "recall": []}
+    stats.update({f"auroc_{name}": [] for name in others})
     for _ in range(n_boot):
         pick = rng.choice(len(ids), size=len(ids), replace=True)
         rows = np.concatenate([index[ids[i]] for i in pick])
@@ -139,6 +144,8 @@ def cluster_bootstrap(
         if len(set(yb.tolist())) < 2:
             continue
         stats["auroc"].append(float(roc_auc_score(yb, pb)))
+        for name, q in others.items():
+            stats[f"auroc_{name}"].append(float(roc_auc_score(yb, q[rows])))
         prec, rec = precision_recall_at(pb, yb, threshold)
         stats["precision"].append(prec)
         stats["recall"].append(rec)

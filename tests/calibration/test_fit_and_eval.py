@@ -25,6 +25,7 @@ from mirage_guard.calibration._eval import (
 from mirage_guard.calibration._fit import (
     Objective,
     choose_threshold,
+    cluster_bootstrap,
     fit_logistic,
     precision_recall_at,
 )
@@ -380,6 +381,23 @@ def test_the_decisions_ranking_puts_what_a_rule_blocked_before_every_score() -> 
     y = [1, 0, 0, 1]
     assert roc_auc_score(y, decision_ranking(decisions)) == 1.0
     assert roc_auc_score(y, [d.score or 1.0 for d in decisions]) == 0.75
+
+
+def test_cluster_bootstrap_reads_other_rankings_on_the_same_resamples() -> None:
+    """Another ranking of the same rows gets its AUROC CI from the same resampled conversations:
+    the same scores give the same interval, reversed ones its mirror."""
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, 120)
+    p = np.clip(0.3 * y + rng.random(120) * 0.7, 0, 1)
+    clusters = [f"c{i // 4}" for i in range(120)]
+    ci = cluster_bootstrap(p, y, clusters, 0.5, n_boot=200, also={"same": p, "flipped": 1 - p})
+    assert ci["auroc_same"] == ci["auroc"]
+    assert ci["auroc_flipped"] == pytest.approx([1 - ci["auroc"][1], 1 - ci["auroc"][0]])
+    assert set(cluster_bootstrap(p, y, clusters, 0.5, n_boot=20)) == {
+        "auroc",
+        "precision",
+        "recall",
+    }
 
 
 def test_summarize_scores_uses_the_profile_threshold(
