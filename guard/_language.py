@@ -6,7 +6,12 @@ shipped MiniLM profile: English only). A candidate whose text, or whose conversa
 turns, is confidently in another language gets no stated or inferred provenance: the decision
 becomes *generated* (the policy's generated action) with reason code ``unsupported_language``,
 and the metrics count it. Detection is py3langid (its model ships in the wheel; no download).
-Short or mixed texts the detector is not confident about are left to the evidence path.
+Short or mixed texts the detector is not confident about are left to the evidence path, and so
+is a text to which the detector still gives a covered language some weight
+(:data:`MIN_COVERED_PROBABILITY`): py3langid takes short English memory entries for Nigerian
+Pidgin ("Is 36 years old": pcm 0.53, en 0.39; "Ayesha is 36 years old": pcm 0.69, en 0.09),
+while a sentence in another language leaves English almost nothing ("Habite à Paris depuis
+2019": fr 0.71, en 0.002).
 """
 
 from __future__ import annotations
@@ -23,12 +28,18 @@ from mirage_guard.guard.evidence import plain
 MIN_PROBABILITY = 0.5  # normalised probability of the top language
 MIN_WORDS = 3  # ...and at least this many words (or MIN_IDEOGRAPHS for unspaced scripts)
 MIN_IDEOGRAPHS = 4
+# ...and no covered language has this much: on 80 memory entries written for the check (40
+# English, 40 in 20 other languages) and the 4,664 labelled claims of benchmark/data, every
+# entry in another language gave English at most 0.0021, and the English ones py3langid took
+# for Nigerian Pidgin 0.017 or more (tests/guard/test_languages.py); "Loves bacalhau and pastéis
+# de nata" (Occitan 0.62, English 0.006) still fails closed
+MIN_COVERED_PROBABILITY = 0.01
 
 
 class LanguageDetector(Protocol):
-    """ISO 639-1 code and probability of a text's language."""
+    """Languages of a text, as (ISO 639-1 code, normalised probability), most probable first."""
 
-    def classify(self, text: str) -> tuple[str, float]: ...
+    def rank(self, text: str) -> list[tuple[str, float]]: ...
 
 
 class Py3LangidDetector:
@@ -38,7 +49,7 @@ class Py3LangidDetector:
         self._identifier: Any = None
         self._lock = threading.Lock()
 
-    def classify(self, text: str) -> tuple[str, float]:
+    def rank(self, text: str) -> list[tuple[str, float]]:
         with self._lock:
             if self._identifier is None:
                 from py3langid.langid import (  # type: ignore[import-untyped]
@@ -47,22 +58,33 @@ class Py3LangidDetector:
                 )
 
                 self._identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-            lang, p = self._identifier.classify(text)
-        return str(lang), float(p)
+            ranked = self._identifier.rank(text)
+        return [(str(lang), float(p)) for lang, p in ranked]
 
 
 def _long_enough(text: str) -> bool:
     return len(text.split()) >= MIN_WORDS or sum(ch >= "\u2e80" for ch in text) >= MIN_IDEOGRAPHS
 
 
-def language_of(text: str, detector: LanguageDetector) -> str | None:
-    """The language of ``text`` when the detector is confident, else None. Read with ASCII
-    apostrophes: py3langid takes "Doesn’t eat meat" for Frisian, "Doesn't eat meat" for English."""
+def language_of(text: str, detector: LanguageDetector, covered: Sequence[str] = ()) -> str | None:
+    """The language of ``text`` when the detector is confident, else None: confident means the
+    top language has :data:`MIN_PROBABILITY` and, when it is not one of ``covered``, that no
+    covered language has :data:`MIN_COVERED_PROBABILITY`. Read with ASCII apostrophes: py3langid
+    takes "Doesn’t eat meat" for Frisian, "Doesn't eat meat" for English."""
     text = plain(text).strip()
     if not text or not _long_enough(text):
         return None
-    lang, p = detector.classify(text)
-    return lang if p >= MIN_PROBABILITY else None
+    ranked = detector.rank(text)
+    if not ranked:
+        return None
+    lang, p = ranked[0]
+    if p < MIN_PROBABILITY:
+        return None
+    if lang not in covered and any(
+        q >= MIN_COVERED_PROBABILITY for other, q in ranked if other in covered
+    ):
+        return None
+    return lang
 
 
 def uncovered_languages(
@@ -73,10 +95,10 @@ def uncovered_languages(
 ) -> dict[str, str]:
     """candidate id -> the language not in ``covered`` that its text or the user turns are in."""
     user_text = " ".join(t.content for t in turns if t.role is Role.USER)
-    conversation = language_of(user_text, detector)
+    conversation = language_of(user_text, detector, covered)
     out: dict[str, str] = {}
     for c in candidates:
-        lang = language_of(c.text, detector)
+        lang = language_of(c.text, detector, covered)
         if lang is not None and lang not in covered:
             out[c.id] = lang
         elif conversation is not None and conversation not in covered:
@@ -102,6 +124,7 @@ def fail_closed(
 
 
 __all__ = [
+    "MIN_COVERED_PROBABILITY",
     "LanguageDetector",
     "Py3LangidDetector",
     "fail_closed",
