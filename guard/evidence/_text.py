@@ -1008,8 +1008,15 @@ def _decade_and_age(claim: str, evidence: str) -> tuple[re.Match[str], int, bool
 
 
 def _age_mismatch(claim: str, evidence: str) -> tuple[str, str] | None:
-    """(the user's age, the claim's decade) when the claim puts the user in a decade (or a part
-    of one) the age the evidence gives is not in, else None."""
+    """(the user's age, the claim's) when the claim puts the user in a decade (or a part of one)
+    the age the evidence gives is not in, or gives the user another exact age ("Is 37 years
+    old" / "I'm 36 and I work as a nurse"), else None."""
+    exact = _CLAIMED_AGE.match(claim.strip())
+    if exact is not None:
+        ages = {int(a) for a in _OWN_AGE.findall(evidence)}
+        if len(ages) == 1 and int(exact.group(1)) not in ages:
+            return str(next(iter(ages))), exact.group(1)
+        return None
     found = _decade_and_age(claim, evidence)
     if found is None or found[2]:
         return None

@@ -1140,6 +1140,12 @@ def test_a_taste_or_routine_whose_activity_no_turn_says_is_generated() -> None:
         ("Is in his forties or older", "I'm 38", []),  # a bound, not one decade
         ("Is in her late twenties", "I'm 20 minutes away", []),  # not an age
         ("Is in her late twenties", "my sister is 35", []),  # not the speaker's age
+        # an exact age against the one age the user gives
+        ("Is 37 years old", "Hi, I'm Chidi. I'm 36 and I work as a nurse in Lagos.",
+         [("36", "37")]),
+        ("Is 36 years old", "I'm 36 and I work as a nurse in Lagos.", []),
+        ("Is 37", "I'm 36, I think, or I just turned 37", []),  # two ages: not read
+        ("Is 37 years old", "my brother is 36", []),  # not the speaker's age
         # the other end of one tie, and "12k" of a distance, are the same value said otherwise
         ("Kasia has a baby niece named Zosia, her brother Tomek's daughter",
          "My brother Tomek has now baby, small girl, her name is Zosia. I am aunt first time!",
@@ -1271,6 +1277,9 @@ def test_another_relative_or_side_than_the_users_turn_is_generated() -> None:
     assert changed.params == {"turn_id": "u1", "said": "41", "claimed": "mid-thirties"}
     d = _decide_on("Lives with her mum in Leeds", "I live with my mother in Leeds.", [], 0.0)
     assert d.provenance is Provenance.STATED
+    d = _decide_on("Is 37 years old", "I'm 36 and I work as a nurse.", ["37"], 1.0)
+    (changed,) = [r for r in d.reasons if r.code is ReasonCode.CHANGED_VALUE]
+    assert changed.params == {"turn_id": "u1", "said": "36", "claimed": "37"}
 
 
 def test_a_relative_doing_something_else_is_another_participant_not_another_value() -> None:
