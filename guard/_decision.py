@@ -53,6 +53,7 @@ from mirage_guard.guard.evidence import (
     unsaid_habits,
     unsaid_intent,
     unsaid_pastime,
+    users_fact_given_to,
     value_kind,
     without_third_persons,
 )
@@ -527,6 +528,15 @@ def _said_otherwise(
             turn_id=link.turn_id,
             person=other.person or "another person",
             words=list(other.words),
+        )
+    # "Wife Ngozi is a nurse" from "My wife Ngozi is a teacher. I work as a nurse.": the user's
+    theirs = users_fact_given_to(claim, evidence, user_name, people) if evidence else None
+    if theirs is not None:
+        return reason(
+            ReasonCode.USERS_OWN_FACT,
+            turn_id=link.turn_id,
+            person=theirs.person,
+            words=list(theirs.words),
         )
     if link.asked_words:
         # "You plan to get around Leeds by tram" from "Is it true Leeds has no tram?"

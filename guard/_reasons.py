@@ -38,6 +38,7 @@ class ReasonCode(StrEnum):
     CHANGED_VALUE = "changed_value"  # turn_id, said, claimed: another number / day / month
     DENIED = "denied"  # turn_id, words: the linked turn denies what the claim asserts
     OTHER_PERSONS_FACT = "other_persons_fact"  # turn_id, person, words: said of someone else
+    USERS_OWN_FACT = "users_own_fact"  # turn_id, person, words: the user's, given to someone
     RETRACTED = "retracted"  # turn_id, later_turn_id, words: a later turn denies or ends it
     GROUP_ATTRIBUTE = "group_attribute"  # kind: politics/religion/demographics from other evidence
     PERSONALITY_TRAIT = "personality_trait"  # turn_id, words: a trait no turn about it says
@@ -89,6 +90,9 @@ _TEMPLATES: dict[ReasonCode, str] = {
     ReasonCode.DENIED: "{turn_id} denies {words}, which the claim asserts: generated",
     ReasonCode.OTHER_PERSONS_FACT: (
         "{turn_id} says {words} of {person}, not of the user: another person's fact, generated"
+    ),
+    ReasonCode.USERS_OWN_FACT: (
+        "{turn_id} says {words} of the user, not of {person}: the user's own fact, generated"
     ),
     ReasonCode.RETRACTED: (
         "{later_turn_id}, said after {turn_id}, denies or ends {words}, which the claim asserts: "
@@ -167,6 +171,7 @@ _DESCRIPTIONS: dict[ReasonCode, str] = {
     ReasonCode.CHANGED_VALUE: "the user's turn gives another number, day or month for it",
     ReasonCode.DENIED: "the user's turn denies what the claim asserts",
     ReasonCode.OTHER_PERSONS_FACT: "the user's turn says it of another person, not the user",
+    ReasonCode.USERS_OWN_FACT: "the user's turn says it of the user, not of the claim's person",
     ReasonCode.RETRACTED: "a later user turn denies it or says it ended: stale",
     ReasonCode.GROUP_ATTRIBUTE: "politics, religion or demographics inferred from other evidence",
     ReasonCode.PERSONALITY_TRAIT: "a personality trait read from evidence about something else",

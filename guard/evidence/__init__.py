@@ -49,6 +49,7 @@ from mirage_guard.guard.evidence._subject import (
     other_persons_fact,
     others_clauses,
     said_of_user,
+    users_fact_given_to,
     without_third_persons,
 )
 from mirage_guard.guard.evidence._support import (
@@ -166,6 +167,7 @@ __all__ = [
     "unsaid_habits",
     "unsaid_intent",
     "unsaid_pastime",
+    "users_fact_given_to",
     "value_kind",
     "verify_support_dir",
     "without_third_persons",

@@ -670,6 +670,63 @@ def other_persons_fact(
     return OtherPersonsFact(person, tuple(words))
 
 
+# a clause that speaks of the user alone: one of these words, and none of the "we" words
+_WE = frozenset(
+    "we we're we've we'd we'll us our ours ourselves both together".split()  # noqa: SIM905
+)
+_USER_ALONE = FIRST_PERSON - _WE
+_NAMED_AS = re.compile(r"\b(?:named|called)\s+(\S+)", re.IGNORECASE)
+
+
+def _person_token(token: str) -> str:
+    """A person word as :data:`_PEOPLE` has it: "parents'" and "Mum's" are parent and mum."""
+    t = token.lower()
+    for ending in ("'s", "’s", "'", "’"):
+        t = t.removesuffix(ending)
+    return _without_s(t)
+
+
+def users_fact_given_to(
+    claim: str, turn: str, user_name: str | None = None, people: frozenset[str] = frozenset()
+) -> OtherPersonsFact | None:
+    """The mirror of :func:`other_persons_fact`: whether ``claim``, about someone the user
+    names by a relation ("Wife Ngozi is a nurse", "Brother Tom lives in York"), gives them what
+    ``turn`` says only of the user ("My wife Ngozi is a teacher. I work as a nurse."; "My
+    brother Tom lives in Leeds and I live in York."). At least ``OTHER_SHARE`` of the claim's
+    words after its subject, and one that is not a frame verb, are said only in clauses whose
+    subject is the user alone ("I", "my", never "we") and that do not name the claim's person;
+    none in a clause about anyone else. ``person`` of the result is the claim's person; the
+    claim's own names for them ("named Joel", a name the conversation gives someone) are not
+    what it says of them."""
+    persons = claim_people(claim, user_name) & _PEOPLE
+    if not persons:
+        return None
+    user = name_parts(user_name)
+    given = {m.group(1).lower() for m in _NAMED_AS.finditer(claim)}
+    names = {stem(n) for n in proper_names(claim) if n.lower() in people | given}
+    subject = {stem(t) for t in _subject_words(claim)}
+    wanted = content_stems(claim) - subject - _PEOPLE_STEMS - _PREPOSITIONS - names
+    wanted -= {stem(w) for w in user | given} | {"user", "you"}
+    if not wanted:
+        return None
+    of_user: set[str] = set()
+    elsewhere: set[str] = set()
+    for c in _clauses(turn, user, people):
+        toks = _TOKEN.findall(c.text)
+        lowered = {t.lower() for t in toks}
+        found = wanted & content_stems(c.text)
+        alone = lowered & _USER_ALONE and not lowered & _WE
+        if c.subject == "user" and alone and not {_person_token(t) for t in toks} & persons:
+            of_user |= found
+        else:
+            elsewhere |= found
+    only = of_user - elsewhere
+    if not only - FRAME_STEMS or len(only) < OTHER_SHARE * len(wanted):
+        return None
+    words = dict.fromkeys(t.lower() for t in _TOKEN.findall(claim) if stem(t) in only)
+    return OtherPersonsFact(" ".join(_subject_words(claim)), tuple(words))
+
+
 def _given_names(turn: str, names: frozenset[str]) -> set[str]:
     """Stems of the ``names`` that ``turn`` says right after "my <person>", in any case ("my
     husband felix")."""

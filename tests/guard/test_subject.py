@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from mirage_guard.guard import Candidate, EvidenceLink, Policy, Provenance
 from mirage_guard.guard._decision import decide
 from mirage_guard.guard._reasons import ReasonCode, render_reason
-from mirage_guard.guard.evidence import known_people, other_persons_fact
+from mirage_guard.guard.evidence import known_people, other_persons_fact, users_fact_given_to
 from mirage_guard.guard.evidence._subject import clauses
 from tests.calibration.factories import make_profile
 
@@ -481,3 +481,62 @@ def test_a_clause_about_someone_else_that_says_all_of_the_claim_takes_its_people
     assert fact is not None
     assert fact.person == "sister"
     assert other_persons_fact("Cooks dinner for her two kids", turn) is None
+
+
+@pytest.mark.parametrize(
+    ("claim", "turn", "person", "words"),
+    [
+        ("Wife Ngozi is a nurse", "My wife Ngozi is a teacher. I work as a nurse.",
+         "Wife Ngozi", ["nurse"]),
+        ("Wife is a nurse", "My wife Ngozi is a teacher. I work as a nurse.", "Wife", ["nurse"]),
+        ("Brother Tom lives in York", "My brother Tom lives in Leeds and I live in York.",
+         "Brother Tom", ["york"]),
+        ("Husband plays the cello", "I play the cello on Sundays", "Husband", ["plays", "cello"]),
+    ],
+)  # fmt: skip
+def test_the_users_own_fact_given_to_a_relative_is_found(
+    claim: str, turn: str, person: str, words: list[str]
+) -> None:
+    found = users_fact_given_to(claim, turn)
+    assert found is not None
+    assert (found.person, list(found.words)) == (person, words)
+
+
+@pytest.mark.parametrize(
+    ("claim", "turn"),
+    [
+        # the relative's own fact, said of them
+        ("Wife Ngozi is a teacher", "My wife Ngozi is a teacher. I work as a nurse."),
+        ("Brother Tom lives in Leeds", "My brother Tom lives in Leeds and I live in York."),
+        # what "we" do is the relative's too
+        ("Husband plays the cello", "We play the cello together on Sundays"),
+        # a user clause that names the relative says something of them
+        ("Son goes to school in Hove", "I drive my son to school in Hove every morning"),
+        # a clause with no subject is no one's in particular ("Born in 1940." after grandma)
+        ("Grandma was born in 1940", "grandma is turning 85 not 80. Born in 1940."),
+        # the relative's name is who they are, not what is said of them
+        ("Partner is named Joel", "i'll send it tonight after joel reads it"),
+        # a claim about the user, or about a named person with no relation word: not read
+        ("Works as a nurse", "My wife is a teacher. I work as a nurse."),
+        ("Ms Tan is a trauma surgeon", "I'm a trauma surgeon at a hospital in Manchester"),
+    ],
+)  # fmt: skip
+def test_the_relatives_own_facts_shared_ones_and_the_users_are_not_found(
+    claim: str, turn: str
+) -> None:
+    assert users_fact_given_to(claim, turn) is None
+
+
+def test_the_users_own_fact_that_the_scores_read_as_stated_is_generated() -> None:
+    """The support model reads "Wife Ngozi is a nurse" as said (the words are there); the turn
+    says "nurse" of the user, so the claim is generated and the reason names the wife."""
+    link = _read_as_said("u1", "My wife Ngozi is a teacher. I work as a nurse.")
+    turn = "My wife Ngozi is a teacher. I work as a nurse."
+    kwargs = _stated_scores()
+    d = decide(Candidate(text="Wife Ngozi is a nurse"), link, turn_text=turn, **kwargs)  # type: ignore[arg-type]
+    assert d.provenance is Provenance.GENERATED
+    (own,) = [r for r in d.reasons if r.code is ReasonCode.USERS_OWN_FACT]
+    assert own.params == {"turn_id": "u1", "person": "Wife Ngozi", "words": ["nurse"]}
+    assert "not of Wife Ngozi" in render_reason(own)
+    d = decide(Candidate(text="Wife Ngozi is a teacher"), link, turn_text=turn, **kwargs)  # type: ignore[arg-type]
+    assert d.provenance is Provenance.STATED
