@@ -27,6 +27,7 @@ from functools import lru_cache
 from mirage_guard.guard.evidence._discourse import FIRST_PERSON
 from mirage_guard.guard.evidence._text import (
     DAYS,
+    FRAME_STEMS,
     HEDGES,
     KIN_WORDS,
     LETTER,
@@ -566,15 +567,10 @@ def _verb_like(first: str, after: str) -> bool:
     return verb_form and first not in _PEOPLE and after not in _AFTER_SUBJECT
 
 
-# the verbs a claim frames its value with: said of both people, they say whose fact it is not
-FRAME_STEMS = frozenset(
-    stem(w)
-    for w in """
-    work works live lives like likes love loves want wants have has do does make makes take
-    takes use uses need needs plan plans go goes get gets keep keeps try tries enjoy enjoys
-    """.split()  # noqa: SIM905 - a word list reads best as text
-)
 _PEOPLE_STEMS = frozenset(stem(w) for w in _PEOPLE)
+# a pet a claim names can be what it says of the user ("Has a dog" / "my partner really wants
+# a dog"), not a person the user's fact is about ("Cooks vegan for his girlfriend")
+_PET_STEMS = frozenset(stem(w) for w in ("dog", "cat", "puppy", "pup", "kitten"))
 # prepositions the stop list keeps as content words: "until" in "so I keep them until about 6"
 # says nothing of the user that "Works at the county clerk's office until 5" asserts
 _PREPOSITIONS = frozenset(
@@ -658,7 +654,10 @@ def other_persons_fact(
     named = {t.lower().removesuffix("'s").removesuffix("’s") for t in _TOKEN.findall(claim)}
     if any(p is not None and p in named for p in persons):
         return None  # "Has a sister who is diabetic": the user's fact about the sister
-    if named & _PEOPLE_STEMS and not all_said:
+    # a pet the claim names, said in a clause about a person the turn names, is what the claim
+    # says ("Has a dog" / "my partner really wants a dog"); not in one about "she" or "they"
+    pet = not named & _PEOPLE_STEMS - _PET_STEMS and None not in persons
+    if named & _PEOPLE_STEMS and not all_said and not pet:
         # the claim names a person of its own ("Cooks vegan for his girlfriend"); not when one
         # clause about someone else says all of it, people included ("You're a single mum with
         # two kids" / "my sister ... she's a single mum with two kids")

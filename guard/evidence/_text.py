@@ -178,6 +178,17 @@ def content_stems(text: str) -> frozenset[str]:
     )
 
 
+# the verbs a claim frames its value with: said of both people, they say whose fact it is not;
+# ended, they end the value said with them ("used to live in Denver"), not the claim's
+FRAME_STEMS = frozenset(
+    stem(w)
+    for w in """
+    work works live lives like likes love loves want wants have has do does make makes take
+    takes use uses need needs plan plans go goes get gets keep keeps try tries enjoy enjoys
+    """.split()  # noqa: SIM905 - a word list reads best as text
+)
+
+
 def words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text)]
 
@@ -540,9 +551,16 @@ def _date_month(ws: list[str], i: int) -> frozenset[str]:
 
 
 def _values(text: str) -> list[tuple[str, str, frozenset[str]]]:
-    """Each value of ``text`` with the content stems around it ("4k" is 4000): numbers, days and
-    months, then the words of closed sets (relatives, sides of the body, ranks, a closed class's
-    words), whose context leaves out words of their own kind."""
+    """Each value of ``text`` with the content stems around it in its sentence ("4k" is 4000):
+    numbers, days and months, then the words of closed sets (relatives, sides of the body,
+    ranks, a closed class's words), whose context leaves out words of their own kind. The
+    words around a value end with its sentence: in "She's 11. My son Leo is 8" the son is not
+    near 11."""
+    return [v for sentence in sentences(text) for v in _sentence_values(sentence)]
+
+
+def _sentence_values(text: str) -> list[tuple[str, str, frozenset[str]]]:
+    """:func:`_values` of one sentence."""
     ws = words(text)
     out = []
     for i, v in _value_tokens(ws):
@@ -1559,9 +1577,27 @@ def retracted_stems(
     if endings and not said & _PAST_MARKERS:
         ended = _changed_state(own) | fallen_through(text)
         # "I quit the pharmacy job" ends "Works as a pharmacist": one word, two endings
-        out |= ended | {c for c in claimed for e in ended if c != e and _same_word(c, e)}
+        same = {c for c in claimed for e in ended if c != e and _same_word(c, e)}
+        other = {e for e in ended - claimed - FRAME_STEMS if not _when_word(e)}
+        if ended & claimed <= FRAME_STEMS and not same and other:
+            # "I used to live in Denver but we moved to Austin" ends the life in Denver, not
+            # "Lives in Austin": of the claim's words it ends only the verb that frames it
+            ended = frozenset()
+        out |= ended | same
         out |= moved_from(claim, text)
     return frozenset(out & claimed)
+
+
+_WHEN_STEMS = frozenset(
+    stem(w)
+    for w in ("year", "week", "month", "day", "ago", "last", "today", "yesterday", "time",
+              *DAYS, *MONTHS)
+)  # fmt: skip
+
+
+def _when_word(s: str) -> bool:
+    """Whether a stem says when ("last year", "in March", "2 weeks ago"), not what."""
+    return s in _WHEN_STEMS or s.isdigit()
 
 
 def _denied_of_others(claim: str, text: str) -> set[str]:

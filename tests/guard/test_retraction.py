@@ -575,3 +575,18 @@ def test_a_role_is_denied_by_a_denial_of_the_people_it_comes_from(
     claim: str, turn: str, denied: list[str]
 ) -> None:
     assert denied_words(claim, turn) == denied
+
+
+def test_an_ending_of_only_the_claims_frame_verb_ends_something_else() -> None:
+    """ "I used to live in Denver but we moved to Austin last spring": the ending is of the life
+    in Denver; of "Lives in Austin" it ends only the verb that frames the place, so it denies
+    nothing. A "when" beside the ending ("last year") is not something else."""
+    moved = "I used to live in Denver but we moved to Austin last spring."
+    assert retracted_stems("Lives in Austin", moved) == set()
+    assert denied_words("Lives in Austin", moved) == []
+    assert retracted_stems("Lives in Denver", moved) == {"live", "denv"}
+    assert retracted_stems("Works at a bakery", "I stopped working nights two weeks ago") == set()
+    assert retracted_stems("Works at a bakery", "I stopped working last year") == {"work"}
+    assert retracted_stems("Works at a bakery", "I stopped working in March") == {"work"}
+    # an ending of another form of the claim's word still ends it
+    assert retracted_stems("Works as a pharmacist", "I quit the pharmacy job") == {"pharmacist"}

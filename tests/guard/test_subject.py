@@ -540,3 +540,20 @@ def test_the_users_own_fact_that_the_scores_read_as_stated_is_generated() -> Non
     assert "not of Wife Ngozi" in render_reason(own)
     d = decide(Candidate(text="Wife Ngozi is a teacher"), link, turn_text=turn, **kwargs)  # type: ignore[arg-type]
     assert d.provenance is Provenance.STATED
+
+
+def test_a_pet_said_in_a_named_persons_clause_is_their_wish_not_the_users_pet() -> None:
+    """ "Has a dog" from "No, but my partner really wants a dog.": the dog is what the claim says,
+    and the turn says it of the partner. A pet in a clause about "she" or "they" (a nurse's
+    advice "... a nuisance with the cat") may be the user's own: not read."""
+    found = other_persons_fact("Has a dog", "No, but my partner really wants a dog.")
+    assert found is not None
+    assert (found.person, found.words) == ("partner", ("dog",))
+    assert other_persons_fact("Wants a dog", "No, but my partner really wants a dog.") is not None
+    nurse = (
+        "The nurse said to use the drops for a week. She also said not to lift anything heavy "
+        "for a fortnight, which will be a nuisance with the cat."
+    )
+    assert other_persons_fact("The user has a cat", nurse) is None
+    # a person the claim names still makes it the user's fact about them
+    assert other_persons_fact("Cooks vegan for his girlfriend", "my girlfriend is vegan") is None
