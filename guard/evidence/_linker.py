@@ -34,7 +34,6 @@ from mirage_guard.guard.evidence._discourse import (
 from mirage_guard.guard.evidence._embedder import Embedder, Vectors
 from mirage_guard.guard.evidence._namespace import current_cache_namespace
 from mirage_guard.guard.evidence._subject import (
-    FRAME_STEMS,
     about_user,
     aged_since,
     claim_predicates,
@@ -378,7 +377,7 @@ def _with_asked_words(
     out = []
     for cand, link in zip(candidates, links, strict=True):
         unsaid = frozenset().union(*(tx.content_stems(w) for w in link.unsupported_words))
-        unsaid -= user_stems | FRAME_STEMS  # "Has worked as a line cook": its frame, not asked
+        unsaid -= user_stems | tx.FRAME_STEMS  # "Has worked as a line cook": its frame, not asked
         if unsaid and not tx.word_set(cand.text) & tx.NEGATIONS:
             if asked is None:
                 asked = frozenset().union(
@@ -443,7 +442,7 @@ def _with_unasserted_words(
         if link.turn_id is None or not about_user(cand.text, user_name):
             out.append(link)
             continue
-        own = tx.content_stems(cand.text) - FRAME_STEMS - user - {"user", "you"}
+        own = tx.content_stems(cand.text) - tx.FRAME_STEMS - user - {"user", "you"}
         update: dict[str, object] = {}
         for k, r in enumerate(readings):
             if len(own) < r.min_words or r.keep(cand.text):
