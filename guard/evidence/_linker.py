@@ -36,8 +36,10 @@ from mirage_guard.guard.evidence._namespace import current_cache_namespace
 from mirage_guard.guard.evidence._subject import (
     about_user,
     aged_since,
+    claim_people,
     claim_predicates,
     name_parts,
+    others_clauses,
     said_of_user,
 )
 from mirage_guard.guard.evidence._support import (
@@ -192,6 +194,16 @@ def _turn_max(sims: Vectors, units: Sequence[_Unit], j: int) -> float:
     return float(sims[a:b].max())
 
 
+def own_clauses(claim: str, text: str, user_name: str | None = None) -> str:
+    """What of a later sentence ``text`` can take back ``claim``: for a claim about the user,
+    the clauses not about another person (:func:`said_of_user`); for one about someone the user
+    names ("Girlfriend is vegan"), the clauses not the user's own ("I'm not vegan myself" takes
+    back nothing of hers: :func:`others_clauses`); else all of it."""
+    if claim_people(claim, user_name):
+        return others_clauses(text, user_name)
+    return said_of_user(claim, text, user_name)
+
+
 def _retracted(
     claim: str,
     link: EvidenceLink,
@@ -224,11 +236,11 @@ def _retracted(
         text = units[j].text
         if sims[j] >= RETRACT_MIN_SIM:
             # the user's own clauses: "she chose Legon, not the pharmacy" is the daughter's
-            words = tx.retracted_stems(claim, text, said_of_user(claim, text, user_name))
+            words = tx.retracted_stems(claim, text, own_clauses(claim, text, user_name))
         elif lives:
             words = tx.moved_from(claim, text)
         else:  # from CORRECTED_MIN_SIM, a plan ending ("the Chorlton house fell through")
-            own = said_of_user(claim, text, user_name)
+            own = own_clauses(claim, text, user_name)
             words = tx.ended_plans(claim, text, own)
             if not words and (is_correction(text) or tx.contrasts(text)):
                 words = tx.retracted_stems(claim, text, own, endings=False)

@@ -590,3 +590,11 @@ def test_an_ending_of_only_the_claims_frame_verb_ends_something_else() -> None:
     assert retracted_stems("Works at a bakery", "I stopped working in March") == {"work"}
     # an ending of another form of the claim's word still ends it
     assert retracted_stems("Works as a pharmacist", "I quit the pharmacy job") == {"pharmacist"}
+
+
+def test_what_the_user_denies_of_themselves_takes_nothing_back_of_someone_elses_fact() -> None:
+    """ "Girlfriend is vegan" ... "I'm not vegan myself but I'm happy to go": the denial is the
+    user's own. Her own change, or a denial of her, still takes it back."""
+    assert _later("Girlfriend is vegan", "Thanks! I'm not vegan myself but I'm happy to go.") == []
+    assert _later("Is vegan", "Thanks! I'm not vegan myself but I'm happy to go.") == ["vegan"]
+    assert _later("Girlfriend is vegan", "she's not vegan anymore, she eats fish now") == ["vegan"]
