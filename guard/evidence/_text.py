@@ -419,7 +419,8 @@ def _kin(word: str) -> str | None:
 
 
 # closed classes of things a memory entry swaps for another of the same class ("has a cat" / "my
-# dog", "in the winter" / "in summer", "prefers red wine" / "white wine"): a word of a class is
+# dog", "in the winter" / "in summer", "prefers red wine" / "white wine", "at weekends" / "on
+# weekday mornings", "Sunday lunch" / "dinner on Sundays"): a word of a class is
 # a value of that kind. Words that are as often something else are left out ("fall", "orange",
 # "bass", "squash"), and so are languages (a nationality says one: "I'm Brazilian" / "Speaks
 # Portuguese" is an inference, not another value)
@@ -430,6 +431,9 @@ _CLASS_FORMS = {
     "daypart": {"morning": "morning mornings", "afternoon": "afternoon afternoons",
                 "evening": "evening evenings", "night": "night nights tonight"},
     "season": {"spring": "spring", "summer": "summer", "autumn": "autumn", "winter": "winter"},
+    "weekpart": {"weekday": "weekday weekdays", "weekend": "weekend weekends"},
+    "meal": {"breakfast": "breakfast breakfasts", "brunch": "brunch", "lunch": "lunch lunches",
+             "dinner": "dinner dinners"},
     "colour": {c: c for c in ("red", "blue", "green", "yellow", "black", "white", "purple",
                               "pink", "brown", "grey", "gray", "navy", "burgundy")},
     "sport": {s: s for s in ("football", "soccer", "basketball", "tennis", "rugby", "cricket",
@@ -462,8 +466,8 @@ _RANKS = frozenset(_ORDINALS.values())
 
 def _relation(ws: list[str], i: int) -> tuple[str, str] | None:
     """(kind, value) of a relative ("kin"), a side of the body ("side"), a rank ("ordinal") or
-    a word of a closed class (a pet, a part of the day, a season, a colour, a sport, an
-    instrument) at ``ws[i]``."""
+    a word of a closed class (a pet, a part of the day or the week, a season, a meal, a colour,
+    a sport, an instrument) at ``ws[i]``."""
     rank = _ORDINALS.get(ws[i])
     if rank is not None:
         return "ordinal", rank

@@ -1146,6 +1146,12 @@ def test_a_taste_or_routine_whose_activity_no_turn_says_is_generated() -> None:
         ("Is 36 years old", "I'm 36 and I work as a nurse in Lagos.", []),
         ("Is 37", "I'm 36, I think, or I just turned 37", []),  # two ages: not read
         ("Is 37 years old", "my brother is 36", []),  # not the speaker's age
+        # a part of the week and a meal are closed classes too
+        ("Goes to the gym on weekends", "I go to the gym on weekday mornings before work.",
+         [("weekday", "weekend")]),
+        ("Has Sunday lunch with family", "We always have dinner as a family on Sundays.",
+         [("dinner", "lunch")]),
+        ("Has Sunday dinner with family", "We always have dinner as a family on Sundays.", []),
         # the words around a value end with its sentence: the son is not near Mia's 11
         ("Daughter Mia is 11", "She's 11. My son Leo is 8 and obsessed with football.", []),
         # the other end of one tie, and "12k" of a distance, are the same value said otherwise
