@@ -7,14 +7,15 @@ it; inferred: one step from what they said; generated: no evidence, another valu
 else's fact, a stale value). They are **not** an evaluation set: the rules of that day (the
 language floor, the user's own fact given to a relative, an exact age, an ending of only a
 frame verb, a pet in a named person's clause, a sentence-bounded value, the retraction read of
-the user's own clauses, the week and meal classes) were written after reading them. They are a
-regression suite: every entry listed here is tagged as labelled today and must stay so.
+the user's own clauses, the week, meal, diet, field, industry, school, vehicle and game
+classes) were written after reading them. They are a regression suite: every entry listed here
+is tagged as labelled today and must stay so.
 
 The third field of each chat lists its entries the guard still stores as **stated** facts
-although they are generated (swapped co-hyponyms the support model reads as said: medicine for
-nursing, vegan for vegetarian, software for construction; a stale value in the same turn; a
-compound with an invented part). They are pinned as strict expected failures, so a change that
-fixes one shows up here.
+although they are generated (co-hyponyms the support model reads as said and no closed class
+holds: vegan for a vegetarian with no other word to compare, meat for fish; a stale value in the
+same turn; a compound with an invented part). They are pinned as strict expected failures, so a
+change that fixes one shows up here.
 """
 
 from __future__ import annotations
@@ -131,9 +132,9 @@ PROBES: dict[str, Chat] = {
             ("Works as a barista at a café in Bath", "generated"),
             ("Works as a barista at a café in Bristol on weekday mornings", "generated"),
             ("Works as a barista at Starbucks in Bristol", "generated"),
+            ("Plans to study medicine next year", "generated"),
         ],
         [
-            "Plans to study medicine next year",
             "Studied nursing before",
             "Works as a barista and is a nurse",
         ],
@@ -255,8 +256,9 @@ PROBES: dict[str, Chat] = {
             ("Is very organised", "generated"),
             ("Is an architect", "generated"),
             ("Manages projects", "stated"),
+            ("Is a project manager at a software firm", "generated"),
         ],
-        ["Is a project manager at a software firm"],
+        [],
     ),
     "vegan_girlfriend_glasgow": (
         [
@@ -293,8 +295,9 @@ PROBES: dict[str, Chat] = {
             ("Plans to start a family next year", "stated"),
             ("Starts at a new school in January", "stated"),
             ("Starts at a new school in September", "generated"),
+            ("Teaches secondary school", "generated"),
         ],
-        ["Teaches secondary school"],
+        [],
     ),
     "boiler_and_toddler": (
         [

@@ -1152,6 +1152,18 @@ def test_a_taste_or_routine_whose_activity_no_turn_says_is_generated() -> None:
         ("Has Sunday lunch with family", "We always have dinner as a family on Sundays.",
          [("dinner", "lunch")]),
         ("Has Sunday dinner with family", "We always have dinner as a family on Sundays.", []),
+        # ... and so are a field of study, an industry, a school's level, a vehicle and a game
+        ("Plans to study medicine next year", "saving up to go back to uni to study nursing",
+         [("nursing", "medicine")]),
+        ("Is a project manager at a software firm", "I'm a project manager at a construction firm",
+         [("construction", "software")]),
+        ("Teaches secondary school", "I'm a primary school teacher in Cardiff",
+         [("primary", "secondary")]),
+        ("Husband is a bus driver", "my husband drives a cab so he can't do school runs",
+         [("taxi", "bus")]),
+        ("Beat him at dominoes", "she beat me at spades and I was done for",
+         [("spades", "dominoes")]),
+        ("Eats chicken and fish", "I eat chicken and fish at home", []),
         # the words around a value end with its sentence: the son is not near Mia's 11
         ("Daughter Mia is 11", "She's 11. My son Leo is 8 and obsessed with football.", []),
         # the other end of one tie, and "12k" of a distance, are the same value said otherwise
