@@ -8,6 +8,9 @@ written) so that phrasing cannot carry the class, plus perturbations derived fro
   -> unsupported;
 - a number, a day or a name of the evidence changed in the claim, or the claim negated
   -> contradicted;
+- (``swapped_words``) a word of a closed class that the evidence says swapped in the claim for
+  another of its class ("Studies nursing" -> "Studies medicine", "Has a cat" -> "Has a dog")
+  -> contradicted;
 - a specific turned into a habit or trait -> inferable (a generalisation is never a restatement);
 - the evidence turned into a question or a remark about "you" (the other party) -> unsupported;
 - a compound claim with one unsupported part -> unsupported;
@@ -48,6 +51,7 @@ from mirage_guard.guard.evidence import (
     content_stems,
     evidence_units,
     has_negation,
+    same_class_values,
     sentences,
 )
 
@@ -181,6 +185,20 @@ def change_detail(claim: str, premise: str, rng: random.Random) -> str | None:
     return None
 
 
+def swap_word(claim: str, premise: str, rng: random.Random) -> str | None:
+    """The claim with its first word of a closed class (a relative, a pet, a sport, a diet, a
+    field of study, ...: :func:`same_class_values`) that the premise also says replaced by
+    another of its class the premise does not say, or None when it has none."""
+    said = {w.lower() for w in re.findall(r"[A-Za-z]+", premise)}
+    for w in re.findall(r"[A-Za-z]+", claim):
+        others = [o for o in same_class_values(w) if o not in said]
+        if w.lower() in said and others:
+            new = rng.choice(others)
+            new = new.capitalize() if w[:1].isupper() else new
+            return re.sub(rf"\b{w}\b", new, claim, count=1)
+    return None
+
+
 def glue_detail(claim: str, premise: str, rng: random.Random) -> str:
     pool = rng.choice(GLUED_DETAILS)
     options = [d for d in pool if not (set(d.lower().split()) - {"in", "on", "with", "a", "the"})
@@ -242,6 +260,7 @@ def build_pairs(
     authored: Sequence[AuthoredPair] = (),
     other_messages: int = 0,
     nearest: Mapping[str, Sequence[str]] | None = None,
+    swapped_words: bool = False,
 ) -> list[SupportPair]:
     """Every training pair, in a fixed order (examples in file order, rules in a fixed order),
     then the hand-written ``authored`` pairs (their train side) and what three rules make of their
@@ -251,11 +270,17 @@ def build_pairs(
 
     ``nearest`` (claim id -> user turn texts, nearest first; :func:`nearest_turns`): an
     over-inferred claim is read against those turns instead of a random one of its conversation
-    (the random draw is still made, so every other pair stays as it was)."""
+    (the random draw is still made, so every other pair stays as it was).
+
+    ``swapped_words``: each stated or inferred claim, and each hand-written restatement, with a
+    word of a closed class its premise says swapped for another of the class (:func:`swap_word`)
+    is added as contradicted, drawn from a generator of its own (every other pair stays as it
+    was)."""
     twins = authored_twins() if twins is None else twins
     if any(e.claim.split not in (None, "train") for e in examples):
         raise ValueError("support pairs are built from the train split only")
     rng = random.Random(seed)
+    swap_rng = random.Random(seed + 1)
     pairs: list[SupportPair] = []
     by_conv: dict[str, list[Example]] = {}
     for ex in examples:
@@ -272,6 +297,11 @@ def build_pairs(
             pairs += [SupportPair(premise, f, cls, label.value) for f in forms]
             flat = _flat(ex, twins)
             pairs += _perturbations(ex, premise, flat, label, by_conv, rng)
+            swapped = swap_word(flat, premise, swap_rng) if swapped_words else None
+            if swapped is not None:
+                pairs.append(
+                    SupportPair(premise, swapped, SupportClass.CONTRADICTED, "swapped_word")
+                )
             others = [t for tid, t in turns.items() if tid != src]
             if others:
                 pairs.append(
@@ -287,6 +317,12 @@ def build_pairs(
     for a in authored:
         pairs.append(SupportPair(a.premise, a.claim, a.support, AUTHORED + a.case))
         if a.support is SupportClass.ENTAILED:
+            swapped = swap_word(a.claim, a.premise, swap_rng) if swapped_words else None
+            if swapped is not None:
+                pairs.append(
+                    SupportPair(a.premise, swapped, SupportClass.CONTRADICTED,
+                                AUTHORED + "swapped_word")
+                )  # fmt: skip
             echoed = echo(a.premise, rng)
             if echoed is not None:
                 pairs.append(

@@ -111,6 +111,10 @@ class TrainConfig:
     # user turns nearest to it (MiniLM cosine, as the guard picks them) instead of a random turn
     # of its conversation (False: random, as the shipped weights were made)
     nearest_negatives: bool = False
+    # a claim with a word of a closed class its premise says swapped for another of the class
+    # ("Studies medicine" / "I study nursing") is added as contradicted (False: none, as the
+    # shipped weights were made)
+    swapped_words: bool = False
     # "bf16": the forward pass under CPU bf16 autocast (weights, optimizer and loss stay fp32),
     # 1.7x faster where the CPU has bf16 units (AMX / AVX512-BF16), slower where it has none;
     # "auto" picks it only there. The shipped weights are fp32's; bf16 changes them (recorded in
@@ -179,6 +183,7 @@ def _train(
         authored=train_side,
         other_messages=cfg.other_messages,
         nearest=nearest,
+        swapped_words=cfg.swapped_words,
     )
     made += [p for p in made if p.origin.startswith(AUTHORED)] * (cfg.authored_repeat - 1)
     if cfg.subject_forms:

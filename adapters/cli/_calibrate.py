@@ -235,6 +235,14 @@ def train_support_cmd(
             "conversation (the shipped weights: random)",
         ),
     ] = TrainConfig().nearest_negatives,
+    swapped_words: Annotated[
+        bool,
+        typer.Option(
+            help="add each claim with a word of a closed class its turn says (a relative, a "
+            "pet, a diet, a field of study, ...) swapped for another of the class, as "
+            "contradicted (the shipped weights: none)"
+        ),
+    ] = TrainConfig().swapped_words,
     precision: Annotated[
         str,
         typer.Option(
@@ -291,6 +299,7 @@ def train_support_cmd(
         subject_forms=subject_forms,
         name_subjects=name_subjects,
         nearest_negatives=nearest_negatives,
+        swapped_words=swapped_words,
         layers=layers,
         frozen_layers=frozen_layers,
         teacher="" if teacher is None else str(teacher),

@@ -512,6 +512,21 @@ def _word_kind(word: str) -> str | None:
     return None if found is None else found[0]
 
 
+def same_class_values(word: str) -> tuple[str, ...]:
+    """The other values of the closed class a word names (a relative, a pet, a sport, a diet,
+    ...: ``_CLASS_FORMS`` and the relatives), in a fixed order; () for any other word. What
+    ``mirage calibrate train-support --swapped-words`` swaps a claim's word for."""
+    w = word.lower()
+    kin = _kin(w)
+    if kin is not None:
+        return tuple(k for k in _KIN_FORMS if k != kin)
+    found = _CLASS_WORDS.get(w)
+    if found is None:
+        return ()
+    kind, value = found
+    return tuple(v for v in _CLASS_FORMS[kind] if v != value)
+
+
 def value_kind(value: str) -> str | None:
     """ "number", "day", "month", "kin", "side", "ordinal", "age" or a closed class's kind
     ("pet", "season", ...) for a value :func:`changed_values` gives, else None."""

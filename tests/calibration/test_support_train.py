@@ -23,6 +23,7 @@ from mirage_guard.calibration._support_pairs import (
     glue_detail,
     nearest_turns,
     negate,
+    swap_word,
 )
 from mirage_guard.calibration._support_train import frozen, spread_layers
 from mirage_guard.guard.errors import InputError
@@ -560,7 +561,48 @@ def test_the_shipped_weights_were_made_by_the_default_recipe() -> None:
     later = {k: v for k, v in default.items() if k not in made}
     assert later == {
         "other_messages": 0, "subject_forms": False, "name_subjects": 0.0,
-        "nearest_negatives": False,
+        "nearest_negatives": False, "swapped_words": False,
         "precision": "fp32", "layers": 6, "frozen_layers": 0, "teacher": "",
         "distill_weight": 0.5, "temperature": 2.0,  # read only with a teacher
     }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("claim", "premise", "swapped"),
+    [
+        ("Studies nursing at Cardiff", "I'm in my second year of nursing at Cardiff", True),
+        ("Has a cat named Miso", "my cat Miso hates the carrier", True),
+        ("Sister lives in Leeds", "my sister lives in Leeds", True),
+        # the premise does not say the claim's word of the class: nothing to swap
+        ("Has a cat named Miso", "Miso hates the carrier", False),
+        ("Works in Leeds", "I work in Leeds", False),
+    ],
+)  # fmt: skip
+def test_a_word_of_a_closed_class_is_swapped_for_another_the_premise_does_not_say(
+    claim: str, premise: str, swapped: bool
+) -> None:
+    from mirage_guard.guard.evidence import same_class_values
+
+    out = swap_word(claim, premise, random.Random(3))
+    if not swapped:
+        assert out is None
+        return
+    assert out is not None
+    assert out != claim
+    (old,) = set(claim.split()) - set(out.split())
+    (new,) = set(out.split()) - set(claim.split())
+    assert new.lower() in same_class_values(old)
+    assert new.lower() not in premise.lower().split()
+    assert new[:1].isupper() == old[:1].isupper()
+
+
+def test_swapped_words_add_contradicted_pairs_and_change_no_other() -> None:
+    train = load_examples(packaged("claims.jsonl"), split="train")[:200]
+    authored = load_authored()[:300]
+    plain = build_pairs(train, authored=authored)
+    more = build_pairs(train, authored=authored, swapped_words=True)
+    added = [p for p in more if p.origin.endswith("swapped_word")]
+    assert added
+    assert {p.label for p in added} == {SupportClass.CONTRADICTED}
+    assert [p for p in more if not p.origin.endswith("swapped_word")] == plain
+    assert build_pairs(train, authored=authored, swapped_words=True) == more  # seeded
