@@ -530,6 +530,7 @@ def _said_otherwise(
             words=list(other.words),
         )
     # "Wife Ngozi is a nurse" from "My wife Ngozi is a teacher. I work as a nurse.": the user's
+    # own fact, given to the wife
     theirs = users_fact_given_to(claim, evidence, user_name, people) if evidence else None
     if theirs is not None:
         return reason(

@@ -420,10 +420,11 @@ def _kin(word: str) -> str | None:
 
 # closed classes of things a memory entry swaps for another of the same class ("has a cat" / "my
 # dog", "in the winter" / "in summer", "prefers red wine" / "white wine", "at weekends" / "on
-# weekday mornings", "Sunday lunch" / "dinner on Sundays"): a word of a class is
-# a value of that kind. Words that are as often something else are left out ("fall", "orange",
-# "bass", "squash"), and so are languages (a nationality says one: "I'm Brazilian" / "Speaks
-# Portuguese" is an inference, not another value)
+# weekday mornings", "Sunday lunch" / "dinner on Sundays", "studies medicine" / "I study
+# nursing"; authored here, the general word of a class left out: "meat" over "chicken"): a word
+# of a class is a value of that kind. Words that are as often something else are left out
+# ("fall", "orange", "bass", "squash"), and so are languages (a nationality says one: "I'm
+# Brazilian" / "Speaks Portuguese" is an inference, not another value)
 _CLASS_FORMS = {
     "pet": {"dog": "dog dogs puppy", "cat": "cat cats kitten", "rabbit": "rabbit rabbits",
             "hamster": "hamster hamsters", "parrot": "parrot", "tortoise": "tortoise",
@@ -479,8 +480,9 @@ _RANKS = frozenset(_ORDINALS.values())
 
 def _relation(ws: list[str], i: int) -> tuple[str, str] | None:
     """(kind, value) of a relative ("kin"), a side of the body ("side"), a rank ("ordinal") or
-    a word of a closed class (a pet, a part of the day or the week, a season, a meal, a colour,
-    a sport, an instrument) at ``ws[i]``."""
+    a word of a closed class (``_CLASS_FORMS``: a pet, a part of the day or the week, a season,
+    a meal, a diet, a field of study, an industry, a vehicle, a colour, a sport, ...) at
+    ``ws[i]``."""
     rank = _ORDINALS.get(ws[i])
     if rank is not None:
         return "ordinal", rank
