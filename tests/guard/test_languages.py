@@ -191,3 +191,31 @@ def test_a_short_english_entry_from_an_english_chat_is_stated() -> None:
     (d,) = guard.tag(nurse, [Candidate(text="Trabaja como enfermera de noche")])
     assert d.provenance is Provenance.GENERATED
     assert d.reasons[-1].code is ReasonCode.UNSUPPORTED_LANGUAGE
+
+
+def test_the_conversations_language_is_read_from_its_latest_user_turns() -> None:
+    """A write against a long history reads the latest user turns, whole, until they hold
+    CONVERSATION_CHARS characters: py3langid's time grows with the text."""
+    from mirage_guard.guard._language import CONVERSATION_CHARS, latest_user_text
+
+    old = [
+        Turn(id=f"o{i}", role=Role.USER, content="週末はボルダリングに行きました。")
+        for i in range(3)
+    ]
+    recent = [
+        Turn(id=f"u{i}", role=Role.USER, content=f"I went climbing with my sister, week {i}.")
+        for i in range(200)
+    ]
+    reply = Turn(id="a1", role=Role.ASSISTANT, content="Sounds fun!")
+    text = latest_user_text([*old, *recent, reply])
+    assert text.endswith("week 199.")
+    assert CONVERSATION_CHARS <= len(text) < CONVERSATION_CHARS + 60
+    assert "ボルダリング" not in text
+    assert "Sounds fun" not in text
+    short = latest_user_text([*old, reply])
+    assert short.count("ボルダリング") == 3
+    guard = Guard.from_settings(GuardSettings(), embedder=CountingEmbedder(HashingEmbedder()))
+    (d,) = guard.tag([*old, *recent], [Candidate(text="User went climbing with her sister")])
+    assert ReasonCode.UNSUPPORTED_LANGUAGE not in {r.code for r in d.reasons}
+    (d,) = guard.tag(old, [Candidate(text="週末はボルダリングに行きました")])
+    assert d.reasons[-1].code is ReasonCode.UNSUPPORTED_LANGUAGE
