@@ -1042,13 +1042,18 @@ _OWN_AGE = re.compile(
 )
 
 
+def _own_ages(evidence: str) -> set[int]:
+    """The ages the speaker gives themselves in ``evidence`` ("I'm 36", "I just turned 40")."""
+    return {int(a) for a in _OWN_AGE.findall(evidence)}
+
+
 def _decade_and_age(claim: str, evidence: str) -> tuple[re.Match[str], int, bool] | None:
     """The claim's decade, the one age the evidence gives the speaker and whether the age is in
     the decade (or the part of it the claim names), else None."""
     m = _DECADE.search(claim)
     if m is None or set(words(claim)) & _AGE_BOUNDS:
         return None
-    ages = {int(a) for a in _OWN_AGE.findall(evidence)}
+    ages = _own_ages(evidence)
     if len(ages) != 1:
         return None
     (age,) = ages
@@ -1065,7 +1070,7 @@ def _age_mismatch(claim: str, evidence: str) -> tuple[str, str] | None:
     old" / "I'm 36 and I work as a nurse"), else None."""
     exact = _CLAIMED_AGE.match(claim.strip())
     if exact is not None:
-        ages = {int(a) for a in _OWN_AGE.findall(evidence)}
+        ages = _own_ages(evidence)
         if len(ages) == 1 and int(exact.group(1)) not in ages:
             return str(next(iter(ages))), exact.group(1)
         return None
@@ -1092,7 +1097,7 @@ def said_age(claim: str, evidence: str) -> str | None:
     m = _CLAIMED_AGE.match(claim.strip())
     if m is None:
         return None
-    ages = {int(a) for a in _OWN_AGE.findall(evidence)}
+    ages = _own_ages(evidence)
     return m.group(1) if ages == {int(m.group(1))} else None
 
 
