@@ -28,7 +28,6 @@ from mirage_guard.guard.evidence import (
     acting_relatives,
     age_in_decade,
     changed_values,
-    claim_people,
     claim_predicates,
     claimed_role,
     content_stems,
@@ -39,7 +38,7 @@ from mirage_guard.guard.evidence import (
     group_words,
     name_parts,
     other_persons_fact,
-    others_clauses,
+    others_denials,
     outcome_unsaid,
     place_inferred,
     plain,
@@ -318,16 +317,13 @@ def denied_words(claim: str, evidence: str | None, user_name: str | None = None)
     if evidence is None:
         return []
     denied = retracted_stems(claim, evidence)
-    people = claim_people(claim, user_name) if denied else frozenset()
-    if denied and not people:
+    # a claim about someone else is denied only by the other clauses or a denial of the person
+    theirs = others_denials(claim, evidence, user_name, denied) if denied else None
+    if theirs is not None:
+        denied = theirs
+    elif denied:
         # "she's not going to work the first year" denies nothing of the user's "works ..."
         denied = retracted_stems(claim, without_third_persons(claim, evidence, user_name))
-    if people:
-        # a claim about someone else ("Husband Faisal does the cooking") is not denied by what
-        # the user denies of themselves ("im not a great cook tbh, faisal's the cook"), only by
-        # the other clauses or a denial of the person ("lol no husband")
-        theirs = retracted_stems(claim, others_clauses(evidence, user_name))
-        denied = theirs | (denied & {stem(p) for p in people})
     if not denied and claimed_role(claim) is not None:
         # "Is a grandmother" / "No grandchildren yet, pray for us": the user's own clauses only
         # ("my sister has no kids" says nothing of the user's); parsed only for a role claim

@@ -40,6 +40,7 @@ from mirage_guard.guard.evidence._subject import (
     claim_predicates,
     name_parts,
     others_clauses,
+    others_denials,
     said_of_user,
 )
 from mirage_guard.guard.evidence._support import (
@@ -235,8 +236,14 @@ def _retracted(
     for j in later:
         text = units[j].text
         if sims[j] >= RETRACT_MIN_SIM:
-            # the user's own clauses: "she chose Legon, not the pharmacy" is the daughter's
-            words = tx.retracted_stems(claim, text, own_clauses(claim, text, user_name))
+            # whose clauses: "she chose Legon, not the pharmacy" is the daughter's, and "I'm not
+            # vegan myself" is not the girlfriend's ("I don't have a girlfriend anymore" is)
+            theirs = others_denials(claim, text, user_name)
+            words = (
+                tx.retracted_stems(claim, text, said_of_user(claim, text, user_name))
+                if theirs is None
+                else theirs
+            )
         elif lives:
             words = tx.moved_from(claim, text)
         else:  # from CORRECTED_MIN_SIM, a plan ending ("the Chorlton house fell through")

@@ -38,6 +38,7 @@ from mirage_guard.guard.evidence._text import (
     kin_value,
     plain,
     proper_names,
+    retracted_stems,
     sentences,
     stem,
 )
@@ -803,6 +804,22 @@ def others_clauses(text: str, user_name: str | None = None) -> str:
         c.text for c in parts
         if c.subject != "user" or not {t.lower() for t in _TOKEN.findall(c.text)} & _FIRST_SUBJECTS
     )  # fmt: skip
+
+
+def others_denials(
+    claim: str, text: str, user_name: str | None = None, denied: frozenset[str] | None = None
+) -> frozenset[str] | None:
+    """For a claim about someone the user names ("Husband Faisal does the cooking"), the claim's
+    words ``text`` denies or ends in the clauses that are not the user's own ("im not a great
+    cook tbh" denies nothing of his) or by denying the person ("lol no husband", "I don't have a
+    girlfriend anymore"); None for a claim about the user or a thing. ``denied``: what
+    :func:`retracted_stems` finds in all of ``text``, when the caller has it."""
+    people = claim_people(claim, user_name)
+    if not people:
+        return None
+    denied = retracted_stems(claim, text) if denied is None else denied
+    theirs = retracted_stems(claim, text, others_clauses(text, user_name))
+    return theirs | (denied & {stem(p) for p in people})
 
 
 def without_third_persons(claim: str, text: str, user_name: str | None = None) -> str:

@@ -598,3 +598,11 @@ def test_what_the_user_denies_of_themselves_takes_nothing_back_of_someone_elses_
     assert _later("Girlfriend is vegan", "Thanks! I'm not vegan myself but I'm happy to go.") == []
     assert _later("Is vegan", "Thanks! I'm not vegan myself but I'm happy to go.") == ["vegan"]
     assert _later("Girlfriend is vegan", "she's not vegan anymore, she eats fish now") == ["vegan"]
+
+
+def test_a_later_denial_of_the_person_still_takes_back_their_fact() -> None:
+    """The user's own clauses are read for what they deny of the person themselves: "I don't
+    have a girlfriend anymore" takes back "Girlfriend is vegan" (as "lol no girlfriend" does)."""
+    later = "I don't have a girlfriend anymore, we split up."
+    assert _later("Girlfriend is vegan", later) == ["girlfriend"]
+    assert _later("Girlfriend is vegan", "lol no girlfriend") == ["girlfriend"]
