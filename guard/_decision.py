@@ -36,12 +36,14 @@ from mirage_guard.guard.evidence import (
     glued_items,
     glued_phrases,
     group_words,
+    liked_not_owned,
     name_parts,
     other_persons_fact,
     others_denials,
     outcome_unsaid,
     place_inferred,
     plain,
+    plan_given_as_done,
     retracted_stems,
     said_age,
     said_of_user,
@@ -506,13 +508,31 @@ def _said_otherwise(
     denied = denied_words(claim, evidence, user_name)
     if denied:
         return reason(ReasonCode.DENIED, turn_id=link.turn_id, words=denied)
+    # "Wife Ngozi is a nurse" from "My wife Ngozi is a teacher. I work as a nurse.": the user's
+    # own fact, given to the wife (read before another value: the turn says whose the value is)
+    theirs = users_fact_given_to(claim, evidence, user_name, people) if evidence else None
+    if theirs is not None:
+        return reason(
+            ReasonCode.USERS_OWN_FACT,
+            turn_id=link.turn_id,
+            person=theirs.person,
+            words=list(theirs.words),
+        )
     changed = changed_value(claim, evidence, link)
     if changed is not None:
         said, claimed = changed
         return reason(ReasonCode.CHANGED_VALUE, turn_id=link.turn_id, said=said, claimed=claimed)
-    tried = outcome_unsaid(claim, evidence) if evidence is not None else None
-    if tried is not None:
+    tried = (
         # "Got the team leader job" from "i've applied for the team leader role though"
+        outcome_unsaid(claim, evidence)
+        # "Studied nursing before" from "saving up to go back to uni next year to study nursing"
+        or plan_given_as_done(claim, evidence)
+        # "Has a cat" from "I'm more of a cat person honestly"
+        or liked_not_owned(claim, evidence)
+        if evidence is not None
+        else None
+    )
+    if tried is not None:
         return reason(
             ReasonCode.CHANGED_VALUE, turn_id=link.turn_id, said=tried[0], claimed=tried[1]
         )
@@ -524,16 +544,6 @@ def _said_otherwise(
             turn_id=link.turn_id,
             person=other.person or "another person",
             words=list(other.words),
-        )
-    # "Wife Ngozi is a nurse" from "My wife Ngozi is a teacher. I work as a nurse.": the user's
-    # own fact, given to the wife
-    theirs = users_fact_given_to(claim, evidence, user_name, people) if evidence else None
-    if theirs is not None:
-        return reason(
-            ReasonCode.USERS_OWN_FACT,
-            turn_id=link.turn_id,
-            person=theirs.person,
-            words=list(theirs.words),
         )
     if link.asked_words:
         # "You plan to get around Leeds by tram" from "Is it true Leeds has no tram?"

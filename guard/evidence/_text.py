@@ -456,6 +456,16 @@ _CLASS_FORMS = {
                              "karate", "judo", "yoga", "pilates")},
     "instrument": {s: s for s in ("piano", "guitar", "violin", "cello", "drums", "flute",
                                   "clarinet", "saxophone", "trumpet", "ukulele", "harp")},
+    # jobs no other word of the list is a kind of ("a surgeon" is a doctor, "a cook" cooks:
+    # neither is listed)
+    "occupation": {"nurse": "nurse nurses", "teacher": "teacher teachers",
+                   "doctor": "doctor doctors gp", "lawyer": "lawyer lawyers solicitor",
+                   "accountant": "accountant", "pharmacist": "pharmacist",
+                   "electrician": "electrician", "plumber": "plumber", "barista": "barista",
+                   "dentist": "dentist", "firefighter": "firefighter", "mechanic": "mechanic",
+                   "librarian": "librarian", "hairdresser": "hairdresser", "midwife": "midwife",
+                   "paramedic": "paramedic", "cashier": "cashier", "carpenter": "carpenter",
+                   "pilot": "pilot", "journalist": "journalist", "farmer": "farmer"},
 }  # fmt: skip
 _CLASS_WORDS = {
     form: (kind, value)
@@ -540,7 +550,7 @@ def value_kind(value: str) -> str | None:
         return "side"
     if value in _CLASS_KIND:
         return _CLASS_KIND[value]
-    if re.fullmatch(_DECADE_VALUE, value, re.IGNORECASE):
+    if re.fullmatch(_DECADE_VALUE, value, re.IGNORECASE) or re.fullmatch(r"aged \d+", value):
         return "age"
     v = _value(value)
     return None if v is None else v[0]
@@ -692,6 +702,19 @@ def changed_values(claim: str, evidence: str) -> list[tuple[str, str]]:
             pair = (next(iter(other)), next(iter(one)))
             if pair not in out:
                 out.append(pair)
+    # a claim that is only its class's word ("Is vegan", "Is a nurse") has no word around it to
+    # tie it to the evidence's value: one value of the class in the evidence is the same thing
+    # said otherwise ("I've been a vegetarian for ten years")
+    negated = bool(word_set(claim) & NEGATIONS)  # "Doesn't own a car" / "I take the bus"
+    for kind, value, context in claimed:
+        if negated or context or kind not in _CLASS_FORMS or (kind, value) in said_set:
+            continue
+        other = {v for k, v in said_set if k == kind}
+        if len(other) == 1 and (pair := (next(iter(other)), value)) not in out:
+            out.append(pair)
+    others_age = _others_age_mismatch(claim, evidence)
+    if others_age is not None:
+        out.append(others_age)
     out.extend(p for p in _sentence_relations(claim, evidence, claimed_set) if p not in out)
     return [p for p in out if not _same_said_otherwise(claim, *p)]
 
@@ -745,6 +768,87 @@ def outcome_unsaid(claim: str, evidence: str) -> tuple[str, str] | None:
         end = next((i for i, t in enumerate(toks) if not t[:1].isalnum()), len(toks))
         if content_stems(" ".join(toks[: min(end, TRIED_SPAN)])) & wanted:
             return m.group(0).strip().lower(), outcome
+    return None
+
+
+# the past of a verb a claim opens with that is not the verb with "-ed" ("Went back to uni")
+_IRREGULAR_PAST = {
+    "went": "go", "bought": "buy", "took": "take", "ran": "run", "began": "begin",
+    "made": "make", "wrote": "write", "taught": "teach", "met": "meet", "left": "leave",
+    "flew": "fly", "drove": "drive", "sold": "sell", "built": "build", "spent": "spend",
+    "gave": "give", "learnt": "learn", "swam": "swim", "rode": "ride", "became": "become",
+}  # fmt: skip
+# what a user says a plan with besides an intention's words ("saving up to go back to uni next
+# year to study nursing"); "again" says it was done before ("I want to visit Japan again")
+_SAYS_LATER = frozenset(("next", "soon", "someday", "eventually", "saving", "later"))
+_CLAIM_SUBJECT = frozenset(("user", "the", "you", "he", "she", "they"))
+
+
+def _past_bases(word: str) -> frozenset[str]:
+    """The present forms a past verb may be of ("studied": study; "moved": move, mov;
+    "planned": plan), empty for a word that is no past."""
+    if word in _IRREGULAR_PAST:
+        return frozenset((_IRREGULAR_PAST[word],))
+    if len(word) < 5 or not word.endswith("ed"):
+        return frozenset()
+    if word.endswith("ied"):
+        return frozenset((word[:-3] + "y",))
+    return frozenset((word[:-2], word[:-1], word[:-3]))
+
+
+def plan_given_as_done(claim: str, evidence: str) -> tuple[str, str] | None:
+    """("to <verb>", the claim's past verb) when the claim opens with a past verb ("Studied
+    nursing before", "Moved to Leeds") that the evidence says only as a plan: after "to",
+    "gonna" or "will" in a sentence that says an intention or a later time ("I'm really saving
+    up to go back to uni next year to study nursing"), and in no other form. Not for a claim
+    that says a plan, a hedge or a negation itself, nor when the sentence says "again"."""
+    ws = words(claim)
+    while ws and ws[0] in _CLAIM_SUBJECT:
+        ws = ws[1:]
+    if not ws or word_set(claim) & (HEDGES | NEGATIONS | _INTENTS):
+        return None
+    past = ws[0]
+    bases = _past_bases(past)
+    if not bases:
+        return None
+    found = None
+    for sentence in sentences(evidence):
+        toks = words(sentence)
+        for i, w in enumerate(toks):
+            if w == past:
+                return None  # said as done
+            if w not in bases:
+                continue
+            planned = i > 0 and toks[i - 1] in ("to", "gonna", "will", "wanna", "i'll", "we'll")
+            says = set(toks[:i]) & (_SAYS_INTENT | _SAYS_LATER)
+            if not (planned and says) or "again" in toks:
+                return None
+            found = (f"to {w}", past)
+    return found
+
+
+# a liking said of a kind of animal ("I'm more of a cat person", "a dog lover"): not having one
+_FOND_OF = re.compile(r"\b([a-z]+)\s+(?:person|people|lover|lovers|fan|guy|girl)\b", re.I)
+_OWNS = frozenset(("has", "have", "owns", "own", "got"))
+
+
+def liked_not_owned(claim: str, evidence: str) -> tuple[str, str] | None:
+    """(the liking, the claimed animal) when the claim says the user has an animal the evidence
+    names only in a liking ("Has a cat" / "I'm more of a cat person honestly"): a taste, not
+    a pet."""
+    if not word_set(claim) & _OWNS or word_set(claim) & NEGATIONS:
+        return None
+    for w in words(claim):
+        kind = _CLASS_WORDS.get(w)
+        if kind is None or kind[0] != "pet":
+            continue
+        forms = frozenset(_CLASS_FORMS["pet"][kind[1]].split())
+        said = sum(x in forms for x in words(evidence))
+        fond = [
+            m.group(0).lower() for m in _FOND_OF.finditer(evidence) if m.group(1).lower() in forms
+        ]
+        if said and len(fond) == said:
+            return fond[0], kind[1]
     return None
 
 
@@ -1078,6 +1182,81 @@ def _age_mismatch(claim: str, evidence: str) -> tuple[str, str] | None:
     if found is None or found[2]:
         return None
     return str(found[1]), found[0].group("value").lower()
+
+
+# another person's age in years: "a 2 yr old", "my 6-year-old son", "a daughter aged 11",
+# "Leo is 8", "Ada, who is 4", "she's 11"; not a duration, an amount or a time ("3 days", "is 8
+# quid", "it's 10 now" has no person)
+_AGE_UNITS = (
+    r"(?!\s*(?:%|k\b|kg|km|min|hour|hr|week|month|day|mile|lb|pound|euro|dollar|quid|percent"
+    r"|am\b|pm\b|o'clock|:|\.\d|,\d))"
+)
+_YEARS_OLD = re.compile(r"\b(\d{1,2})[-\s]?(?:yrs?|years?)[-\s]?olds?\b(?:\s+([a-z]+))?", re.I)
+_AGED = re.compile(r"\b([a-z]+)\s+aged\s+(\d{1,2})\b" + _AGE_UNITS, re.I)
+_IS_AGE = re.compile(
+    r"\b([a-z]+)(?:,\s*who)?(?:'s|\s+is|\s+was|\s+(?:just\s+)?turned|\s+turns)\s+"
+    r"(?:only\s+|now\s+|nearly\s+|almost\s+|just\s+)?(\d{1,2})\b" + _AGE_UNITS,
+    re.I,
+)
+# the young people whose age a claim gives by their kind, not their name ("Has a 3-year-old
+# child"); a pronoun stands for one of them in the evidence ("she's 11")
+_YOUNG = frozenset(
+    ("child", "children", "kid", "kids", "son", "sons", "daughter", "daughters", "baby",
+     "toddler", "boy", "boys", "girl", "girls", "he", "she")
+)  # fmt: skip
+# the pronoun a person of a kind is said with
+_HE = frozenset(("he",))
+_SHE = frozenset(("she",))
+_PRONOUNS_OF = {
+    **dict.fromkeys(("son", "sons", "boy", "boys", "brother", "father", "husband"), _HE),
+    **dict.fromkeys(("daughter", "daughters", "girl", "girls", "sister", "mother", "wife"), _SHE),
+}
+_NO_PERSON = frozenset(("it", "that", "this", "there", "which", "what", "who", "user", "you", "i"))
+
+
+def _person_ages(text: str) -> list[tuple[str, frozenset[str]]]:
+    """(age, the words naming whose it is) for each age of a person in ``text``: a name or a
+    word in ``_YOUNG`` before "is <age>" (with a relative just before it: "my son Leo is 8"),
+    or after "<age>-year-old"; "a 2 yr old" alone is no one's in particular (empty)."""
+    out: list[tuple[str, frozenset[str]]] = []
+    for sentence in sentences(text):
+        for m in _YEARS_OLD.finditer(sentence):
+            after = (m.group(2) or "").lower()
+            out.append((m.group(1), frozenset({after} & _YOUNG)))
+        for m in [*_AGED.finditer(sentence), *_IS_AGE.finditer(sentence)]:
+            who = m.group(1).lower()
+            if who in _NO_PERSON or who in STOPWORDS - _YOUNG:
+                continue
+            before = words(sentence[: m.start(1)])[-2:]
+            kin = {w for w in before if _kin(w) is not None or w in _YOUNG}
+            out.append((m.group(2), frozenset({who, *kin})))
+    return out
+
+
+def _others_age_mismatch(claim: str, evidence: str) -> tuple[str, str] | None:
+    """("aged <said>", "aged <claimed>") when the claim gives someone else an age the evidence
+    gives them otherwise: a named person another age ("Son Leo is 11" / "She's 11. My son Leo
+    is 8"), or a child by kind an age no one has where the evidence gives a child's age ("Has a
+    3-year-old child" / "3 days now, no hot water. i have a 2 yr old"). The number itself may
+    be said of something else, so the number rules do not see it."""
+    said = _person_ages(evidence)
+    if not said:
+        return None
+    said_ages = {age for age, _ in said}
+    for age, holders in _person_ages(claim):
+        names = {h for h in holders if h not in _YOUNG and _kin(h) is None}
+        if names:
+            theirs = {a for a, hs in said if hs & names}
+            # "he's 9 now" may be Leo's age; "she's 11" is not a son's
+            kind = next(iter(holders & _PRONOUNS_OF.keys()), "")
+            could = _PRONOUNS_OF.get(kind, _HE | _SHE)
+            if theirs and age not in theirs and not any(age == a and hs & could for a, hs in said):
+                return f"aged {min(theirs, key=int)}", f"aged {age}"
+        elif holders and age not in said_ages:
+            young = sorted({a for a, hs in said if hs <= _YOUNG}, key=int)
+            if young:
+                return f"aged {young[0]}", f"aged {age}"
+    return None
 
 
 # a claim that gives the user's exact age and nothing about it but what the user said with it

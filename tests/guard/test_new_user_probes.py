@@ -8,14 +8,15 @@ else's fact, a stale value). They are **not** an evaluation set: the rules of th
 language floor, the user's own fact given to a relative, an exact age, an ending of only a
 frame verb, a pet in a named person's clause, a sentence-bounded value, the retraction read of
 the user's own clauses, the week, meal, diet, field, industry, school, vehicle and game
-classes) were written after reading them. They are a regression suite: every entry listed here
-is tagged as labelled today and must stay so.
+classes; on 2026-12-06 the job class, a class word with nothing around it, another person's age,
+a plan given as done and a liking given as a pet) were written after reading them. They are a
+regression suite: every entry listed here is tagged as labelled today and must stay so.
 
 The third field of each chat lists its entries the guard still stores as **stated** facts
-although they are generated (co-hyponyms the support model reads as said and no closed class
-holds: vegan for a vegetarian with no other word to compare, meat for fish; a stale value in the
-same turn; a compound with an invented part). They are pinned as strict expected failures, so a
-change that fixes one shows up here.
+although they are generated (meat for fish, which no closed class holds: "meat" is the general
+word; a stale value in the same turn, "vegetarian for ten years but lately I've started eating
+fish again"; a glued club for a boy "obsessed with football"). They are pinned as strict
+expected failures, so a change that fixes one shows up here.
 """
 
 from __future__ import annotations
@@ -55,8 +56,9 @@ PROBES: dict[str, Chat] = {
             ("Is married", "inferred"),
             ("Lives in Lagos", "inferred"),
             ("Works as a nurse in Lagos and has two kids", "generated"),
+            ("Wife Ngozi is a nurse", "generated"),
         ],
-        ["Wife Ngozi is a nurse"],
+        [],
     ),
     "lisbon_negations": (
         [
@@ -133,11 +135,10 @@ PROBES: dict[str, Chat] = {
             ("Works as a barista at a café in Bristol on weekday mornings", "generated"),
             ("Works as a barista at Starbucks in Bristol", "generated"),
             ("Plans to study medicine next year", "generated"),
+            ("Studied nursing before", "generated"),
+            ("Works as a barista and is a nurse", "generated"),
         ],
-        [
-            "Studied nursing before",
-            "Works as a barista and is a nurse",
-        ],
+        [],
     ),
     "mia_and_leo": (
         [
@@ -152,8 +153,9 @@ PROBES: dict[str, Chat] = {
             ("Is obsessed with football", "generated"),
             ("Has three children", "generated"),
             ("Daughter Mia just started secondary school", "stated"),
+            ("Son Leo is 11", "generated"),
         ],
-        ["Son Leo is 11", "Son Leo plays for a local football club"],
+        ["Son Leo plays for a local football club"],
     ),
     "no_pets": (
         [
@@ -169,8 +171,9 @@ PROBES: dict[str, Chat] = {
             ("Has no pets", "stated"),
             ("Prefers cats", "stated"),
             ("Is allergic to dogs", "generated"),
+            ("Has a cat", "generated"),
         ],
-        ["Has a cat"],
+        [],
     ),
     "tenth_anniversary": (
         [
@@ -312,8 +315,9 @@ PROBES: dict[str, Chat] = {
             ("Rents with a partner", "stated"),
             ("Boiler has been broken for 3 days", "stated"),
             ("Landlord is named Dave", "generated"),
+            ("Has a 3-year-old child", "generated"),
         ],
-        ["Has a 3-year-old child"],
+        [],
     ),
     "vegetarian_then_fish": (
         [
@@ -328,8 +332,9 @@ PROBES: dict[str, Chat] = {
             ("Eats fish", "stated"),
             ("Was vegetarian for ten years", "stated"),
             ("Has low iron", "stated"),
+            ("Is vegan", "generated"),
         ],
-        ["Is vegetarian", "Is vegan", "Eats meat again"],
+        ["Is vegetarian", "Eats meat again"],
     ),
 }
 

@@ -420,6 +420,57 @@ def test_a_try_does_not_say_its_outcome() -> None:
     assert found.params == {"turn_id": "u1", "said": "applied for", "claimed": "got"}
 
 
+@pytest.mark.parametrize(
+    ("claim", "evidence", "expected"),
+    [
+        ("Studied nursing before",
+         "I'm really saving up to go back to uni next year to study nursing.",
+         ("to study", "studied")),
+        ("Started a new job", "I'm going to start a new job next month", ("to start", "started")),
+        ("User moved to Leeds", "we want to move to Leeds soon", ("to move", "moved")),
+        # done: said as done, in another form, or the plan is to do it again
+        ("Moved to Leeds", "I moved to Leeds to study nursing", None),
+        ("Went to uni", "I went to uni to study nursing", None),
+        ("Studied law", "I want to study law, I studied history first", None),
+        ("Visited Japan", "I want to visit Japan again", None),
+        # a claim that says a plan, a hedge or a negation itself
+        ("Plans to study nursing", "saving up to study nursing next year", None),
+        ("Never studied nursing", "saving up to study nursing next year", None),
+        # "to" without an intention or a later time: a purpose, not a plan
+        ("Visited her mum", "I drove to Leeds to visit my mum", None),
+    ],
+)  # fmt: skip
+def test_a_plan_does_not_say_it_was_done(
+    claim: str, evidence: str, expected: tuple[str, str] | None
+) -> None:
+    from mirage_guard.guard.evidence import plan_given_as_done
+
+    assert plan_given_as_done(claim, evidence) == expected
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence", "expected"),
+    [
+        ("Has a cat", "I don't know, I'm more of a cat person honestly.", ("cat person", "cat")),
+        ("Owns a dog", "we're both dog lovers", ("dog lovers", "dog")),
+        # the animal said otherwise too, another animal, a denial, a liking that is not one
+        ("Has a cat", "I have a cat called Miso, I'm a total cat person", None),
+        ("Has a dog", "I'm a cat person", None),
+        ("Doesn't have a cat", "I'm a cat person", None),
+        ("Has a dog", "my dog is a real people person", None),
+    ],
+)  # fmt: skip
+def test_a_liking_is_not_a_pet(claim: str, evidence: str, expected: tuple[str, str] | None) -> None:
+    from mirage_guard.guard.evidence import liked_not_owned
+
+    assert liked_not_owned(claim, evidence) == expected
+    link = EvidenceLink(turn_id="u1", similarity=0.7, span=evidence)
+    found = _said_otherwise(claim, evidence, link)
+    if expected is not None:
+        assert found is not None
+        assert found.params == {"turn_id": "u1", "said": expected[0], "claimed": expected[1]}
+
+
 def test_a_contrast_whose_affirmed_value_the_claim_says_denies_nothing_of_it() -> None:
     """ "it's six years, not seven" corrects to the claim's own "six years": the seven denies
     nothing of "Has taught 7th grade math for six years", and still denies "... seven years";

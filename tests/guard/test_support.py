@@ -1183,6 +1183,27 @@ def test_a_taste_or_routine_whose_activity_no_turn_says_is_generated() -> None:
         ("Was offered 80k at the new firm", "the new firm offered 74 thousand",
          [("74000", "80000")]),
         ("Lives at 42 Orchard Row, Apt 3B", "We moved to 42 Orchard Row, Apartment 3B.", []),
+        # a job against another job of the same person; a job the turn says too
+        ("Wife Ngozi is a nurse", "My wife Ngozi is a teacher and we have a daughter.",
+         [("teacher", "nurse")]),
+        ("Works as a nurse", "I'm a nurse and my husband is a teacher.", []),
+        # a claim that is only its class's word, against the one value the turn gives; not
+        # when the claim denies it or the turn gives two
+        ("Is vegan", "I've been a vegetarian for ten years.", [("vegetarian", "vegan")]),
+        ("Is a nurse", "I work as a barista at a cafe in Bristol.", [("barista", "nurse")]),
+        ("Doesn't own a car", "i dont drive, i take the bus everywhere", []),
+        ("Is vegan", "my sister is vegan and I'm vegetarian", []),
+        ("Is vegan", "I'm a pescatarian, my partner is vegetarian", []),
+        # another person's age, though the number is said of something else
+        ("Son Leo is 11", "She's 11. My son Leo is 8 and obsessed with football.",
+         [("aged 8", "aged 11")]),
+        ("Has a 3-year-old child", "3 days now, no hot water. i have a 2 yr old so its a nightmare",
+         [("aged 2", "aged 3")]),
+        ("Daughter Ada is 4", "we have a daughter, Ada, who is 4.", []),
+        ("Has a daughter aged 11", "with my daughter, she's 11 and faster than me uphill", []),
+        ("Has a 6-year-old son", "he's the 9 year old actually, the 6 year old eats anything", []),
+        ("Son Leo is 9", "Leo was 8 when we moved and he's 9 now", []),
+        ("Has a 4-year-old daughter", "it's 10 now, we leave at 4", []),
     ],
 )  # fmt: skip
 def test_changed_values(claim: str, evidence: str, expected: list[tuple[str, str]]) -> None:
