@@ -50,6 +50,7 @@ from mirage_guard.guard.evidence import (
     says_habit,
     stem,
     swapped_names,
+    third_persons_fact,
     trait_words,
     unsaid_habits,
     unsaid_intent,
@@ -508,6 +509,16 @@ def _said_otherwise(
     denied = denied_words(claim, evidence, user_name)
     if denied:
         return reason(ReasonCode.DENIED, turn_id=link.turn_id, words=denied)
+    # "Arjun gets anxious" from "Arjun's fine but Meera gets anxious": Meera's fact, given to
+    # Arjun
+    third = third_persons_fact(claim, evidence, user_name, people) if evidence else None
+    if third is not None:
+        return reason(
+            ReasonCode.OTHER_PERSONS_FACT,
+            turn_id=link.turn_id,
+            person=third.person or "another person",
+            words=list(third.words),
+        )
     # "Wife Ngozi is a nurse" from "My wife Ngozi is a teacher. I work as a nurse.": the user's
     # own fact, given to the wife (read before another value: the turn says whose the value is)
     theirs = users_fact_given_to(claim, evidence, user_name, people) if evidence else None

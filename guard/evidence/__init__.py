@@ -50,6 +50,7 @@ from mirage_guard.guard.evidence._subject import (
     others_clauses,
     others_denials,
     said_of_user,
+    third_persons_fact,
     users_fact_given_to,
     without_third_persons,
 )
@@ -171,6 +172,7 @@ __all__ = [
     "shipped_support",
     "stem",
     "swapped_names",
+    "third_persons_fact",
     "trait_words",
     "unsaid_habits",
     "unsaid_intent",

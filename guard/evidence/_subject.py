@@ -52,7 +52,8 @@ _PEOPLE = KIN_WORDS | frozenset(
     neighbour neighbor neighbours neighbors in-laws mil fil dog cat puppy pup kitten teammate
     teammates mate mates pal pals buddy mother-in-law father-in-law sister-in-law brother-in-law
     son-in-law daughter-in-law grandson granddaughter grandkids grandchildren stepson
-    stepdaughter
+    stepdaughter guest guests visitor visitors client clients customer customers tenant tenants
+    landlord landlady twins triplets
     """.split()  # noqa: SIM905 - a word list reads best as text
 )
 # words that may stand between "my" and the person ("my little sister", "my best friend")
@@ -206,10 +207,9 @@ def _subject(
     theirs = _theirs(toks, i, people)
     if theirs is not None:
         return theirs
-    if first in ("a", "an") and (found := _person_after_my(toks, i + 1)) is not None:
-        person, j = found
-        if [t.lower() for t in toks[j : j + 2]] in (["of", "mine"], ["of", "ours"]):
-            return "other", person, j + 2  # "A colleague of mine suggested a refinance"
+    someone = _someone(toks, i) if first in ("a", "an", "one", "the") else None
+    if someone is not None:
+        return someone
     after = toks[i + 1].lower() if i + 1 < len(toks) else ""
     if first in _PEOPLE and (after in _AFTER_SUBJECT or after.endswith("'s")):
         return "other", first, i + 1  # "mum is strictly vegetarian", "Dad also doesn't eat beef"
@@ -217,6 +217,21 @@ def _subject(
     if bare is not None and bare != first and contracted(toks, i + 1):
         return "other", bare, i + 1  # "mum's in hospital"
     return _name_subject(toks, i, opens_sentence and i == 0, user, people)
+
+
+def _someone(toks: list[str], i: int) -> _Subject | None:
+    """A person after an article at ``toks[i]`` as the subject: "A colleague of mine suggested
+    a refinance", "one guest is allergic to nuts", "the landlord wants the flat back"."""
+    found = _person_after_my(toks, i + 1)
+    if found is None:
+        return None
+    person, j = found
+    if [t.lower() for t in toks[j : j + 2]] in (["of", "mine"], ["of", "ours"]):
+        return "other", person, j + 2
+    after = toks[j].lower() if j < len(toks) else ""
+    if not toks[j - 1].lower().endswith("'s") and (after in _AFTER_SUBJECT or _verb_s(after)):
+        return "other", person, j
+    return None
 
 
 _OTHERS_OWNERS = frozenset(("his", "her", "their", "your", "ur"))
@@ -725,6 +740,48 @@ def users_fact_given_to(
         return None
     words = dict.fromkeys(t.lower() for t in _TOKEN.findall(claim) if stem(t) in only)
     return OtherPersonsFact(" ".join(_subject_words(claim)), tuple(words))
+
+
+def third_persons_fact(
+    claim: str, turn: str, user_name: str | None = None, people: frozenset[str] = frozenset()
+) -> OtherPersonsFact | None:
+    """Whether ``claim``, about someone the conversation names ("Arjun gets anxious"), gives
+    them what ``turn`` says of another named person: one clause whose subject is that person
+    ("but Meera gets anxious") says every word of the claim after its subject, one of them not a
+    frame verb, and no clause that names the claim's person says any of them. ``people``: the
+    names the conversation gives others (:func:`known_people`). A clause about "she" or "they"
+    is nobody's in particular here (it may be the claim's person), and neither is one about a
+    relative or a group by their kind ("my son", "the kids"): measured on the held-out sets,
+    those took a kind for another person. ``person`` of the result is the other person."""
+    user = name_parts(user_name)
+    if _about_user(claim, user):
+        return None
+    # the claim's people, and a name the conversation gives someone that opens the claim
+    # (capitalised there as every first word is)
+    persons = {_person_token(t) for t in _subject_words(claim)} & people
+    if not persons:
+        return None
+    subject = {stem(t) for t in _subject_words(claim)}
+    wanted = content_stems(claim) - subject - _PREPOSITIONS - {"user", "you"}
+    wanted -= {stem(w) for w in user}
+    if not wanted - FRAME_STEMS:
+        return None
+    # one person by any of their words ("dad" is the claim's "Father")
+    same = {kin_value(p) or p for p in persons}
+    theirs: str | None = None
+    for c in _clauses(turn, user, people | persons):
+        found = wanted & content_stems(c.text)
+        named = {kin_value(w) or w for t in _TOKEN.findall(c.text) if (w := _person_token(t))}
+        if named & same or (c.person is not None and (kin_value(c.person) or c.person) in same):
+            if found:
+                return None  # said of the claim's person too
+            continue
+        if c.subject == "other" and c.person in people and found == wanted:
+            theirs = theirs or c.person
+    if theirs is None:
+        return None
+    words = dict.fromkeys(t.lower() for t in _TOKEN.findall(claim) if stem(t) in wanted)
+    return OtherPersonsFact(theirs, tuple(words))
 
 
 def _given_names(turn: str, names: frozenset[str]) -> set[str]:

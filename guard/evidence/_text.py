@@ -456,6 +456,16 @@ _CLASS_FORMS = {
                              "karate", "judo", "yoga", "pilates")},
     "instrument": {s: s for s in ("piano", "guitar", "violin", "cello", "drums", "flute",
                                   "clarinet", "saxophone", "trumpet", "ukulele", "harp")},
+    # a dog's breed ("Has a whippet named Bramble" / "an elderly greyhound called Bramble");
+    # not "boxer" or "shepherd", which are as often something else
+    "breed": {"greyhound": "greyhound greyhounds", "whippet": "whippet whippets",
+              "labrador": "labrador labradors", "spaniel": "spaniel spaniels",
+              "terrier": "terrier terriers", "beagle": "beagle beagles", "collie": "collie collies",
+              "poodle": "poodle poodles", "dachshund": "dachshund dachshunds",
+              "husky": "husky huskies", "staffie": "staffie staffies staffy", "pug": "pug pugs",
+              "bulldog": "bulldog bulldogs", "chihuahua": "chihuahua chihuahuas",
+              "lurcher": "lurcher lurchers", "corgi": "corgi corgis",
+              "dalmatian": "dalmatian dalmatians", "rottweiler": "rottweiler rottweilers"},
     # jobs no other word of the list is a kind of ("a surgeon" is a doctor, "a cook" cooks:
     # neither is listed)
     "occupation": {"nurse": "nurse nurses", "teacher": "teacher teachers",
@@ -625,6 +635,8 @@ def _sentence_values(text: str) -> list[tuple[str, str, frozenset[str]]]:
             if x not in STOPWORDS and len(x) > 1 and _word_kind(x) != rel[0]
         )  # fmt: skip
         out.append((rel[0], rel[1], context))
+        if rel[0] == "breed":  # a greyhound is a dog: "Has a cat named Bramble" is another pet
+            out.append(("pet", "dog", context))
     return out
 
 

@@ -16,7 +16,12 @@ from hypothesis import strategies as st
 from mirage_guard.guard import Candidate, EvidenceLink, Policy, Provenance
 from mirage_guard.guard._decision import decide
 from mirage_guard.guard._reasons import ReasonCode, render_reason
-from mirage_guard.guard.evidence import known_people, other_persons_fact, users_fact_given_to
+from mirage_guard.guard.evidence import (
+    known_people,
+    other_persons_fact,
+    third_persons_fact,
+    users_fact_given_to,
+)
 from mirage_guard.guard.evidence._subject import clauses
 from tests.calibration.factories import make_profile
 
@@ -557,3 +562,52 @@ def test_a_pet_said_in_a_named_persons_clause_is_their_wish_not_the_users_pet() 
     assert other_persons_fact("The user has a cat", nurse) is None
     # a person the claim names still makes it the user's fact about them
     assert other_persons_fact("Cooks vegan for his girlfriend", "my girlfriend is vegan") is None
+
+
+TWINS = "my twins Arjun and Meera start year 3 in september, Arjun's fine but Meera gets anxious"
+CRICKET = "drawing mostly, she'll draw for hours. Arjun just wants to play cricket"
+DINNER = "planning a dinner party saturday for 6 people, one guest is allergic to nuts"
+
+
+@pytest.mark.parametrize(
+    ("claim", "turn", "expected"),
+    [
+        ("Arjun gets anxious", TWINS, ("meera", ("gets", "anxious"))),
+        ("Meera plays cricket", CRICKET, ("arjun", ("plays", "cricket"))),
+        # a person by their kind is not read: "my son" may be one of "the kids"
+        ("Brother-in-law is allergic to nuts", DINNER, None),
+        # said of the claim's person, of "she" (who may be them), or by another word for them
+        ("Meera gets anxious", TWINS, None),
+        ("Meera draws for hours", CRICKET, None),
+        ("Arjun wants to play cricket", CRICKET, None),
+        ("Father ran a small print shop", "My dad ran a small print shop and spent Sundays "
+         "calling people who owed him money.", None),
+        # a claim about the user is other_persons_fact's
+        ("Is allergic to nuts", DINNER, None),
+    ],
+)  # fmt: skip
+def test_a_third_persons_fact_given_to_someone_else(
+    claim: str, turn: str, expected: tuple[str, tuple[str, ...]] | None
+) -> None:
+    """ "Arjun gets anxious" from "Arjun's fine but Meera gets anxious": one clause about another
+    person the conversation names says every word of the claim after its subject, and no clause
+    that names the claim's person says any of them."""
+    found = third_persons_fact(claim, turn, people=frozenset({"arjun", "meera"}))
+    assert (None if found is None else (found.person, found.words)) == expected
+
+
+@pytest.mark.parametrize(
+    ("turn", "person"),
+    [
+        (DINNER, "guest"),
+        ("the landlord wants the flat back", "landlord"),
+        ("one friend is vegan, the other eats everything", "friend"),
+    ],
+)
+def test_a_person_after_an_article_is_a_subject(turn: str, person: str) -> None:
+    """ "one guest is allergic to nuts" is the guest's fact, as "my friend is vegan" is the
+    friend's: the user's "Is allergic to nuts" is not said (other_persons_fact)."""
+    assert any(c.subject == "other" and c.person == person for c in clauses(turn))
+    found = other_persons_fact("Is allergic to nuts", DINNER)
+    assert found is not None
+    assert found.person == "guest"

@@ -1204,6 +1204,12 @@ def test_a_taste_or_routine_whose_activity_no_turn_says_is_generated() -> None:
         ("Has a 6-year-old son", "he's the 9 year old actually, the 6 year old eats anything", []),
         ("Son Leo is 9", "Leo was 8 when we moved and he's 9 now", []),
         ("Has a 4-year-old daughter", "it's 10 now, we leave at 4", []),
+        # a dog's breed, and a greyhound as a dog against another pet of the same name
+        ("Has a whippet named Bramble", "I've got an elderly greyhound called Bramble",
+         [("greyhound", "whippet")]),
+        ("Has a cat named Bramble", "I've got an elderly greyhound called Bramble",
+         [("dog", "cat")]),
+        ("Has a dog named Bramble", "I've got an elderly greyhound called Bramble", []),
     ],
 )  # fmt: skip
 def test_changed_values(claim: str, evidence: str, expected: list[tuple[str, str]]) -> None:
