@@ -15,8 +15,14 @@ regression suite: every entry listed here is tagged as labelled today and must s
 The third field of each chat lists its entries the guard still stores as **stated** facts
 although they are generated (meat for fish, which no closed class holds: "meat" is the general
 word; a stale value in the same turn, "vegetarian for ten years but lately I've started eating
-fish again"; a glued club for a boy "obsessed with football"). They are pinned as strict
-expected failures, so a change that fixes one shows up here.
+fish again"; a glued club for a boy "obsessed with football"; a completed course from "I'm
+going for a PGCE"; a workplace of the boyfriend's given as the user's answer to "Where does he
+work?"; a guest's allergy given to the brother-in-law, as no relative by kind is read against
+another).
+``OTHER_MISREADS`` lists the second round's other entries tagged otherwise than labelled (29:
+stated facts taken back by a denial of something else, inferences read as said, fabrications
+read as conclusions). Both are pinned as strict expected failures, so a change that fixes one
+shows up here.
 """
 
 from __future__ import annotations
@@ -336,7 +342,282 @@ PROBES: dict[str, Chat] = {
         ],
         ["Is vegetarian", "Eats meat again"],
     ),
+    # a second round, authored on 2026-12-06 after the job class, the class word alone, another
+    # person's age, the plan given as done and the liking given as a pet, in other styles (a
+    # correction of a count, an assistant's question answered, twins, a breed, night shifts);
+    # tagged before the readings after it were written: 82 of 119 entries as labelled, 8 of the
+    # 47 generated ones stored as stated (the same at 779a726)
+    "ines_remote_job": (
+        [
+            (
+                "u",
+                "morning! quick one, I start a new remote job on the 14th, product "
+                "designer at a fintech in Porto",
+            ),
+            ("a", "Congrats! Will you be working from home in Porto?"),
+            ("u", "not Porto, I'm staying in Braga, the company's in Porto but it's fully remote"),
+            ("a", "Got it. Anything you need help with?"),
+            (
+                "u",
+                "yeah I need a desk setup, my old one was at the agency and I had to give it back",
+            ),
+        ],
+        [
+            ("Starts a new remote job on the 14th", "stated"),
+            ("Is a product designer", "stated"),
+            ("Lives in Braga", "stated"),
+            ("Lives in Porto", "generated"),
+            ("Starts the new job on the 4th", "generated"),
+            ("Previously worked at an agency", "inferred"),
+            ("Needs a desk setup", "stated"),
+            ("Will commute to Porto", "generated"),
+            ("Works from home", "inferred"),
+        ],
+        [],
+    ),
+    "tomas_marathon_knee": (
+        [
+            ("u", "I signed up for the Valencia marathon in December, my first one"),
+            ("a", "Exciting! How's training going?"),
+            (
+                "u",
+                "slowly, my left knee has been acting up since October so I've cut "
+                "back to 30 km a week",
+            ),
+            ("a", "Have you seen a physio?"),
+            ("u", "yeah, twice. she thinks it's my IT band, not the knee itself"),
+        ],
+        [
+            ("Signed up for the Valencia marathon in December", "stated"),
+            ("Valencia will be his first marathon", "stated"),
+            ("Runs 30 km a week", "stated"),
+            ("Runs 50 km a week", "generated"),
+            ("Has a problem with his right knee", "generated"),
+            ("Ran the Berlin marathon last year", "generated"),
+            ("Knee pain started in September", "generated"),
+        ],
+        [],
+    ),
+    "aisha_mum_visit": (
+        [
+            ("u", "my mum's flying in from Karachi next Friday and staying three weeks"),
+            ("a", "How lovely! Will she be staying with you in London?"),
+            (
+                "u",
+                "yes, in our spare room. problem is she can't do stairs well and we're "
+                "on the second floor",
+            ),
+            ("a", "Is there a lift in your building?"),
+            ("u", "no lift, it's an old Victorian conversion"),
+        ],
+        [
+            ("Mother is visiting for three weeks", "stated"),
+            ("Mother arrives next Friday", "stated"),
+            ("Lives on the second floor", "stated"),
+            ("Building has a lift", "generated"),
+            ("Lives in an old Victorian conversion", "stated"),
+            ("Has a spare room", "stated"),
+            ("Mother uses a wheelchair", "generated"),
+            ("Mother is staying for two weeks", "generated"),
+            ("Lives in a flat", "inferred"),
+        ],
+        [],
+    ),
+    "ravi_twins": (
+        [
+            (
+                "u",
+                "my twins Arjun and Meera start year 3 in september, Arjun's fine but "
+                "Meera gets anxious",
+            ),
+            ("a", "That's common. What helps her?"),
+            ("u", "drawing mostly, she'll draw for hours. Arjun just wants to play cricket"),
+            ("a", "Sounds like they have different temperaments!"),
+            ("u", "totally. my wife Priya works late on Tuesdays so I do pickup that day"),
+        ],
+        [
+            ("Has twins named Arjun and Meera", "stated"),
+            ("Twins start year 3 in September", "stated"),
+            ("Meera gets anxious", "stated"),
+            ("Arjun gets anxious", "generated"),
+            ("Meera draws for hours", "stated"),
+            ("Arjun wants to play cricket", "stated"),
+            ("Meera plays cricket", "generated"),
+            ("Wife Priya works late on Tuesdays", "stated"),
+            ("Does school pickup on Tuesdays", "stated"),
+            ("Does school pickup on Thursdays", "generated"),
+            ("Wife Priya works late on Wednesdays", "generated"),
+            ("Wife is a doctor", "generated"),
+        ],
+        [],
+    ),
+    "leila_dinner": (
+        [
+            ("u", "planning a dinner party saturday for 6 people, one guest is allergic to nuts"),
+            ("a", "Happy to help. Any other restrictions?"),
+            (
+                "u",
+                "oh and my brother-in-law is gluten free. actually make it 8 people, "
+                "forgot my neighbours",
+            ),
+            ("a", "Got it, 8 guests."),
+            ("u", "I was going to do a lamb tagine but I think I'll do chicken instead, cheaper"),
+        ],
+        [
+            ("Is hosting a dinner party on Saturday", "stated"),
+            ("Dinner party is for 8 people", "stated"),
+            ("Dinner party is for 6 people", "generated"),
+            ("One guest is allergic to nuts", "stated"),
+            ("Brother-in-law is gluten free", "stated"),
+            ("Is cooking a lamb tagine", "generated"),
+            ("Plans to cook chicken", "stated"),
+            ("Is watching costs for the dinner", "inferred"),
+            ("Invited the neighbours", "stated"),
+            ("Is allergic to nuts", "generated"),
+            ("Is gluten free", "generated"),
+        ],
+        ["Brother-in-law is allergic to nuts"],
+    ),
+    "back_to_gaming": (
+        [
+            ("u", "any tips for getting back into gaming? haven't played since my PS2 days"),
+            ("a", "Sure! What did you play back then?"),
+            ("u", "mostly Gran Turismo and Tekken. I'm 44 now with two kids so time is short"),
+            ("a", "Maybe a Switch would suit you, lots of short sessions."),
+            ("u", "my son already has a switch actually, I could borrow it"),
+        ],
+        [
+            ("Used to play Gran Turismo and Tekken", "stated"),
+            ("Is 44 years old", "stated"),
+            ("Has three kids", "generated"),
+            ("Is 45 years old", "generated"),
+            ("Is in his forties", "inferred"),
+        ],
+        [],
+    ),
+    "nora_retraining": (
+        [
+            ("u", "I'm a pharmacist at Boots in Cardiff, been there 6 years"),
+            ("a", "What brings you here today?"),
+            ("u", "thinking about retraining as a teacher"),
+            ("a", "Welcome back! How's the teacher training idea going?"),
+            ("u", "changed my mind about primary, I'm going for a PGCE in chemistry instead"),
+            ("a", "Great choice."),
+            ("u", "update: I handed my notice in at Boots last week"),
+        ],
+        [
+            ("Has worked at Boots for 6 years", "stated"),
+            ("Works at Boots in Swansea", "generated"),
+            ("Is going for a PGCE in chemistry", "stated"),
+            ("Handed in notice at Boots last week", "stated"),
+            ("Is considering retraining as a teacher", "stated"),
+            ("Has worked at Boots for 8 years", "generated"),
+        ],
+        ["Completed a PGCE"],
+    ),
+    "sam_head_chef": (
+        [
+            ("u", "my boyfriend Sam just got promoted to head chef, so proud of him"),
+            ("a", "That's wonderful! Where does he work?"),
+            ("u", "a tapas place in Leeds. he works crazy hours though, we barely see each other"),
+            ("a", "Do you work in hospitality too?"),
+            ("u", "god no, I'm an accountant, 9 to 5 thank god"),
+        ],
+        [
+            ("Boyfriend Sam was promoted to head chef", "stated"),
+            ("Is a head chef", "generated"),
+            ("Boyfriend works at a tapas restaurant in Leeds", "stated"),
+            ("Is an accountant", "stated"),
+            ("Boyfriend works long hours", "stated"),
+            ("Rarely sees her boyfriend", "stated"),
+            ("Boyfriend Sam is an accountant", "generated"),
+            ("Has a boyfriend named Sam", "stated"),
+        ],
+        ["Works at a tapas place in Leeds"],
+    ),
+    "glasgow_flat": (
+        [
+            ("u", "looking for a 1-bed in Glasgow, budget 900 a month max"),
+            ("a", "Which areas are you considering?"),
+            ("u", "Finnieston or the West End. I cycle to work at the uni so nothing too far"),
+            ("a", "Anything else important?"),
+            ("u", "must allow pets, I've got an elderly greyhound called Bramble"),
+        ],
+        [
+            ("Is looking for a 1-bed flat in Glasgow", "stated"),
+            ("Budget is 900 a month", "stated"),
+            ("Budget is 1,200 a month", "generated"),
+            ("Is considering Finnieston or the West End", "stated"),
+            ("Cycles to work", "stated"),
+            ("Works at the university", "stated"),
+            ("Has a greyhound named Bramble", "stated"),
+            ("Has a whippet named Bramble", "generated"),
+            ("Has an elderly dog", "stated"),
+            ("Has a cat named Bramble", "generated"),
+            ("Wants a 2-bed flat", "generated"),
+            ("Is looking for a flat in Edinburgh", "generated"),
+        ],
+        [],
+    ),
+    "night_shifts_care_home": (
+        [
+            ("u", "night shifts again this week, 10pm to 8am at the care home"),
+            ("a", "That sounds exhausting."),
+            ("u", "it is, and then the kids are up at 7 wanting breakfast on my days off"),
+        ],
+        [
+            ("Works night shifts at a care home", "stated"),
+            ("Works 10pm to 8am", "stated"),
+            ("Is a care worker", "inferred"),
+            ("Sleeps during the day", "inferred"),
+            ("Has kids", "stated"),
+            ("Is often tired", "inferred"),
+            ("Works day shifts", "generated"),
+            ("Kids get up at 7", "stated"),
+        ],
+        [],
+    ),
 }
+
+
+# the 2026-12-06 entries the guard tags otherwise than labelled, other than a generated one stored
+# as stated (above): (chat, entry, label), the tag of that day in a comment. Pinned as strict
+# expected failures, so a change that fixes one shows up here
+OTHER_MISREADS = [
+    ("ines_remote_job", "New employer is a fintech in Porto", "stated"),  # generated
+    ("ines_remote_job", "Is a software engineer", "generated"),  # inferred
+    ("tomas_marathon_knee", "Has seen a physio twice", "stated"),  # inferred
+    (
+        "tomas_marathon_knee",
+        "Physio thinks the knee pain comes from the IT band",
+        "stated",
+    ),  # generated
+    ("tomas_marathon_knee", "Has torn his IT band", "generated"),  # inferred
+    ("tomas_marathon_knee", "Is an experienced marathon runner", "generated"),  # inferred
+    ("tomas_marathon_knee", "Knee has been hurting since October", "stated"),  # generated
+    ("aisha_mum_visit", "Mother lives in Karachi", "inferred"),  # stated
+    ("aisha_mum_visit", "Mother has trouble with stairs", "stated"),  # generated
+    ("ravi_twins", "Twins are 7 years old", "inferred"),  # generated
+    ("back_to_gaming", "Has two kids", "stated"),  # generated
+    ("back_to_gaming", "Owns a Nintendo Switch", "generated"),  # inferred
+    ("back_to_gaming", "Son owns a Nintendo Switch", "stated"),  # inferred
+    ("back_to_gaming", "Had a PS2", "inferred"),  # stated
+    ("back_to_gaming", "Has little free time", "stated"),  # inferred
+    ("back_to_gaming", "Wants to get back into gaming", "stated"),  # generated
+    ("back_to_gaming", "Plays Tekken every weekend", "generated"),  # inferred
+    ("back_to_gaming", "Plans to buy a Switch", "generated"),  # inferred
+    ("nora_retraining", "Wants to teach primary school", "generated"),  # inferred
+    ("nora_retraining", "Is a chemistry teacher", "generated"),  # inferred
+    ("nora_retraining", "Lives in Cardiff", "inferred"),  # stated
+    ("sam_head_chef", "Works 9 to 5", "stated"),  # generated
+    ("sam_head_chef", "Works in hospitality", "generated"),  # inferred
+    ("sam_head_chef", "Lives in Leeds", "inferred"),  # stated
+    ("glasgow_flat", "Is a student at the university", "generated"),  # inferred
+    ("glasgow_flat", "Drives to work", "generated"),  # inferred
+    ("night_shifts_care_home", "Works at a hospital", "generated"),  # inferred
+    ("night_shifts_care_home", "Kids get up at 6", "generated"),  # inferred
+    ("night_shifts_care_home", "Makes breakfast for the kids on days off", "inferred"),  # stated
+]
 
 
 @pytest.fixture(scope="module")
@@ -372,3 +653,13 @@ def test_a_known_miss_is_not_stored_as_stated(guard: Guard, name: str, entry: st
     chat, _, _ = PROBES[name]
     (d,) = guard.tag(_turns(chat), [Candidate(text=entry)])
     assert d.provenance.value != "stated"
+
+
+@pytest.mark.xfail(strict=True, reason="tagged otherwise than labelled: a known misread")
+@pytest.mark.parametrize(("name", "entry", "label"), OTHER_MISREADS)
+def test_a_known_misread_is_tagged_as_labelled(
+    guard: Guard, name: str, entry: str, label: str
+) -> None:
+    chat, _, _ = PROBES[name]
+    (d,) = guard.tag(_turns(chat), [Candidate(text=entry)])
+    assert d.provenance.value == label
