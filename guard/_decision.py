@@ -684,6 +684,13 @@ def _provenance(
         if glued and not how_often(glued, claim, evidence):
             reasons.append(reason(ReasonCode.GLUED_DETAIL, turn_id=link.turn_id, words=glued))
             return Provenance.GENERATED
+        if not glued and link.home_unsaid:
+            # "Lives in Cardiff" from "I'm a pharmacist at Boots in Cardiff": where the user lives
+            # is concluded from where something else is
+            reasons.append(
+                reason(ReasonCode.HOME_UNSAID, turn_id=link.turn_id, places=link.home_unsaid)
+            )
+            return Provenance.INFERRED
         if not glued:
             reasons.append(
                 said_so

@@ -144,6 +144,9 @@ class EvidenceLink(BaseModel):
     # the claim's words the user says only as someone else's opinion of them, not agreed with
     # ("my wife says I'm a terrible cook")
     reported_words: list[str] = Field(default_factory=list)
+    # the places a claim says the user lives in that the user names only as something else's
+    # ("I'm a pharmacist at Boots in Cardiff"): never with a word of living there
+    home_unsaid: list[str] = Field(default_factory=list)
 
 
 class QuoteCheck(StrEnum):

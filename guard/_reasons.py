@@ -29,6 +29,7 @@ class ReasonCode(StrEnum):
     STATED_SCORE = "stated_score"  # p_stated, threshold
     SAID_WHOLE = "said_whole"  # turn_id, p_entailed: every content word said, read as said
     PLACE_INFERRED = "place_inferred"  # turn_id, said, claimed: a country from a city in it
+    HOME_UNSAID = "home_unsaid"  # turn_id, places: named, never as where the user lives
     SAID_NAMED = "said_named"  # turn_id, kind, name: "my brother Felix" says "named Felix"
     SAID_AGE = "said_age"  # turn_id, age: "I'm 29" says "Is 29 years old"
     LINKED_NOT_RESTATEMENT = "linked_not_restatement"  # turn_id
@@ -79,6 +80,10 @@ _TEMPLATES: dict[ReasonCode, str] = {
     ),
     ReasonCode.PLACE_INFERRED: (
         "{turn_id} names {said}, which is in {claimed}: the claim's place is inferred from it"
+    ),
+    ReasonCode.HOME_UNSAID: (
+        "the user names {places} only as where something else is, never as where they live: "
+        "where the user lives is inferred"
     ),
     ReasonCode.SAID_NAMED: "{turn_id} says the user's {kind} {name} as the claim does",
     ReasonCode.SAID_AGE: "{turn_id} is the user saying they are {age}, as the claim does",
@@ -162,6 +167,7 @@ _DESCRIPTIONS: dict[ReasonCode, str] = {
     ReasonCode.STATED_SCORE: "P(stated) at or above the profile's threshold",
     ReasonCode.SAID_WHOLE: "every word of the claim said in a user turn that reads as saying it",
     ReasonCode.PLACE_INFERRED: "a country or US state concluded from a city the user named in it",
+    ReasonCode.HOME_UNSAID: "where the user lives, from a place they named as something else's",
     ReasonCode.SAID_NAMED: "someone the user has and their name, said as 'my <kind> <name>'",
     ReasonCode.SAID_AGE: "the user's age, said by the user as 'I'm <age>'",
     ReasonCode.LINKED_NOT_RESTATEMENT: "linked to a user turn but not a restatement",

@@ -370,6 +370,29 @@ def _with_unsaid_names(
     return out
 
 
+def _with_home_unsaid(
+    turns: Sequence[Turn],
+    candidates: Sequence[Candidate],
+    links: list[EvidenceLink],
+    user_name: str | None,
+) -> list[EvidenceLink]:
+    """Each link of a claim about where the user lives with the places the user names only as
+    where something else is (``tx.home_unsaid``); the user's sentences are read once a write,
+    and only when a claim says where the user lives."""
+    sentences: list[str] | None = None
+    out = []
+    for cand, link in zip(candidates, links, strict=True):
+        if tx.residence(cand.text) is not None and about_user(cand.text, user_name):
+            if sentences is None:
+                sentences = [
+                    s for t in turns if t.role is Role.USER for s in tx.sentences(t.content)
+                ]
+            if places := tx.home_unsaid(cand.text, sentences):
+                link = link.model_copy(update={"home_unsaid": places})
+        out.append(link)
+    return out
+
+
 @lru_cache(maxsize=65536)
 def _asked_stems(content: str) -> frozenset[str]:
     """The content stems of a user turn's sentences that are not evidence (questions and
@@ -825,6 +848,7 @@ class EvidenceLinker:
         )  # fmt: skip
         links = self._unrelated_parts(cand_texts, links, unit_vecs)
         links = _with_unsaid_names(turns, candidates, links, known_words)
+        links = _with_home_unsaid(turns, candidates, links, user_name)
         links = _with_asked_words(turns, candidates, links, all_user_stems)
         links = _with_unasserted_words(turns, candidates, links, user_name, (_WISHED, _REPORTED))
         return [

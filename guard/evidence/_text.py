@@ -1874,6 +1874,44 @@ def residence(claim: str) -> str | None:
     return None if m is None else m.group("place")
 
 
+# the words a sentence says where someone lives with ("we live in Leeds", "I'm in zone 6b near
+# Columbus", "we're up in Leeds", "moved to Denver", "I bought in Sandviken", "I'm from Porto",
+# "I'm staying in Braga"):
+# a place named with none of them is only where something is ("a pharmacist at Boots in Cardiff")
+_HOME_WORDS = re.compile(
+    r"\b(?:live|lives|living|lived|moved|move|moving|based|home|here|from|grew|bought|rent|staying|"
+    r"renting|flat|house|apartment|local|neighbou?r\w*|i'?m in|i am in|we'?re in|we are in|"
+    r"up in|down in|out in|over in)\b",
+    re.I,
+)
+
+
+_PLACE_LEAD = frozenset(("or", "near", "central", "north", "south", "east", "west", "just"))
+
+
+def home_unsaid(claim: str, user_sentences: Sequence[str]) -> list[str]:
+    """The names of the place a claim says the user lives in ("Lives in Cardiff") that some of
+    ``user_sentences`` say but none with a word of living there (``_HOME_WORDS``): "I'm a
+    pharmacist at Boots in Cardiff", "a tapas place in Leeds" (the boyfriend's work). Where the
+    user lives is then concluded, not said. A name no sentence says is the unsaid-names rule's."""
+    place = residence(claim)
+    if place is None:
+        return []
+    # the place's own name opens its phrase ("in Cardiff", "in or near Edinburgh"); a name further
+    # on is someone or something by it ("the yellow house next door to Jamal"), and a name after
+    # an article is a kind of thing ("an old Victorian conversion")
+    ws = words(place)
+    while ws and ws[0] in _PLACE_LEAD:
+        ws = ws[1:]
+    out = []
+    for name in sorted(proper_names(claim) & set(ws[:1])):
+        said = re.compile(rf"\b{re.escape(name)}\b", re.I)
+        naming = [s for s in user_sentences if said.search(s)]
+        if naming and not any(_HOME_WORDS.search(s) for s in naming):
+            out.append(name)
+    return out
+
+
 # a claim about where the user works ("Works at a sports clinic", "User works for Octopus as
 # a ...", "Is working at the library"): the place, to the end of its phrase
 _WORKPLACE = re.compile(

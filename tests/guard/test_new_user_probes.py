@@ -19,7 +19,7 @@ fish again"; a glued club for a boy "obsessed with football"; a completed course
 going for a PGCE"; a workplace of the boyfriend's given as the user's answer to "Where does he
 work?"; a guest's allergy given to the brother-in-law, as no relative by kind is read against
 another).
-``OTHER_MISREADS`` lists the second round's other entries tagged otherwise than labelled (29:
+``OTHER_MISREADS`` lists the second round's other entries tagged otherwise than labelled (27:
 stated facts taken back by a denial of something else, inferences read as said, fabrications
 read as conclusions). Both are pinned as strict expected failures, so a change that fixes one
 shows up here.
@@ -512,6 +512,7 @@ PROBES: dict[str, Chat] = {
             ("Handed in notice at Boots last week", "stated"),
             ("Is considering retraining as a teacher", "stated"),
             ("Has worked at Boots for 8 years", "generated"),
+            ("Lives in Cardiff", "inferred"),
         ],
         ["Completed a PGCE"],
     ),
@@ -532,6 +533,7 @@ PROBES: dict[str, Chat] = {
             ("Rarely sees her boyfriend", "stated"),
             ("Boyfriend Sam is an accountant", "generated"),
             ("Has a boyfriend named Sam", "stated"),
+            ("Lives in Leeds", "inferred"),
         ],
         ["Works at a tapas place in Leeds"],
     ),
@@ -608,10 +610,8 @@ OTHER_MISREADS = [
     ("back_to_gaming", "Plans to buy a Switch", "generated"),  # inferred
     ("nora_retraining", "Wants to teach primary school", "generated"),  # inferred
     ("nora_retraining", "Is a chemistry teacher", "generated"),  # inferred
-    ("nora_retraining", "Lives in Cardiff", "inferred"),  # stated
     ("sam_head_chef", "Works 9 to 5", "stated"),  # generated
     ("sam_head_chef", "Works in hospitality", "generated"),  # inferred
-    ("sam_head_chef", "Lives in Leeds", "inferred"),  # stated
     ("glasgow_flat", "Is a student at the university", "generated"),  # inferred
     ("glasgow_flat", "Drives to work", "generated"),  # inferred
     ("night_shifts_care_home", "Works at a hospital", "generated"),  # inferred

@@ -611,3 +611,44 @@ def test_a_person_after_an_article_is_a_subject(turn: str, person: str) -> None:
     found = other_persons_fact("Is allergic to nuts", DINNER)
     assert found is not None
     assert found.person == "guest"
+
+
+@pytest.mark.parametrize(
+    ("claim", "sentences", "expected"),
+    [
+        ("Lives in Cardiff", ["I'm a pharmacist at Boots in Cardiff, been there 6 years"],
+         ["cardiff"]),
+        ("You live in or near Edinburgh", ["I want to book somewhere special in Edinburgh."],
+         ["edinburgh"]),
+        # said with a word of living there, anywhere the user names it
+        ("Lives in Leeds", ["a tapas place in Leeds.", "we're up in Leeds so it's a trip"], []),
+        ("Lives in Braga", ["not Porto, I'm staying in Braga"], []),
+        ("Lives in Denver", ["Actually we moved to Denver"], []),
+        # a name the user never says is the unsaid-names rule's; a name that is not the place's
+        ("Lives in Paris", ["I work in Lyon"], []),
+        ("Lives in the yellow house next door to Jamal", ["Jamal waved at me"], []),
+        ("Lives in an old Victorian conversion", ["it's an old Victorian conversion"], []),
+        ("Works in Cardiff", ["I'm a pharmacist at Boots in Cardiff"], []),
+    ],
+)  # fmt: skip
+def test_a_home_the_user_names_only_as_somewhere_else(
+    claim: str, sentences: list[str], expected: list[str]
+) -> None:
+    from mirage_guard.guard.evidence import home_unsaid
+
+    assert home_unsaid(claim, sentences) == expected
+
+
+def test_a_home_concluded_from_a_workplace_is_inferred() -> None:
+    """ "Lives in Cardiff" read as a restatement of "I'm a pharmacist at Boots in Cardiff" is
+    inferred when the user never says they live there (the linker's ``home_unsaid``)."""
+    turn = "I'm a pharmacist at Boots in Cardiff, been there 6 years"
+    link = _read_as_said("u1", turn).model_copy(update={"home_unsaid": ["cardiff"]})
+    d = decide(Candidate(text="Lives in Cardiff"), link, turn_text=turn, **_stated_scores())  # type: ignore[arg-type]
+    assert d.provenance is Provenance.INFERRED
+    (home,) = [r for r in d.reasons if r.code is ReasonCode.HOME_UNSAID]
+    assert home.params == {"turn_id": "u1", "places": ["cardiff"]}
+    assert "never as where they live" in render_reason(home)
+    d = decide(Candidate(text="Lives in Cardiff"), _read_as_said("u1", turn), turn_text=turn,
+               **_stated_scores())  # type: ignore[arg-type]  # fmt: skip
+    assert d.provenance is Provenance.STATED
