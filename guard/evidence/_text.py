@@ -747,11 +747,13 @@ def _same_said_otherwise(claim: str, said: str, claimed: str) -> bool:
 
 
 # what a claim says came of a try ("Got the team leader job", "Is starting a master's in
-# September") and what says only the try ("i've applied for the team leader role", "decided to
-# apply for a part time masters"): the outcome is not said. Authored here
+# September", "Completed a PGCE") and what says only the try ("i've applied for the team leader
+# role", "decided to apply for a part time masters", "I'm going for a PGCE in chemistry"): the
+# outcome is not said. Authored here
 _OUTCOMES = frozenset(
     ("got", "gets", "won", "wins", "passed", "passes", "landed", "lands", "accepted", "offered",
-     "hired", "starting", "started", "starts", "joined", "joins")
+     "hired", "starting", "started", "starts", "joined", "joins", "completed", "finished",
+     "earned", "graduated", "qualified")
 )  # fmt: skip
 _TRIES = frozenset(
     ("apply", "applies", "applied", "applying", "application", "interview", "interviewed",
@@ -759,7 +761,9 @@ _TRIES = frozenset(
 )  # fmt: skip
 # the words after a try that say what was tried for ("apply for a part time masters in data")
 TRIED_SPAN = 6
-_TRY = re.compile(rf"\b(?:{'|'.join(sorted(_TRIES))})\s+(?:for|to|at)\s+", re.IGNORECASE)
+_TRY = re.compile(
+    rf"\b(?:(?:{'|'.join(sorted(_TRIES))})\s+(?:for|to|at)|going\s+for)\s+", re.IGNORECASE
+)
 
 
 def outcome_unsaid(claim: str, evidence: str) -> tuple[str, str] | None:

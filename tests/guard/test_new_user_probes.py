@@ -15,10 +15,9 @@ regression suite: every entry listed here is tagged as labelled today and must s
 The third field of each chat lists its entries the guard still stores as **stated** facts
 although they are generated (meat for fish, which no closed class holds: "meat" is the general
 word; a stale value in the same turn, "vegetarian for ten years but lately I've started eating
-fish again"; a glued club for a boy "obsessed with football"; a completed course from "I'm
-going for a PGCE"; a workplace of the boyfriend's given as the user's answer to "Where does he
-work?"; a guest's allergy given to the brother-in-law, as no relative by kind is read against
-another).
+fish again"; a glued club for a boy "obsessed with football"; a workplace of the boyfriend's
+given as the user's answer to "Where does he work?"; a guest's allergy given to the
+brother-in-law, as no relative by kind is read against another).
 ``OTHER_MISREADS`` lists the second round's other entries tagged otherwise than labelled (27:
 stated facts taken back by a denial of something else, inferences read as said, fabrications
 read as conclusions). Both are pinned as strict expected failures, so a change that fixes one
@@ -513,8 +512,9 @@ PROBES: dict[str, Chat] = {
             ("Is considering retraining as a teacher", "stated"),
             ("Has worked at Boots for 8 years", "generated"),
             ("Lives in Cardiff", "inferred"),
+            ("Completed a PGCE", "generated"),
         ],
-        ["Completed a PGCE"],
+        [],
     ),
     "sam_head_chef": (
         [

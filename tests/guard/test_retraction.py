@@ -413,6 +413,9 @@ def test_a_try_does_not_say_its_outcome() -> None:
     assert outcome_unsaid("Might get the team leader job", applied) is None
     assert outcome_unsaid("Got the team leader job", f"{applied} and got it!") is None
     assert outcome_unsaid("Got a new bike", applied) is None  # another thing
+    pgce = "changed my mind about primary, I'm going for a PGCE in chemistry instead"
+    assert outcome_unsaid("Completed a PGCE", pgce) == ("going for", "completed")
+    assert outcome_unsaid("Is going for a PGCE in chemistry", pgce) is None
     link = EvidenceLink(turn_id="u1", similarity=0.7, span=applied)
     found = _said_otherwise("Got the team leader job", applied, link)
     assert found is not None
