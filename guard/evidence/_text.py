@@ -1230,10 +1230,12 @@ _PRONOUNS_OF = {
 _NO_PERSON = frozenset(("it", "that", "this", "there", "which", "what", "who", "user", "you", "i"))
 
 
-def _person_ages(text: str) -> list[tuple[str, frozenset[str]]]:
+@lru_cache(maxsize=65536)
+def _person_ages(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
     """(age, the words naming whose it is) for each age of a person in ``text``: a name or a
     word in ``_YOUNG`` before "is <age>" (with a relative just before it: "my son Leo is 8"),
-    or after "<age>-year-old"; "a 2 yr old" alone is no one's in particular (empty)."""
+    or after "<age>-year-old"; "a 2 yr old" alone is no one's in particular (empty). Cached:
+    read for the linked turn of every claim of a write."""
     out: list[tuple[str, frozenset[str]]] = []
     for sentence in sentences(text):
         for m in _YEARS_OLD.finditer(sentence):
@@ -1246,7 +1248,7 @@ def _person_ages(text: str) -> list[tuple[str, frozenset[str]]]:
             before = words(sentence[: m.start(1)])[-2:]
             kin = {w for w in before if _kin(w) is not None or w in _YOUNG}
             out.append((m.group(2), frozenset({who, *kin})))
-    return out
+    return tuple(out)
 
 
 def _others_age_mismatch(claim: str, evidence: str) -> tuple[str, str] | None:
