@@ -233,6 +233,10 @@ def changed_value(claim: str, evidence: str | None, link: EvidenceLink) -> tuple
                 return said, claimed
         elif kind in RELATION_KINDS or claimed in unsaid or f"{claimed}s" in unsaid:
             return said, claimed
+        elif claimed == "may":
+            # the month May: the token aligner reads "may" as the modal, a stop word it never
+            # calls unsaid ("Car loan ends in May" / "car loan 180/mo till march")
+            return said, claimed
     return None
 
 

@@ -562,6 +562,8 @@ def value_kind(value: str) -> str | None:
         return _CLASS_KIND[value]
     if re.fullmatch(_DECADE_VALUE, value, re.IGNORECASE) or re.fullmatch(r"aged \d+", value):
         return "age"
+    if value == "may":
+        return "month"  # given only where it is the month (``_BEFORE_MAY``)
     v = _value(value)
     return None if v is None else v[0]
 
@@ -574,12 +576,22 @@ _ONE_AS_PRONOUN = frozenset(
 )  # fmt: skip
 
 
+# the words before which "may" is the month ("in May", "till may", "since May", "early May"); a
+# modal never follows them
+_BEFORE_MAY = frozenset(
+    ("in", "by", "till", "til", "until", "since", "from", "early", "late", "mid", "next", "last",
+     "this", "of", "end", "before", "after", "during")
+)  # fmt: skip
+
+
 def _value_tokens(ws: list[str]) -> list[tuple[int, tuple[str, str]]]:
     """(index, (kind, value)) of each number, day or month of the words ``ws`` ("4k" is 4000;
     "one" as a pronoun is none)."""
     out = []
     for i, w in enumerate(ws):
         v = _value(w)
+        if v is None and w == "may" and i > 0 and ws[i - 1] in _BEFORE_MAY:
+            v = ("month", "may")  # "ends in May", "till may": the month, not the modal
         if v is None:
             continue
         nxt = ws[i + 1] if i + 1 < len(ws) else ""
@@ -798,6 +810,10 @@ _IRREGULAR_PAST = {
 # year to study nursing"); "again" says it was done before ("I want to visit Japan again")
 _SAYS_LATER = frozenset(("next", "soon", "someday", "eventually", "saving", "later"))
 _CLAIM_SUBJECT = frozenset(("user", "the", "you", "he", "she", "they"))
+# what a verb the plan is made of follows ("to study", "gonna start", "maybe I should paint")
+_PLAN_BEFORE = frozenset(
+    ("to", "gonna", "will", "wanna", "i'll", "we'll", "should", "could", "might", "i'd", "we'd")
+)
 
 
 def _past_bases(word: str) -> frozenset[str]:
@@ -813,10 +829,11 @@ def _past_bases(word: str) -> frozenset[str]:
 
 
 def plan_given_as_done(claim: str, evidence: str) -> tuple[str, str] | None:
-    """("to <verb>", the claim's past verb) when the claim opens with a past verb ("Studied
-    nursing before", "Moved to Leeds") that the evidence says only as a plan: after "to",
-    "gonna" or "will" in a sentence that says an intention or a later time ("I'm really saving
-    up to go back to uni next year to study nursing"), and in no other form. Not for a claim
+    """(the plan's words, the claim's past verb) when the claim opens with a past verb ("Studied
+    nursing before", "Painted lines on the drive") that the evidence says only as a plan: after
+    "to", "gonna", "will", "should", "could" or "might" (``_PLAN_BEFORE``) in a sentence that
+    says an intention or a later time ("I'm really saving up to go back to uni next year to
+    study nursing", "maybe I should paint lines"), and in no other form. Not for a claim
     that says a plan, a hedge or a negation itself, nor when the sentence says "again"."""
     ws = words(claim)
     while ws and ws[0] in _CLAIM_SUBJECT:
@@ -835,11 +852,11 @@ def plan_given_as_done(claim: str, evidence: str) -> tuple[str, str] | None:
                 return None  # said as done
             if w not in bases:
                 continue
-            planned = i > 0 and toks[i - 1] in ("to", "gonna", "will", "wanna", "i'll", "we'll")
+            planned = i > 0 and toks[i - 1] in _PLAN_BEFORE
             says = set(toks[:i]) & (_SAYS_INTENT | _SAYS_LATER)
             if not (planned and says) or "again" in toks:
                 return None
-            found = (f"to {w}", past)
+            found = (f"{toks[i - 1]} {w}", past)
     return found
 
 
@@ -1853,8 +1870,10 @@ def _same_word(a: str, b: str) -> bool:
     """Two stems of one word with other endings ("pharmacist" / "pharmacy", "baker" / "bakery"):
     one begins the other, or they share their first seven letters."""
     short, long_ = sorted((a, b), key=len)
-    return (len(short) >= 5 and long_.startswith(short)) or (
-        len(short) >= 7 and short[:7] == long_[:7]
+    return (
+        (len(short) >= 5 and long_.startswith(short))
+        or (len(short) >= 7 and short[:7] == long_[:7])
+        or long_ == f"{short}e"  # "cycles" and "cycle" are stemmed "cycl" and "cycle"
     )
 
 

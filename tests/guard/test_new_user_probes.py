@@ -579,12 +579,219 @@ PROBES: dict[str, Chat] = {
         ],
         [],
     ),
+    # a third round, authored on 2026-12-06 after every reading of that night but the last three
+    # (the month "may", a verb's other stem, a plan after "should"), in other styles again (terse
+    # numbers, a voice note's run-on sentence, colleagues, a health check, a holiday, a career
+    # over sessions, a neighbour, a pet and an allergy); tagged before those three were written:
+    # 81 of 104 entries as labelled, 11 of the 42 generated ones stored as stated (80 and 12 on
+    # 779a726)
+    "terse_budget": (
+        [
+            ("u", "need help w budget. take home 2100/mo, rent 950"),
+            ("a", "Got it. Any debts?"),
+            ("u", "car loan 180/mo till march. no cc debt"),
+            ("a", "Any savings goals?"),
+            ("u", "wedding next june lol, need like 6k"),
+        ],
+        [
+            ("Takes home 2,100 a month", "stated"),
+            ("Rent is 950 a month", "stated"),
+            ("Rent is 1,050 a month", "generated"),
+            ("Pays 180 a month on a car loan", "stated"),
+            ("Car loan ends in March", "stated"),
+            ("Has no credit card debt", "stated"),
+            ("Has credit card debt", "generated"),
+            ("Is saving 6,000 for the wedding", "stated"),
+            ("Owns a car", "inferred"),
+            ("Is engaged", "inferred"),
+            ("Is getting married next July", "generated"),
+            ("Car loan ends in May", "generated"),
+        ],
+        ["Mortgage is 950 a month"],
+    ),
+    "voice_run_on": (
+        [
+            (
+                "u",
+                "so basically my daughter Zoe she's doing her GCSEs this year and she "
+                "wants to do art but my husband thinks she should do something more "
+                "practical like business so we keep arguing about it",
+            ),
+            ("a", "That's a common tension. What does Zoe think?"),
+            (
+                "u",
+                "she's set on art honestly she's been drawing since she was three and "
+                "her teacher says she's really talented",
+            ),
+        ],
+        [
+            ("Daughter Zoe is doing her GCSEs this year", "stated"),
+            ("Daughter Zoe wants to study art", "stated"),
+            ("Husband wants Zoe to study business", "stated"),
+            ("Daughter Zoe has been drawing since she was three", "stated"),
+            ("Daughter Zoe has been drawing since she was five", "generated"),
+            ("Zoe's teacher says she is talented", "stated"),
+            ("Is a teacher", "generated"),
+            ("Daughter Zoe is about 15 or 16", "inferred"),
+            ("Argues with her husband about Zoe's subjects", "stated"),
+            ("Son Zoe is doing his GCSEs", "generated"),
+        ],
+        ["Wants Zoe to study business", "Daughter Zoe wants to study business"],
+    ),
+    "coworkers": (
+        [
+            ("u", "my manager Priti just quit and they want me to cover her team for 3 months"),
+            ("a", "That's a big step. How do you feel about it?"),
+            (
+                "u",
+                "nervous tbh. I've only been a senior analyst for a year. Tom from "
+                "finance applied for her job too",
+            ),
+            ("a", "Do you want the job permanently?"),
+            ("u", "maybe, if the pay bump is decent. I'm on 48k now"),
+        ],
+        [
+            ("Manager Priti quit", "stated"),
+            ("Is covering Priti's team for 3 months", "stated"),
+            ("Is covering Priti's team for 6 months", "generated"),
+            ("Is a senior analyst", "stated"),
+            ("Has been a senior analyst for a year", "stated"),
+            ("Has been a senior analyst for two years", "generated"),
+            ("Tom from finance applied for Priti's job", "stated"),
+            ("Earns 48k", "stated"),
+            ("Earns 58k", "generated"),
+            ("Is nervous about covering the team", "stated"),
+            ("Is a manager", "generated"),
+        ],
+        ["Applied for Priti's job"],
+    ),
+    "health_update": (
+        [
+            ("u", "quick update: the GP says my blood pressure is a bit high, 145 over 90"),
+            ("a", "Thanks for sharing. Did they suggest anything?"),
+            ("u", "cut salt, walk more. no meds yet, recheck in 6 weeks"),
+            ("a", "Sounds sensible. Do you walk much now?"),
+            ("u", "not really, I drive everywhere. I used to cycle to work before we moved"),
+        ],
+        [
+            ("Blood pressure is 145 over 90", "stated"),
+            ("Has high blood pressure", "stated"),
+            ("Has a recheck in 6 weeks", "stated"),
+            ("Has a recheck in 4 weeks", "generated"),
+            ("Was told to cut salt", "stated"),
+            ("Drives everywhere", "stated"),
+            ("Cycles to work", "generated"),
+        ],
+        ["Walks a lot"],
+    ),
+    "holiday_plans": (
+        [
+            ("u", "we're going to Crete in August with the kids, 10 nights"),
+            ("a", "Lovely! How old are the kids?"),
+            (
+                "u",
+                "Noah's 9 and Ella is 6. Ella can't swim yet so we need a hotel with a "
+                "shallow pool",
+            ),
+            ("a", "I'll keep that in mind. Flying from?"),
+            ("u", "Bristol. my wife hates early flights so nothing before 9am"),
+        ],
+        [
+            ("Is going to Crete in August", "stated"),
+            ("Is going to Crete in July", "generated"),
+            ("Is going to Rhodes in August", "generated"),
+            ("Trip is 10 nights", "stated"),
+            ("Trip is 14 nights", "generated"),
+            ("Noah is 9", "stated"),
+            ("Ella is 6", "stated"),
+            ("Ella is 9", "generated"),
+            ("Ella can't swim yet", "stated"),
+            ("Needs a hotel with a shallow pool", "stated"),
+            ("Is flying from Bristol", "stated"),
+            ("Is flying from Bath", "generated"),
+            ("Wife hates early flights", "stated"),
+            ("Hates early flights", "generated"),
+            ("Is married", "inferred"),
+        ],
+        ["Noah can't swim yet"],
+    ),
+    "career_sessions": (
+        [
+            ("u", "I'm a junior dev at a bank, mostly Java"),
+            ("a", "What would you like to work on?"),
+            ("u", "I want to move into data engineering within a year"),
+            ("a", "Welcome back! How's the data engineering plan?"),
+            ("u", "good news, I start a new role on the data platform team next month, same bank"),
+            ("a", "Congratulations!"),
+            ("u", "thanks! learning Python and Spark now, they don't use Java at all"),
+        ],
+        [
+            ("Works at a bank", "stated"),
+            ("Is a junior developer", "stated"),
+            ("Starts a new role on the data platform team next month", "stated"),
+            ("Is learning Python and Spark", "stated"),
+            ("Is learning Scala", "generated"),
+            ("Wants to move into data engineering", "stated"),
+            ("Works in finance", "inferred"),
+        ],
+        ["Is an experienced data engineer"],
+    ),
+    "neighbour_dispute": (
+        [
+            ("u", "my neighbour Gary keeps parking across my drive"),
+            ("a", "That's frustrating. Have you spoken to him?"),
+            ("u", "twice. he says it's a public road. it's not, it's my drive, I own the house"),
+            ("a", "Is the drive marked?"),
+            ("u", "no, maybe I should paint lines. my partner Lou wants to call the council"),
+        ],
+        [
+            ("Neighbour Gary parks across the user's drive", "stated"),
+            ("Has spoken to Gary three times", "generated"),
+            ("Owns the house", "stated"),
+            ("Partner Lou wants to call the council", "stated"),
+            ("Wants to call the council", "generated"),
+            ("Is thinking of painting lines on the drive", "stated"),
+            ("Painted lines on the drive", "generated"),
+            ("Gary thinks the road is public", "stated"),
+            ("Neighbour Lou parks across the drive", "generated"),
+            ("Has a partner named Lou", "stated"),
+        ],
+        [],
+    ),
+    "pets_and_allergies": (
+        [
+            ("u", "we just adopted a rescue cat called Mango, she's 2"),
+            ("a", "Congratulations! How is she settling in?"),
+            (
+                "u",
+                "hiding under the bed mostly. my son is allergic so he's taking "
+                "antihistamines, not ideal",
+            ),
+            ("a", "Oh no. Is it mild?"),
+            ("u", "mild, sneezing mostly. our vet said a HEPA filter might help"),
+        ],
+        [
+            ("Adopted a rescue cat named Mango", "stated"),
+            ("Cat Mango is 2 years old", "stated"),
+            ("Cat Mango is 4 years old", "generated"),
+            ("Adopted a rescue dog named Mango", "generated"),
+            ("Son is allergic to the cat", "stated"),
+            ("Is allergic to cats", "generated"),
+            ("Son takes antihistamines", "stated"),
+            ("Takes antihistamines", "generated"),
+            ("Son's allergy is mild", "stated"),
+            ("Vet suggested a HEPA filter", "stated"),
+            ("Cat Mango hides under the bed", "stated"),
+            ("Has a son", "stated"),
+        ],
+        ["Bought a HEPA filter"],
+    ),
 }
 
 
-# the 2026-12-06 entries the guard tags otherwise than labelled, other than a generated one stored
-# as stated (above): (chat, entry, label), the tag of that day in a comment. Pinned as strict
-# expected failures, so a change that fixes one shows up here
+# the entries of the second and third rounds the guard tags otherwise than labelled, other than
+# a generated one stored as stated (above): (chat, entry, label), the tag of that day in a
+# comment. Pinned as strict expected failures, so a change that fixes one shows up here
 OTHER_MISREADS = [
     ("ines_remote_job", "New employer is a fintech in Porto", "stated"),  # generated
     ("ines_remote_job", "Is a software engineer", "generated"),  # inferred
@@ -617,6 +824,18 @@ OTHER_MISREADS = [
     ("night_shifts_care_home", "Works at a hospital", "generated"),  # inferred
     ("night_shifts_care_home", "Kids get up at 6", "generated"),  # inferred
     ("night_shifts_care_home", "Makes breakfast for the kids on days off", "inferred"),  # stated
+    ("terse_budget", "Is getting married next June", "inferred"),  # stated
+    ("coworkers", "Works in finance", "generated"),  # inferred
+    ("coworkers", "Might want the manager job permanently", "stated"),  # generated
+    ("health_update", "Blood pressure is 160 over 100", "generated"),  # inferred
+    ("health_update", "Takes blood pressure medication", "generated"),  # inferred
+    ("health_update", "Used to cycle to work", "stated"),  # inferred
+    ("health_update", "Moved house at some point", "stated"),  # inferred
+    ("health_update", "Has diabetes", "generated"),  # inferred
+    ("holiday_plans", "Has two children", "inferred"),  # generated
+    ("career_sessions", "Is moving to a different bank", "generated"),  # inferred
+    ("neighbour_dispute", "Has spoken to Gary twice", "stated"),  # generated
+    ("neighbour_dispute", "Rents the house", "generated"),  # inferred
 ]
 
 

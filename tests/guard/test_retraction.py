@@ -431,6 +431,9 @@ def test_a_try_does_not_say_its_outcome() -> None:
          ("to study", "studied")),
         ("Started a new job", "I'm going to start a new job next month", ("to start", "started")),
         ("User moved to Leeds", "we want to move to Leeds soon", ("to move", "moved")),
+        ("Painted lines on the drive", "no, maybe I should paint lines.",
+         ("should paint", "painted")),
+        ("Called the council", "I could call the council I guess", None),  # no intention
         # done: said as done, in another form, or the plan is to do it again
         ("Moved to Leeds", "I moved to Leeds to study nursing", None),
         ("Went to uni", "I went to uni to study nursing", None),
@@ -660,3 +663,12 @@ def test_a_later_denial_of_the_person_still_takes_back_their_fact() -> None:
     later = "I don't have a girlfriend anymore, we split up."
     assert _later("Girlfriend is vegan", later) == ["girlfriend"]
     assert _later("Girlfriend is vegan", "lol no girlfriend") == ["girlfriend"]
+
+
+def test_an_ending_of_the_claims_verb_in_another_form_takes_it_back() -> None:
+    """ "I used to cycle to work" ends "Cycles to work", though "cycles" and "cycle" are stemmed
+    "cycl" and "cycle"."""
+    turn = "not really, I drive everywhere. I used to cycle to work before we moved"
+    assert retracted_stems("Cycles to work", turn) == {"cycl", "work"}
+    assert denied_words("Cycles to work", turn) == ["cycl", "work"]
+    assert retracted_stems("Used to cycle to work", turn) == frozenset()

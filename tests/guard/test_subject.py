@@ -652,3 +652,17 @@ def test_a_home_concluded_from_a_workplace_is_inferred() -> None:
     d = decide(Candidate(text="Lives in Cardiff"), _read_as_said("u1", turn), turn_text=turn,
                **_stated_scores())  # type: ignore[arg-type]  # fmt: skip
     assert d.provenance is Provenance.STATED
+
+
+def test_the_month_may_against_another_month_is_a_changed_value() -> None:
+    """ "Car loan ends in May" / "car loan 180/mo till march": "may" after "in" is the month,
+    which the token aligner never calls unsaid (it reads the modal, a stop word)."""
+    turn = "car loan 180/mo till march. no cc debt"
+    d = decide(Candidate(text="Car loan ends in May"), _read_as_said("u1", turn), turn_text=turn,
+               **_stated_scores())  # type: ignore[arg-type]  # fmt: skip
+    assert d.provenance is Provenance.GENERATED
+    (changed,) = [r for r in d.reasons if r.code is ReasonCode.CHANGED_VALUE]
+    assert changed.params == {"turn_id": "u1", "said": "march", "claimed": "may"}
+    d = decide(Candidate(text="Car loan ends in March"), _read_as_said("u1", turn),
+               turn_text=turn, **_stated_scores())  # type: ignore[arg-type]  # fmt: skip
+    assert d.provenance is Provenance.STATED

@@ -1210,6 +1210,10 @@ def test_a_taste_or_routine_whose_activity_no_turn_says_is_generated() -> None:
         ("Has a cat named Bramble", "I've got an elderly greyhound called Bramble",
          [("dog", "cat")]),
         ("Has a dog named Bramble", "I've got an elderly greyhound called Bramble", []),
+        # "may" is the month after "in", "till", ...; the modal elsewhere
+        ("Car loan ends in May", "car loan 180/mo till march. no cc debt", [("march", "may")]),
+        ("Car loan ends in March", "car loan 180/mo till may", [("may", "march")]),
+        ("May need surgery", "I may need surgery in March", []),
     ],
 )  # fmt: skip
 def test_changed_values(claim: str, evidence: str, expected: list[tuple[str, str]]) -> None:
