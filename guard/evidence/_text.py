@@ -1560,9 +1560,8 @@ _ENDED_BEFORE = (
 # "dropped" ends a plan, not "dropped off the kids" / "dropped by"
 _NOT_DROPPED = frozenset(("off", "by", "in", "me", "him", "her", "them", "us"))
 _ENDING_STARTS = frozenset(phrase[0] for phrase in _ENDINGS)
-_SPEAKER = frozenset(
-    ("i", "we", "i've", "we've", "i'd", "we'd", "just", "finally", "already", "also")
-)
+_PRONOUN_SPEAKER = frozenset(("i", "we", "i've", "we've", "i'd", "we'd"))
+_SPEAKER = _PRONOUN_SPEAKER | frozenset(("just", "finally", "already", "also"))
 # a claim with one of these says itself that the state ended or is past ("Used to work at a
 # bakery", "Quit smoking", "Was a nurse"): an ending in the user's words confirms it
 _PAST_MARKERS = frozenset(
@@ -1609,6 +1608,22 @@ def _changed_state(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+def _after_speaker(toks: list[str], i: int) -> bool:
+    """``toks[i]`` follows the speaker ("I quit", "we've sold"), or an adverb that opens the
+    speaker's clause or follows them ("just quit my job", "I just quit"); not someone else's
+    ("my manager Priti just quit")."""
+    if i == 0 or toks[i - 1] not in _SPEAKER:
+        return False
+    if toks[i - 1] in _PRONOUN_SPEAKER:
+        return True
+    return (
+        i < 2
+        or toks[i - 2] in _PRONOUN_SPEAKER
+        or not toks[i - 2][:1].isalnum()
+        or (toks[i - 2] in ("and", "but", "so"))
+    )
+
+
 def _ended_by(toks: list[str], endings: dict[tuple[str, ...], bool]) -> set[str]:
     """Stems of the words the ``endings`` (:data:`_ENDINGS`' form) end in ``toks``."""
     out: set[str] = set()
@@ -1618,7 +1633,7 @@ def _ended_by(toks: list[str], endings: dict[tuple[str, ...], bool]) -> set[str]
         for phrase, after_speaker in endings.items():
             if tuple(toks[i : i + len(phrase)]) != phrase:
                 continue
-            if after_speaker and not (i > 0 and toks[i - 1] in _SPEAKER):
+            if after_speaker and not _after_speaker(toks, i):
                 continue
             nxt = toks[i + len(phrase) : i + len(phrase) + 1]
             if phrase == ("dropped",) and nxt and nxt[0] in _NOT_DROPPED:

@@ -13,15 +13,19 @@ a plan given as done and a liking given as a pet) were written after reading the
 regression suite: every entry listed here is tagged as labelled today and must stay so.
 
 The third field of each chat lists its entries the guard still stores as **stated** facts
-although they are generated (meat for fish, which no closed class holds: "meat" is the general
-word; a stale value in the same turn, "vegetarian for ten years but lately I've started eating
-fish again"; a glued club for a boy "obsessed with football"; a workplace of the boyfriend's
-given as the user's answer to "Where does he work?"; a guest's allergy given to the
-brother-in-law, as no relative by kind is read against another).
-``OTHER_MISREADS`` lists the second round's other entries tagged otherwise than labelled (27:
-stated facts taken back by a denial of something else, inferences read as said, fabrications
-read as conclusions). Both are pinned as strict expected failures, so a change that fixes one
-shows up here.
+although they are generated (13). Of the first round: meat for fish, which no closed class
+holds ("meat" is the general word); a stale value in the same turn ("vegetarian for ten years
+but lately I've started eating fish again"); a glued club for a boy "obsessed with football".
+Of the second: a workplace of the boyfriend's given as the user's answer to "Where does he
+work?"; a guest's allergy given to the brother-in-law (no relative by kind is read against
+another). Of the third: a mortgage for the rent; the husband's wish and a daughter's given a
+wish of the other's; a colleague's application ("Tom from finance applied for her job too");
+a walk denied only by "not really" to the assistant's question; a sister's "can't swim yet"
+given to a brother the conversation never names inside a sentence ("Noah's 9"); a glued
+"experienced"; a filter the vet suggested, bought. ``OTHER_MISREADS`` lists the second and third
+rounds' other entries tagged otherwise than labelled (38: stated facts taken back by a denial
+of something else, inferences read as said, fabrications read as conclusions). Both are pinned
+as strict expected failures, so a change that fixes one shows up here.
 """
 
 from __future__ import annotations
@@ -662,6 +666,7 @@ PROBES: dict[str, Chat] = {
             ("Earns 58k", "generated"),
             ("Is nervous about covering the team", "stated"),
             ("Is a manager", "generated"),
+            ("Might want the manager job permanently", "stated"),
         ],
         ["Applied for Priti's job"],
     ),
@@ -826,7 +831,6 @@ OTHER_MISREADS = [
     ("night_shifts_care_home", "Makes breakfast for the kids on days off", "inferred"),  # stated
     ("terse_budget", "Is getting married next June", "inferred"),  # stated
     ("coworkers", "Works in finance", "generated"),  # inferred
-    ("coworkers", "Might want the manager job permanently", "stated"),  # generated
     ("health_update", "Blood pressure is 160 over 100", "generated"),  # inferred
     ("health_update", "Takes blood pressure medication", "generated"),  # inferred
     ("health_update", "Used to cycle to work", "stated"),  # inferred

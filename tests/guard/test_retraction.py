@@ -672,3 +672,13 @@ def test_an_ending_of_the_claims_verb_in_another_form_takes_it_back() -> None:
     assert retracted_stems("Cycles to work", turn) == {"cycl", "work"}
     assert denied_words("Cycles to work", turn) == ["cycl", "work"]
     assert retracted_stems("Used to cycle to work", turn) == frozenset()
+
+
+def test_someone_elses_quitting_ends_nothing_of_the_users() -> None:
+    """ "my manager Priti just quit and they want me to cover her team" ends nothing of "Might
+    want the manager job permanently": "just" before "quit" follows the speaker only when it
+    opens the clause or the speaker says it ("I just quit the bakery", "just quit my job")."""
+    turn = "my manager Priti just quit and they want me to cover her team for 3 months"
+    assert denied_words("Might want the manager job permanently", turn) == []
+    assert retracted_stems("Works at the bakery", "I just quit the bakery") == {"bakery"}
+    assert retracted_stems("Has a job", "just quit my job lol") == {"job"}
