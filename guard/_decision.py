@@ -25,6 +25,7 @@ from mirage_guard.guard.evidence import (
     KINDS,
     PLACE_FRAME,
     RELATION_KINDS,
+    OtherPersonsFact,
     acting_relatives,
     age_in_decade,
     changed_values,
@@ -498,6 +499,13 @@ def _quote_rule(
     return provenance
 
 
+def _whose(code: ReasonCode, link: EvidenceLink, found: OtherPersonsFact) -> Reason:
+    """The reason a claim is someone else's fact (``other_persons_fact``, ``third_persons_fact``)
+    or the user's given to someone (``users_fact_given_to``): the person and the words."""
+    person = found.person or "another person"
+    return reason(code, turn_id=link.turn_id, person=person, words=list(found.words))
+
+
 def _said_otherwise(
     claim: str,
     evidence: str | None,
@@ -517,22 +525,12 @@ def _said_otherwise(
     # Arjun
     third = third_persons_fact(claim, evidence, user_name, people) if evidence else None
     if third is not None:
-        return reason(
-            ReasonCode.OTHER_PERSONS_FACT,
-            turn_id=link.turn_id,
-            person=third.person or "another person",
-            words=list(third.words),
-        )
+        return _whose(ReasonCode.OTHER_PERSONS_FACT, link, third)
     # "Wife Ngozi is a nurse" from "My wife Ngozi is a teacher. I work as a nurse.": the user's
     # own fact, given to the wife (read before another value: the turn says whose the value is)
     theirs = users_fact_given_to(claim, evidence, user_name, people) if evidence else None
     if theirs is not None:
-        return reason(
-            ReasonCode.USERS_OWN_FACT,
-            turn_id=link.turn_id,
-            person=theirs.person,
-            words=list(theirs.words),
-        )
+        return _whose(ReasonCode.USERS_OWN_FACT, link, theirs)
     changed = changed_value(claim, evidence, link)
     if changed is not None:
         said, claimed = changed
@@ -554,12 +552,7 @@ def _said_otherwise(
     # "User is vegan" from "my girlfriend does her own thing, she's vegan": not the user's fact
     other = other_persons_fact(claim, evidence, user_name, people) if evidence is not None else None
     if other is not None:
-        return reason(
-            ReasonCode.OTHER_PERSONS_FACT,
-            turn_id=link.turn_id,
-            person=other.person or "another person",
-            words=list(other.words),
-        )
+        return _whose(ReasonCode.OTHER_PERSONS_FACT, link, other)
     if link.asked_words:
         # "You plan to get around Leeds by tram" from "Is it true Leeds has no tram?"
         return reason(ReasonCode.ASKED_ONLY, words=list(link.asked_words))
