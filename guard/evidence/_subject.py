@@ -756,8 +756,8 @@ def third_persons_fact(
     user = name_parts(user_name)
     if _about_user(claim, user):
         return None
-    # the claim's people, and a name the conversation gives someone that opens the claim
-    # (capitalised there as every first word is)
+    # the names the conversation gives people among the claim's words before its verb (the
+    # first is capitalised there as every first word is, so the names are read, not the case)
     persons = {_person_token(t) for t in _subject_words(claim)} & people
     if not persons:
         return None

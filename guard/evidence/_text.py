@@ -1916,16 +1916,15 @@ def residence(claim: str) -> str | None:
 
 # the words a sentence says where someone lives with ("we live in Leeds", "I'm in zone 6b near
 # Columbus", "we're up in Leeds", "moved to Denver", "I bought in Sandviken", "I'm from Porto",
-# "I'm staying in Braga"):
-# a place named with none of them is only where something is ("a pharmacist at Boots in Cardiff")
+# "I'm staying in Braga"): a place named with none of them is only where something is ("a
+# pharmacist at Boots in Cardiff")
 _HOME_WORDS = re.compile(
     r"\b(?:live|lives|living|lived|moved|move|moving|based|home|here|from|grew|bought|rent|staying|"
     r"renting|flat|house|apartment|local|neighbou?r\w*|i'?m in|i am in|we'?re in|we are in|"
     r"up in|down in|out in|over in)\b",
     re.I,
 )
-
-
+# words before a place's own name in a claim's phrase ("in or near Edinburgh", "in central Leeds")
 _PLACE_LEAD = frozenset(("or", "near", "central", "north", "south", "east", "west", "just"))
 
 
