@@ -377,17 +377,15 @@ def _with_home_unsaid(
     user_name: str | None,
 ) -> list[EvidenceLink]:
     """Each link of a claim about where the user lives with the places the user names only as
-    where something else is (``tx.home_unsaid``); the user's sentences are read once a write,
-    and only when a claim says where the user lives."""
-    sentences: list[str] | None = None
+    where something else is (``tx.home_unsaid``), read only when a claim says where the user
+    lives."""
+    user: list[str] | None = None
     out = []
     for cand, link in zip(candidates, links, strict=True):
         if tx.residence(cand.text) is not None and about_user(cand.text, user_name):
-            if sentences is None:
-                sentences = [
-                    s for t in turns if t.role is Role.USER for s in tx.sentences(t.content)
-                ]
-            if places := tx.home_unsaid(cand.text, sentences):
+            if user is None:
+                user = [t.content for t in turns if t.role is Role.USER]
+            if places := tx.home_unsaid(cand.text, user):
                 link = link.model_copy(update={"home_unsaid": places})
         out.append(link)
     return out

@@ -758,10 +758,11 @@ def third_persons_fact(
         return None
     # the names the conversation gives people among the claim's words before its verb (the
     # first is capitalised there as every first word is, so the names are read, not the case)
-    persons = {_person_token(t) for t in _subject_words(claim)} & people
+    opening = _subject_words(claim)
+    persons = {_person_token(t) for t in opening} & people
     if not persons:
         return None
-    subject = {stem(t) for t in _subject_words(claim)}
+    subject = {stem(t) for t in opening}
     wanted = content_stems(claim) - subject - _PREPOSITIONS - {"user", "you"}
     wanted -= {stem(w) for w in user}
     if not wanted - FRAME_STEMS:

@@ -1928,11 +1928,13 @@ _HOME_WORDS = re.compile(
 _PLACE_LEAD = frozenset(("or", "near", "central", "north", "south", "east", "west", "just"))
 
 
-def home_unsaid(claim: str, user_sentences: Sequence[str]) -> list[str]:
+def home_unsaid(claim: str, user_texts: Sequence[str]) -> list[str]:
     """The names of the place a claim says the user lives in ("Lives in Cardiff") that some of
-    ``user_sentences`` say but none with a word of living there (``_HOME_WORDS``): "I'm a
-    pharmacist at Boots in Cardiff", "a tapas place in Leeds" (the boyfriend's work). Where the
-    user lives is then concluded, not said. A name no sentence says is the unsaid-names rule's."""
+    ``user_texts`` (turns or sentences) say but no sentence of theirs with a word of living there
+    (``_HOME_WORDS``): "I'm a pharmacist at Boots in Cardiff", "a tapas place in Leeds" (the
+    boyfriend's work). Where the user lives is then concluded, not said. A name no text says is
+    the unsaid-names rule's. Only the texts that name the place are split into sentences: a
+    write against a long history reads the rest once, by a search."""
     place = residence(claim)
     if place is None:
         return []
@@ -1945,8 +1947,8 @@ def home_unsaid(claim: str, user_sentences: Sequence[str]) -> list[str]:
     out = []
     for name in sorted(proper_names(claim) & set(ws[:1])):
         said = re.compile(rf"\b{re.escape(name)}\b", re.I)
-        naming = [s for s in user_sentences if said.search(s)]
-        if naming and not any(_HOME_WORDS.search(s) for s in naming):
+        naming = [x for t in user_texts if said.search(t) for x in sentences(t) if said.search(x)]
+        if naming and not any(_HOME_WORDS.search(x) for x in naming):
             out.append(name)
     return out
 
