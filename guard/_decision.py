@@ -46,6 +46,7 @@ from mirage_guard.guard.evidence import (
     plain,
     plan_given_as_done,
     retracted_stems,
+    round_trips,
     said_age,
     said_of_user,
     says_habit,
@@ -205,8 +206,10 @@ def contradicted(link: EvidenceLink) -> bool:
         return False
     p = f.get("sup_contradicted", 0.0)
     supported = f.get("sup_entailed", 0.0) + f.get("sup_inferable", 0.0)
-    unsaid = any(exact_word(w) for w in link.unsupported_words)
-    return p >= CONTRADICTED_MIN and p > supported and unsaid
+    unsaid = [w for w in link.unsupported_words if exact_word(w)]
+    # "Spends 80 minutes a day on the bus" / "40 minutes each way": a sum, not another value
+    trips = round_trips(link.span) if unsaid and link.span else frozenset()
+    return p >= CONTRADICTED_MIN and p > supported and any(w not in trips for w in unsaid)
 
 
 def changed_value(claim: str, evidence: str | None, link: EvidenceLink) -> tuple[str, str] | None:

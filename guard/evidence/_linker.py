@@ -175,6 +175,9 @@ CORRECTED_MIN_SIM = 0.25
 # word makes it stale from this cosine (0.4 moved two right claims away on the held-out sets,
 # 0.5 none: 2026-12-04 late)
 RESTATED_MIN_SIM = 0.5
+# ... and from this one, a correction of the claim's number with its unit ("is three weeks not
+# two" / "Visits her brother for two weeks in July": 0.25), read in those words only
+COUNTED_MIN_SIM = 0.15
 
 
 def _turn_span(units: Sequence[_Unit], j: int) -> tuple[int, int]:
@@ -225,17 +228,24 @@ def _retracted(
     # a move to a named place leaves a claim about where the user lives behind, however unlike
     # the claim the sentence reads ("Lives in Boston" / "Actually we moved to Denver")
     lives = tx.residence(claim) is not None
+    low: set[int] = set()
     if lives:
         later = list(range(last + 1, len(units)))
     else:  # only the sentences near the claim can retract it: no Python loop over the history
         later = (np.flatnonzero(sims[last + 1 :] >= CORRECTED_MIN_SIM) + last + 1).tolist()
+        # ... but for "is three weeks not two", which says little else of the claim
+        band = (sims[last + 1 :] >= COUNTED_MIN_SIM) & (sims[last + 1 :] < CORRECTED_MIN_SIM)
+        low = set((np.flatnonzero(band) + last + 1).tolist())
+        later = sorted(low.union(later)) if low else later
     # what the corrected cosine reads, once per claim: its names and the place it says the user
     # works at, each looked for in a sentence's words before any denial is read
     named = {n.lower() for n in tx.proper_names(claim)} if later else set()
     place = tx.workplace(claim) if later else frozenset()
     for j in later:
         text = units[j].text
-        if sims[j] >= RETRACT_MIN_SIM:
+        if j in low:
+            words = frozenset(tx.corrected_count(claim, text))
+        elif sims[j] >= RETRACT_MIN_SIM:
             # whose clauses: "she chose Legon, not the pharmacy" is the daughter's, and "I'm not
             # vegan myself" is not the girlfriend's ("I don't have a girlfriend anymore" is)
             theirs = others_denials(claim, text, user_name)

@@ -694,6 +694,26 @@ def _given_otherwise(
     return out
 
 
+# a length said for one way of a trip ("40 minutes each way", "about 12k each way", "an hour one
+# way"): twice it is the trip there and back, a sum the claim may give ("80 minutes a day")
+_ONE_WAY = re.compile(
+    r"\b(\d+(?:\.\d+)?)\s*(?:k|km|kms|mi|mins?|minutes?|miles?|hours?|hrs?|h)?\s+"
+    r"(?:each|one|either)\s+(?:way|direction)\b",
+    re.I,
+)
+
+
+@lru_cache(maxsize=16384)
+def round_trips(text: str) -> frozenset[str]:
+    """Twice each number ``text`` says of one way of a trip ("40 minutes each way": "80"): what
+    a claim that gives the trip there and back concludes, not another value."""
+    out = set()
+    for m in _ONE_WAY.finditer(text):
+        doubled = float(m.group(1)) * 2
+        out.add(str(int(doubled)) if doubled.is_integer() else str(doubled))
+    return frozenset(out)
+
+
 def changed_values(claim: str, evidence: str) -> list[tuple[str, str]]:
     """(said, claimed): a number, day, month, relative, side of the body, rank, closed class's
     word or age in decades of the claim that ``evidence`` does not say where the evidence says
@@ -714,6 +734,9 @@ def changed_values(claim: str, evidence: str) -> list[tuple[str, str]]:
     # whose relative each is: read only when a relative changed (this runs for every claim)
     theirs = _others_relatives(claim, evidence) if any(k == "kin" for *_, k in given) else set()
     out = [(other, value) for other, value, kind in given if kind != "kin" or other not in theirs]
+    if out and (trips := round_trips(evidence)):
+        # "Spends 80 minutes a day on the bus" / "40 minutes each way by bus": the sum
+        out = [(other, value) for other, value in out if value not in trips]
     age = _age_mismatch(claim, evidence)
     if age is not None:
         out.append(age)
@@ -974,6 +997,34 @@ def _requoted(toks: list[str], claimed: set[str]) -> list[str]:
         quoted = toks[i - 1] == "said" and any(j > i for j, _ in others)
         if quoted or (toks[i - 1] == "than" and any(j == i - 2 for j, _ in others)):
             out.append(old)
+    return out
+
+
+def corrected_count(claim: str, text: str) -> list[str]:
+    """The claim's numbers that ``text`` sets right with "<new> <unit> not <old>", the unit being
+    the word after the number in the claim ("is three weeks not two" against "Visits her brother
+    for two weeks in July" gives ["2"]; against "Has two kids" nothing). The unit ties the
+    correction to the claim however little else of the sentence does."""
+    toks = _clause_tokens(text)
+    if "not" not in toks:
+        return []
+    ctoks = _clause_tokens(claim)
+    units: dict[str, str] = {}
+    for k in range(len(ctoks) - 1):
+        v = _value(ctoks[k])
+        if v is not None and v[0] == "number":
+            units[v[1]] = stem(ctoks[k + 1])
+    out = []
+    for i in range(2, len(toks) - 1):
+        old = _value(toks[i + 1]) if toks[i] == "not" else None
+        if old is None or old[0] != "number" or old[1] not in units:
+            continue
+        for k in (i - 2, i - 3):  # "three weeks not two", "three weeks, not two"
+            new = _value(toks[k]) if k >= 0 else None
+            if new is not None and new[0] == "number" and new != old:
+                if stem(toks[k + 1]) == units[old[1]]:
+                    out.append(old[1])
+                break
     return out
 
 
@@ -1835,7 +1886,7 @@ def retracted_stems(
     own = text if own is None else own
     out = set(_denied_when(own) if _dated(claim, said) else denied_stems(own))
     if out:
-        out -= _denied_of_others(claim, own)
+        out -= _denied_of_others(claim, own) | _other_heads(claim, own, out)
     # "Swims instead of running": the claim itself sets running aside, a denial agrees with it
     claimed = content_stems(claim) - _set_aside(claim)
     if out:
@@ -1866,6 +1917,46 @@ _WHEN_STEMS = frozenset(
 def _when_word(s: str) -> bool:
     """Whether a stem says when ("last year", "in March", "2 weeks ago"), not what."""
     return s in _WHEN_STEMS or s.isdigit()
+
+
+# words after a denied one that say nothing of what it is ("not the half though"), or say it is
+# the kind of person who does it ("we're not DIY people": no DIY at all)
+_AFTERTHOUGHTS = _NOT_DENIED | frozenset(
+    "though tho anyway either actually really haha now then again today people person fan fans "  # noqa: SIM905
+    "type types kind".split()
+)
+
+
+def _heads(toks: list[str], s: str) -> set[str]:
+    """The words right after each word of ``toks`` whose stem is ``s``."""
+    return {toks[k + 1] for k, x in enumerate(toks[:-1]) if stem(x) == s}
+
+
+def _other_heads(claim: str, text: str, denied: set[str]) -> set[str]:
+    """The claim's words ``text`` denies only as a word before another thing: each is followed
+    in ``text`` by a content word the claim does not say, and in the claim by one ``text`` does
+    not say ("I don't have an accounting degree" takes back nothing of "Works as an accounts
+    assistant": a degree is denied, not the accounts)."""
+    claim_stems = content_stems(claim)
+    shared = denied & claim_stems
+    if not shared:
+        return set()
+    text_stems = content_stems(text)
+    ctoks, ttoks = _clause_tokens(claim), _clause_tokens(text)
+
+    def other(after: set[str], theirs: frozenset[str]) -> bool:
+        """Some word after it is a content word ``theirs`` lacks, and none is one of theirs."""
+        content = {
+            stem(x) for x in after
+            if len(x) > 1 and x[:1].isalpha() and x not in STOPWORDS and x not in _AFTERTHOUGHTS
+            and x not in NEGATIONS  # "I take nothing for BP": "nothing" is the denial
+        }  # fmt: skip
+        return bool(content - theirs) and not content & theirs
+
+    return {
+        s for s in shared
+        if other(_heads(ttoks, s), claim_stems) and other(_heads(ctoks, s), text_stems)
+    }  # fmt: skip
 
 
 def _denied_of_others(claim: str, text: str) -> set[str]:

@@ -398,6 +398,8 @@ PROBES: dict[str, Chat] = {
             ("Has a problem with his right knee", "generated"),
             ("Ran the Berlin marathon last year", "generated"),
             ("Knee pain started in September", "generated"),
+            # a misread until 2026-12-06: "not the knee itself" denied the knee pain
+            ("Physio thinks the knee pain comes from the IT band", "stated"),
         ],
         [],
     ),
@@ -801,11 +803,6 @@ OTHER_MISREADS = [
     ("ines_remote_job", "New employer is a fintech in Porto", "stated"),  # generated
     ("ines_remote_job", "Is a software engineer", "generated"),  # inferred
     ("tomas_marathon_knee", "Has seen a physio twice", "stated"),  # inferred
-    (
-        "tomas_marathon_knee",
-        "Physio thinks the knee pain comes from the IT band",
-        "stated",
-    ),  # generated
     ("tomas_marathon_knee", "Has torn his IT band", "generated"),  # inferred
     ("tomas_marathon_knee", "Is an experienced marathon runner", "generated"),  # inferred
     ("tomas_marathon_knee", "Knee has been hurting since October", "stated"),  # generated

@@ -682,3 +682,42 @@ def test_someone_elses_quitting_ends_nothing_of_the_users() -> None:
     assert denied_words("Might want the manager job permanently", turn) == []
     assert retracted_stems("Works at the bakery", "I just quit the bakery") == {"bakery"}
     assert retracted_stems("Has a job", "just quit my job lol") == {"job"}
+
+
+def test_a_word_denied_before_another_thing_takes_back_nothing() -> None:
+    """ "I don't have an accounting degree" took back "Works full time as an accounts assistant":
+    the degree is denied, the accounts are said. Each side's word after the shared one is one
+    the other does not say; the same phrase, or a claim that ends on the word, is still denied."""
+    later = "I don't have an accounting degree actually, I did English lit and fell into accounts"
+    assert retracted_stems("Works full time as an accounts assistant", later) == set()
+    assert retracted_stems("Has a red bike", "I don't have a red car") == set()
+    assert retracted_stems("Has an accounting degree", "I don't have an accounting degree") >= {
+        "account"
+    }
+    assert retracted_stems("Eats red meat", "I don't eat red meat anymore") >= {"red", "meat"}
+    assert retracted_stems("Has a pickup truck", "I don't have a truck yet") == {"truck"}
+
+
+def test_a_number_with_its_unit_set_right_retracts_at_a_low_cosine() -> None:
+    """ "Also sorry I make a mistake before, is three weeks not two." (cosine 0.25 to "Plans to
+    visit the brother in Manchester for two weeks in July") corrects the claim's number: the unit
+    after the new number is the claim's after its own. Not another thing's number, nor below the
+    band's floor."""
+    from mirage_guard.guard.evidence import corrected_count
+    from mirage_guard.guard.evidence._linker import CORRECTED_MIN_SIM, COUNTED_MIN_SIM
+
+    claim = "Plans to visit the brother in Manchester for two weeks in July"
+    fix = "Also sorry I make a mistake before, is three weeks not two."
+    assert corrected_count(claim, fix) == ["2"]
+    assert corrected_count(claim, "is three weeks, not two") == ["2"]
+    assert corrected_count("Has two kids", fix) == []
+    assert corrected_count(claim, "three days not two") == []
+
+    def at(sim: float) -> list[str]:
+        units = [_Unit("u1", "I visit him for two weeks in July."), _Unit("u2", fix)]
+        link = EvidenceLink(turn_id="u1", similarity=0.8, span=units[0].text)
+        out = _retracted(claim, link, np.array([0.8, sim], np.float32), units, {"u1": 0, "u2": 1})
+        return out.retracted_words if out.retracted_by == "u2" else []
+
+    assert at((COUNTED_MIN_SIM + CORRECTED_MIN_SIM) / 2) == ["2"]
+    assert at(COUNTED_MIN_SIM - 0.05) == []

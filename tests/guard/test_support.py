@@ -23,6 +23,7 @@ from mirage_guard.guard.evidence import (
     glued_phrases,
     list_items,
     retracted_stems,
+    round_trips,
     swapped_names,
     trait_words,
     unsaid_habits,
@@ -544,6 +545,22 @@ def test_a_claim_the_linked_turn_contradicts_is_generated() -> None:
         ["200"], sup_entailed=0.45, sup_inferable=0.05, sup_unsupported=0.0, sup_contradicted=0.5
     )
     assert ReasonCode.CONTRADICTED not in codes
+
+
+def test_a_trip_there_and_back_is_no_contradiction_of_one_way() -> None:
+    """ "Spends 80 minutes a day on the bus" against "My commute is 40 minutes each way by bus":
+    the model read a contradiction and 80 is not said, but it is twice what one way takes (a
+    sum, not another value). Another number is still contradicted."""
+    from mirage_guard.guard._decision import contradicted
+
+    bus = "My commute is 40 minutes each way by bus and the car would get it to 15."
+    read = {"sup_entailed": 0.1, "sup_inferable": 0.05, "sup_unsupported": 0.15}
+    link = _link(["80"], sup_contradicted=0.7, **read).model_copy(update={"span": bus})
+    assert not contradicted(link)
+    assert contradicted(link.model_copy(update={"unsupported_words": ["90"]}))
+    assert round_trips(bus) == {"80"}
+    assert round_trips("i ride it to work and back every day, about 12k each way") == {"24"}
+    assert round_trips("it's 12k to work") == frozenset()
 
 
 def test_without_the_support_model_no_contradiction_is_read() -> None:
@@ -1214,6 +1231,10 @@ def test_a_taste_or_routine_whose_activity_no_turn_says_is_generated() -> None:
         ("Car loan ends in May", "car loan 180/mo till march. no cc debt", [("march", "may")]),
         ("Car loan ends in March", "car loan 180/mo till may", [("may", "march")]),
         ("May need surgery", "I may need surgery in March", []),
+        # a trip there and back is twice one way, not another value
+        ("Spends 80 minutes a day on the bus", "My commute is 40 minutes each way by bus", []),
+        ("Spends 90 minutes a day on the bus", "My commute is 40 minutes each way by bus",
+         [("40", "90")]),
     ],
 )  # fmt: skip
 def test_changed_values(claim: str, evidence: str, expected: list[tuple[str, str]]) -> None:
