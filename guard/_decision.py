@@ -45,6 +45,7 @@ from mirage_guard.guard.evidence import (
     place_inferred,
     plain,
     plan_given_as_done,
+    relative_of_another,
     retracted_stems,
     round_trips,
     said_age,
@@ -543,8 +544,10 @@ def _said_otherwise(
         outcome_unsaid(claim, evidence)
         # "Studied nursing before" from "saving up to go back to uni next year to study nursing"
         or plan_given_as_done(claim, evidence)
-        # "Has a cat" from "I'm more of a cat person honestly"
+        # "Has a cat" from "I'm more of a cat person honestly", "Piotr wants to get a cat"
         or liked_not_owned(claim, evidence)
+        # "Has a cousin in Toronto" from "his cousin is in toronto": the husband's cousin
+        or relative_of_another(claim, evidence)
         if evidence is not None
         else None
     )

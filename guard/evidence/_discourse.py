@@ -136,7 +136,8 @@ def sentence_use(sentence: str) -> SentenceUse:
 # house on the corner", "I wish I'd studied law", "what if I quit and travelled", "someday I'll
 # open a bakery", "in another life I'd be a vet", "my dream is a cabin in Norway"
 _HYPOTHETICAL = re.compile(
-    r"\bif (?:i|we) (?:ever|were|was|could|won|had|only)\b|\b(?:i|we) wish\b|\bwhat if\b"
+    r"\bif (?:i|we) (?:ever|were|was|could|won|win|had|only)\b|\b(?:i|we) wish\b|\bwhat if\b"
+    r"|\b(?:win|wins|won|winning) (?:the )?lottery\b|\bsometimes (?:i|we) think\b"
     r"|\bif only\b|\bsome ?day\b|\bone day,? (?:i|we)(?:'ll| will| would|'d)\b"
     r"|\bin (?:another|a different|an ideal) (?:life|world)\b"
     r"|\b(?:i|we) (?:dream|fantasi[sz]e) (?:of|about)\b|\bmy dream (?:is|would be|job)\b"
@@ -163,12 +164,24 @@ def keeps_wish(claim: str) -> bool:
     return _WISH_CLAIM.search(claim) is not None
 
 
+# what the user reports they were told that is no opinion of them: a having, a need, a must, a
+# can, a future ("the derm said I have rosacea", "the vet says I need to", "she said I start on
+# Monday", "he said I could", "they told me I got the job"); and the user's own hedges ("I think
+# I should")
+_NOT_OPINIONS = (
+    "have", "has", "had", "need", "needs", "needed", "should", "shall", "can", "could", "will",
+    "would", "must", "might", "may", "start", "starts", "got", "get", "qualify", "passed",
+    "won", "owe", "think", "guess", "mean", "know", "do", "did", "don't", "didn't", "dont",
+    "didnt", "can't", "cant", "won't", "wont", "said", "told", "just", "also", "still",
+)  # fmt: skip
 # someone else's opinion of the user, reported ("my wife says I'm a terrible cook", "mum thinks
-# im lazy", "he calls me a hoarder"): a being, not a having ("the derm said I have rosacea" is a
-# diagnosis the user reports as theirs)
+# im lazy", "he calls me a hoarder", "my mother in law says I spoil the children", "Mariana say
+# I snore like tractor"): a being or a doing, not a having or a need (``_NOT_OPINIONS``: "the
+# derm said I have rosacea" is a diagnosis the user reports as theirs)
 _REPORTED = re.compile(
-    r"\b(?:(?:says|said|thinks|thought|reckons|reckoned|keeps telling me|tells me|told me|claims"
-    r"|insists|jokes)(?: that)?\s+(?:i'?m|i am|i was|im)|calls me|called me)\b",
+    r"(?<!\bi )(?<!\bi'd )(?<!\bid )\b(?:(?:says|say|said|thinks|think|thought|reckons|reckoned"
+    r"|keeps telling me|tells me|told me|claims|insists|jokes)(?: that)?\s+(?:i'?m|i am|i was|im"
+    r"|i(?=\s+(?!(?:" + "|".join(_NOT_OPINIONS) + r")\b)[a-z]))|calls me|called me)\b",
     re.IGNORECASE,
 )
 # where the report ends and the user goes on in their own voice ("... but I make great pasta")

@@ -240,11 +240,11 @@ def _retracted(
     # what the corrected cosine reads, once per claim: its names and the place it says the user
     # works at, each looked for in a sentence's words before any denial is read
     named = {n.lower() for n in tx.proper_names(claim)} if later else set()
-    place = tx.workplace(claim) if later else frozenset()
+    place = tx.workplace(claim) if later else ()
     for j in later:
         text = units[j].text
         if j in low:
-            words = frozenset(tx.corrected_count(claim, text))
+            words = _low_band(claim, sims, units, j, user_name)
         elif sims[j] >= RETRACT_MIN_SIM:
             # whose clauses: "she chose Legon, not the pharmacy" is the daughter's, and "I'm not
             # vegan myself" is not the girlfriend's ("I don't have a girlfriend anymore" is)
@@ -267,11 +267,8 @@ def _retracted(
                 # design master's" (0.34): a denial of a place or a person the claim names
                 stems = {tx.stem(n) for n in names}
                 words = tx.retracted_stems(claim, text, own, endings=False) & stems
-            if not words and place and place <= {tx.stem(w) for w in said}:
-                # "I left the sports clinic" / "Works at a sports clinic treating footballers"
-                # (0.37): the place the user works at, left; only all of its words
-                ended = tx.retracted_stems(claim, text, own)
-                words = ended if place <= ended else frozenset()
+            if not words and place:
+                words = _left_workplace(claim, text, own, place, said)
         if not words and sims[j] >= CORRECTED_MIN_SIM:
             # "correction he's 8 not 9" / "Dog Bruno is 9 years old" (0.32); another value in a
             # correction only in a turn about the claim ("my driving test is moved, examiner is
@@ -288,10 +285,57 @@ def _retracted(
         if words:
             update = {"retracted_by": units[j].turn_id, "retracted_words": sorted(words)}
             return link.model_copy(update=update)
-    old = _said_before(claim, link.span, units, last)
+    return _left_in_place(claim, link, units, last, lives=lives)
+
+
+def _left_in_place(
+    claim: str, link: EvidenceLink, units: Sequence[_Unit], last: int, *, lives: bool
+) -> EvidenceLink:
+    """The link, retracted by its own turn when the sentence it rests on leaves the claim
+    behind: it moves the user away from the claim's place ("we moved by the way from Randburg
+    to a townhouse in Midrand" / "Lives in Randburg"), or changes a value said only before
+    (:func:`_said_before`)."""
+    gone = sorted(tx.moved_from(claim, link.span)) if lives and link.span else []
+    old = gone or _said_before(claim, link.span, units, last)
     if old:
         return link.model_copy(update={"retracted_by": link.turn_id, "retracted_words": old})
     return link
+
+
+def _left_workplace(
+    claim: str, text: str, own: str, place: tuple[str, ...], said: frozenset[str]
+) -> frozenset[str]:
+    """The place the user works at (its stems, in order) that a later sentence says they left:
+    all of its words ("I left the sports clinic" / "Works at a sports clinic treating
+    footballers", 0.37), or its last in a correction ("Also fyi I've left the clinic, I'm doing
+    relief work now instead" / "Works three days a week at a vet clinic")."""
+    stems = {tx.stem(w) for w in said}
+    if set(place) <= stems:
+        ended = tx.retracted_stems(claim, text, own)
+        return ended if set(place) <= ended else frozenset()
+    if place[-1] in stems and is_correction(text):
+        return tx.retracted_stems(claim, text, own) & {place[-1]}
+    return frozenset()
+
+
+def _low_band(
+    claim: str, sims: Vectors, units: Sequence[_Unit], j: int, user_name: str | None
+) -> frozenset[str]:
+    """What a later sentence from COUNTED_MIN_SIM to CORRECTED_MIN_SIM takes back of a claim:
+    its number set right with its unit ("is three weeks not two"), or a denial in a turn about
+    the claim, however little else of it the sentence says ("update, we're not doing the barn
+    anymore" 0.21, "booked a restaurant in Kazimierz instead" 0.40 / "Wedding venue is a barn
+    near Wieliczka"); a turn whose nearest sentence is in the band when the denial reads as a
+    correction."""
+    text = units[j].text
+    words = frozenset(tx.corrected_count(claim, text))
+    near = _turn_max(sims, units, j)
+    if not words and (
+        near >= RETRACT_MIN_SIM or (near >= CORRECTED_MIN_SIM and is_correction(text))
+    ):
+        own = own_clauses(claim, text, user_name)
+        words = tx.retracted_stems(claim, text, own, endings=False)
+    return words
 
 
 def _said_before(claim: str, span: str | None, units: Sequence[_Unit], last: int) -> list[str]:
@@ -466,12 +510,14 @@ class _Unasserted:
     """One reading of words the user says without asserting them of themselves: ``split`` a
     user turn's content stems into (set aside, told in their own voice), cached per turn; a claim
     whose own words are at least ``WISHED_SHARE`` and ``min_words`` set aside gets them in
-    ``field``; ``keep``: claims the reading leaves alone."""
+    ``field``; ``keep``: claims the reading leaves alone; ``one_if_all``: one word is enough when
+    it is all the user says of the claim."""
 
     split: Callable[[str], tuple[frozenset[str], frozenset[str]]]
     field: str
     min_words: int
     keep: Callable[[str], bool] = lambda _claim: False
+    one_if_all: bool = False
 
 
 def _with_unasserted_words(
@@ -505,7 +551,10 @@ def _with_unasserted_words(
                 )
             aside, told = said[k]
             only = (aside & own) - told
-            if len(only) >= r.min_words and len(only) >= WISHED_SHARE * len(own):
+            # ... or, for a wish, one when it is all the user says of the claim ("If I were
+            # twenty years younger I'd go to Japan" / "Plans to travel to Japan on her own")
+            whole = r.one_if_all and bool(only) and not own & told
+            if whole or (len(only) >= r.min_words and len(only) >= WISHED_SHARE * len(own)):
                 update[r.field] = [
                     w for w in dict.fromkeys(tx.words(cand.text)) if tx.content_stems(w) & only
                 ]
@@ -546,7 +595,9 @@ def _reported_and_told(content: str) -> tuple[frozenset[str], frozenset[str]]:
 
 
 # wishes and what-ifs, two words at least, unless the claim keeps the wish; someone else's opinion
-_WISHED = _Unasserted(_wished_and_told, "wished_words", min_words=2, keep=keeps_wish)
+_WISHED = _Unasserted(
+    _wished_and_told, "wished_words", min_words=2, keep=keeps_wish, one_if_all=True
+)
 _REPORTED = _Unasserted(_reported_and_told, "reported_words", min_words=1)
 
 

@@ -97,6 +97,37 @@ _CLAUSE = re.compile(
 )
 
 
+# a run-on sentence, typed or dictated without a comma, goes on with another subject ("Rodrigo
+# doesn't run at all he thinks I'm crazy"): a new clause before "he", "she" or "they" and their
+# verb, unless the word before joins them ("I know he thinks", "the day she was born")
+_RUN_ON = re.compile(
+    r"\s+(?=(?:he|she|they)(?:'s|'re|'d|'ll)?\s+(?:is|was|are|were|has|had|have|thinks|thought"
+    r"|says|said|does|doesn't|did|didn't|can|can't|will|won't|would|wants|likes|loves|hates"
+    r"|works|lives|goes|went|gets|got|keeps|never|always|just|also|still)\b)",
+    re.IGNORECASE,
+)
+_JOINS = frozenset(
+    """
+    that if when because as what where who which whether though although think thinks thought
+    know knows knew said says hope guess sure and but or so since until unless before after
+    while whereas day time way reason cos cuz bc than like
+    """.split()  # noqa: SIM905 - a word list reads best as text
+)
+
+
+def _run_on(part: str) -> list[str]:
+    """``part`` cut where a run-on clause with another subject begins (:data:`_RUN_ON`)."""
+    if not part or _RUN_ON.search(part) is None:
+        return [part]
+    out, start = [], 0
+    for m in _RUN_ON.finditer(part):
+        before = _TOKEN.findall(part[start : m.start()])
+        if before and before[-1].lower() not in _JOINS:
+            out.append(part[start : m.start()])
+            start = m.end()
+    return [*out, part[start:]]
+
+
 @dataclass(frozen=True)
 class Clause:
     """A clause of a user sentence, its subject (``user``, ``other``) and the person it names."""
@@ -491,7 +522,7 @@ def _clauses(text: str, user: frozenset[str], people: frozenset[str]) -> tuple[C
             continue
         previous: tuple[str, str | None] = ("user", None)
         pending: str | None = None  # a person named alone in the clause before
-        for n, part in enumerate(_CLAUSE.split(sentence)):
+        for n, part in enumerate(p for c in _CLAUSE.split(sentence) for p in _run_on(c)):
             toks = _TOKEN.findall(part or "")
             if not toks:
                 continue

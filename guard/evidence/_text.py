@@ -625,6 +625,15 @@ def _values(text: str) -> list[tuple[str, str, frozenset[str]]]:
     return [v for sentence in sentences(text) for v in _sentence_values(sentence)]
 
 
+# words for the same people a number counts right before them ("3 kids" is "two children" said
+# otherwise, "six grandkids" "five grandchildren")
+_COUNTED_AS = {
+    "kid": "child", "kids": "child", "children": "child", "child": "child",
+    "grandkid": "grandchild", "grandkids": "grandchild", "grandchildren": "grandchild",
+    "grandchild": "grandchild",
+}  # fmt: skip
+
+
 def _sentence_values(text: str) -> list[tuple[str, str, frozenset[str]]]:
     """:func:`_values` of one sentence."""
     ws = words(text)
@@ -634,6 +643,8 @@ def _sentence_values(text: str) -> list[tuple[str, str, frozenset[str]]]:
         context = frozenset(
             stem(x) for x in near if x not in STOPWORDS and len(x) > 1 and _value(x) is None
         )
+        if (counted := _COUNTED_AS.get(ws[i + 1] if i + 1 < len(ws) else "")) is not None:
+            context |= {counted}  # what the number counts, in one word for the same people
         if v[0] == "number":
             context |= _date_month(ws, i)
         out.append((v[0], v[1], context))
@@ -888,10 +899,19 @@ _FOND_OF = re.compile(r"\b([a-z]+)\s+(?:person|people|lover|lovers|fan|guy|girl)
 _OWNS = frozenset(("has", "have", "owns", "own", "got"))
 
 
+# ... or in a wish to get one ("Piotr wants to get a cat", "thinking of getting a dog", "we'd
+# love a puppy")
+_WANTED_PET = re.compile(
+    r"\b(?:wants?|wanted|wanting|(?:would|'d)\s+(?:like|love)|thinking\s+(?:of|about)(?:\s+getting)?|getting"
+    r"|adopt|adopting)\s+(?:to\s+(?:get|adopt|have)\s+)?(?:a|an|another)\s+([a-z]+)",
+    re.I,
+)
+
+
 def liked_not_owned(claim: str, evidence: str) -> tuple[str, str] | None:
     """(the liking, the claimed animal) when the claim says the user has an animal the evidence
-    names only in a liking ("Has a cat" / "I'm more of a cat person honestly"): a taste, not
-    a pet."""
+    names only in a liking or a wish to get one ("Has a cat" / "I'm more of a cat person
+    honestly", "Piotr wants to get a cat"): a taste or a wish, not a pet."""
     if not word_set(claim) & _OWNS or word_set(claim) & NEGATIONS:
         return None
     for w in words(claim):
@@ -899,13 +919,48 @@ def liked_not_owned(claim: str, evidence: str) -> tuple[str, str] | None:
         if kind is None or kind[0] != "pet":
             continue
         forms = frozenset(_CLASS_FORMS["pet"][kind[1]].split())
-        said = sum(x in forms for x in words(evidence))
+        # a mention in a question says no more than the wish ("is a cat in a shared flat a good
+        # idea?")
+        told = " ".join(x for x in sentences(evidence) if not x.rstrip().endswith("?"))
+        said = sum(x in forms for x in words(told))
         fond = [
-            m.group(0).lower() for m in _FOND_OF.finditer(evidence) if m.group(1).lower() in forms
+            m.group(0).lower()
+            for pattern in (_FOND_OF, _WANTED_PET)
+            for m in pattern.finditer(told)
+            if m.group(1).lower() in forms
         ]
         if said and len(fond) == said:
             return fond[0], kind[1]
     return None
+
+
+# the words before a relative a claim gives the user ("Has a cousin", "Your older sister", "User's
+# mum"; not "Has children with two different mothers")
+_GIVES_KIN = frozenset(
+    """
+    has have had a an one two three your his her their user's my older younger elder big little
+    twin step late
+    """.split()  # noqa: SIM905 - a word list reads best as text
+)
+
+
+def relative_of_another(claim: str, evidence: str) -> tuple[str, str] | None:
+    """(the relative as said, as claimed) when the claim gives the user a relative the evidence
+    names only as someone else's ("Has a cousin in Toronto" / "his cousin is in toronto and
+    keeps saying IT jobs are easy there"): the husband's cousin is not the user's."""
+    ws = words(claim)
+    given = {
+        _KIN[w] for i, w in enumerate(ws)
+        if w in _KIN and (i == 0 or ws[i - 1] in _GIVES_KIN)
+    }  # fmt: skip
+    mine = given & {
+        v for kind, v, role in _roles(claim, claim=True) if kind == "kin" and not role[0]
+    }
+    theirs = mine & _others_relatives(claim, evidence) if mine else frozenset()
+    if not theirs:
+        return None
+    value = sorted(theirs)[0]
+    return f"someone else's {value}", value
 
 
 # words that say what a number counts in, not what it is about: "$3,400 a month" and "$310 a
@@ -1510,9 +1565,10 @@ def _denials(text: str) -> tuple[frozenset[str], ...]:
         if t in _SCARCELY and after[:1] and _value(after[0]) is not None:
             continue  # "hardly 5 minutes away": less than
         start = i + 1
-        if after[:1] in (["really"], ["even"]):
-            # "I can't really speak it", "not even T-rex" deny as "I can't speak it" does, over
-            # as many words ("I don't really talk to Jenna anymore" denies Jenna)
+        if after[:1] in (["really"], ["even"], ["actually"]):
+            # "I can't really speak it", "not even T-rex", "I've never actually been to
+            # Colombia" deny as "I can't speak it" does, over as many words ("I don't really
+            # talk to Jenna anymore" denies Jenna)
             after, start = toks[i + 2 : i + 2 + DENIED_SPAN], i + 2
         if after and (after[0] in _PSEUDO_AFTER or after[0] in LITOTES):
             continue
@@ -1891,8 +1947,11 @@ def retracted_stems(
     claimed = content_stems(claim) - _set_aside(claim)
     if out:
         out -= _agreed_contrasts(content_stems(claim), own)
-    # "not really hikers" denies "Loves long hikes": the doer of what the claim says
+    # "not really hikers" denies "Loves long hikes": the doer of what the claim says; and
+    # "Rodrigo doesn't run at all" denies "Is also a runner": the doing of the doer it says
     out |= {c for c in claimed if c + "r" in out or c + "er" in out}
+    # (the stemmer gives "runner" and "running" as "runn", "run" as "run")
+    out |= {c for c in claimed for d in out if len(d) > 2 and c in (d + "r", d + "er", d + d[-1])}
     if endings and not said & _PAST_MARKERS:
         ended = _changed_state(own) | fallen_through(text)
         # "I quit the pharmacy job" ends "Works as a pharmacist": one word, two endings
@@ -2048,17 +2107,24 @@ def home_unsaid(claim: str, user_texts: Sequence[str]) -> list[str]:
 # a ...", "Is working at the library"): the place, to the end of its phrase
 _WORKPLACE = re.compile(
     r"^\s*(?:(?:the\s+)?user\s+|you\s+)?(?:currently\s+|now\s+|still\s+)?"
-    r"(?:works?|working|(?:is|are)\s+working)\s+(?:[a-z]+\s+)?(?:at|for)\s+"
+    r"(?:works?|working|(?:is|are)\s+working)\s+(?:[a-z]+\s+){0,4}?(?:at|for)\s+"
     r"(?P<place>[^,.;!?]+?)(?:\s+(?:as|treating|doing|on|in|with|where|while|since)\b|[,.;!?]|$)",
     re.I,
 )
 
 
-def workplace(claim: str) -> frozenset[str]:
-    """The content stems of the place a claim says the user works at or for ("Works at a sports
-    clinic treating footballers": {"sport", "clinic"}), else nothing."""
+def workplace(claim: str) -> tuple[str, ...]:
+    """The content stems of the place a claim says the user works at or for, in order ("Works
+    at a sports clinic treating footballers": ("sport", "clinic")), else nothing."""
     m = _WORKPLACE.search(claim)
-    return frozenset() if m is None else content_stems(m.group("place"))
+    if m is None:
+        return ()
+    return tuple(
+        dict.fromkeys(
+            stem(w) for w in _WORD.findall(m.group("place"))
+            if w.lower() not in STOPWORDS and (len(w) > 1 or w.isdigit())
+        )
+    )  # fmt: skip
 
 
 def moved_from(claim: str, text: str) -> frozenset[str]:
@@ -2066,10 +2132,16 @@ def moved_from(claim: str, text: str) -> frozenset[str]:
     speaker moved to a named place the claim does not name, and the text does not name the
     claim's ("Lives in Boston" / "Actually we moved to Denver last spring")."""
     lives = residence(claim)
-    moved = _MOVED_TO.search(text)
-    if lives is None or moved is None:
+    if lives is None:
         return frozenset()
     place = content_stems(lives)
+    away = _MOVED_AWAY.search(text)
+    if away is not None and stem(away.group("place")) in place:
+        # "we moved by the way from Randburg to a townhouse in Midrand": the claim's place, left
+        return place
+    moved = _MOVED_TO.search(text)
+    if moved is None:
+        return frozenset()
     if stem(moved.group("place")) in place:
         return frozenset()
     # the new place is part of the old one ("we moved to Brookline, just outside Boston", "moved
@@ -2081,6 +2153,15 @@ def moved_from(claim: str, text: str) -> frozenset[str]:
         if stem(w) in place and set(ws[max(0, i - 2) : i]) & _WITHIN:
             return frozenset()
     return place
+
+
+# ... and the speaker's move away from a named place ("we moved by the way from Randburg to a
+# townhouse in Midrand", "I've moved out of Leeds"; not "my sister moved from Leeds")
+_MOVED_AWAY = re.compile(
+    r"\b(?i:i|we)(?i:'ve|\s+have|'d|\s+had)?\s+(?i:just\s+|finally\s+|also\s+|actually\s+)?"
+    r"(?i:moved|relocated)\b[^.;!?]{0,30}?\b(?i:from|out\s+of|away\s+from)\s+(?i:the\s+)?"
+    r"(?P<place>[A-Z][\w'-]*)"
+)
 
 
 # words that put a place inside or beside another ("just outside Boston", "near Boston"), or

@@ -135,6 +135,7 @@ def test_a_word_the_user_only_asked_about_is_not_the_users_fact() -> None:
     asked = [r for r in decision.reasons if r.code is ReasonCode.ASKED_ONLY]
     assert [r.params["words"] for r in asked] == [["tram"]]
     assert decide(cands[0], link, **kwargs).provenance is Provenance.STATED  # type: ignore[arg-type]
+
     # a frame verb the user asked with ("Do you still work weekends?") is the claim's frame, not
     # what was asked: "Has worked as a line cook for 8 years" from "I've been a line cook"
     cook = [
@@ -158,6 +159,9 @@ def test_a_word_the_user_only_asked_about_is_not_the_users_fact() -> None:
         ("In another life I'd be a vet.", True),
         ("My dream is a cabin in Norway.", True),
         ("I'd love to learn the cello.", True),
+        ("honestly if I win lottery tomorrow I will just build a house in Lekki", True),
+        ("sometimes i think we should just move to canada", True),
+        ("If I were twenty years younger I'd go to Japan on my own.", True),
         # what happens, however it is worded
         ("If I get the job I start in May.", False),
         ("I work one day a week from home.", False),
@@ -213,9 +217,18 @@ def test_a_wish_stated_as_a_fact_or_a_plan_is_not_the_users_fact() -> None:
         ("my wife says I'm a terrible cook but I make great pasta", " a terrible cook "),
         ("Mum thinks im lazy.", " lazy."),
         ("My brother calls me a hoarder lol", " a hoarder lol"),
+        # what the user does, in someone else's opinion; "say" as a learner writes it
+        ("my mother in law says I spoil the children too much", " spoil the children too much"),
+        ("and Mariana say I snore like tractor", " snore like tractor"),
+        ("she cooks all day and say I am too thin.", " too thin."),
         # a diagnosis the user reports as theirs, and the user's own voice
         ("The derm said I have mild rosacea.", None),
         ("I'm a terrible cook.", None),
+        # a need, a start or a can the user was told, and the user's own "I think"
+        ("The vet says I need to cut his food down.", None),
+        ("She said I start on Monday.", None),
+        ("I think I snore.", None),
+        ("I said I'm tired.", None),
     ],
 )
 def test_someone_elses_opinion_of_the_user_is_told_apart(
@@ -257,3 +270,24 @@ def test_someone_elses_opinion_stated_as_a_fact_is_not_the_users_fact() -> None:
     assert decision.provenance is Provenance.GENERATED
     reported = [r for r in decision.reasons if r.code is ReasonCode.REPORTED_ONLY]
     assert [r.params["words"] for r in reported] == [["terrible", "cook"]]
+
+
+def test_a_wish_that_is_all_the_user_says_of_a_claim_needs_one_word() -> None:
+    """ "Plans to travel to Japan on her own" from "If I were twenty years younger I'd go to
+    Japan": the one word of the claim the user says ("Japan"), said only in the what-if. Not
+    when the user also tells a word of it, and not for another person's opinion of the user,
+    which keeps its share."""
+    from mirage_guard.guard import Candidate, EvidenceLink
+    from mirage_guard.guard.evidence._linker import _with_reported_words, _with_wished_words
+
+    japan = "I've never been further than Sydney. If I were twenty years younger I'd go to Japan."
+    turns = [Turn(id="t1", role=Role.USER, content=japan)]
+    link = EvidenceLink(turn_id="t1", similarity=0.6, span=japan)
+    claim = [Candidate(id="a", text="Plans to travel to Japan on her own")]
+    assert _with_wished_words(turns, claim, [link], None)[0].wished_words == ["japan"]
+    travel = [*turns, Turn(id="t2", role=Role.USER, content="We travel every spring.")]
+    assert _with_wished_words(travel, claim, [link], None)[0].wished_words == []
+    told = "My mum says I'm hopeless at languages. I speak English at home."
+    turns = [Turn(id="t1", role=Role.USER, content=told)]
+    langs = [Candidate(id="b", text="Speaks hopeless English and loves languages at home")]
+    assert _with_reported_words(turns, langs, [link], None)[0].reported_words == []

@@ -464,6 +464,11 @@ def test_a_plan_does_not_say_it_was_done(
         ("Has a dog", "I'm a cat person", None),
         ("Doesn't have a cat", "I'm a cat person", None),
         ("Has a dog", "my dog is a real people person", None),
+        # a wish to get one, the user's or another's; a mention in a question says no more
+        ("Has a cat", "also Piotr wants to get a cat and ask if everyone ok. do you think a cat "
+         "in shared flat is good idea?", ("wants to get a cat", "cat")),
+        ("Has a dog", "we're thinking of getting a dog", ("thinking of getting a dog", "dog")),
+        ("Has a dog", "we got a dog last week, we'd love a dog that calm", None),
     ],
 )  # fmt: skip
 def test_a_liking_is_not_a_pet(claim: str, evidence: str, expected: tuple[str, str] | None) -> None:
@@ -550,8 +555,8 @@ def test_a_workplace_the_user_left_retracts_from_the_corrected_cosine() -> None:
     from mirage_guard.guard.evidence._text import workplace
 
     clinic = "Works at a sports clinic treating footballers and rugby players"
-    assert workplace(clinic) == {"sport", "clinic"}
-    assert workplace("Works night shifts at the hospital") == frozenset()
+    assert workplace(clinic) == ("sport", "clinic")
+    assert workplace("Works night shifts at the hospital") == ("hospital",)
     left = "I left the sports clinic, I started at St James's in the outpatient MSK team"
     assert _later_in_band(clinic, left) == ["clinic", "sport"]
     assert _later_in_band("Knows how to make pizza dough", "i quit the pizza place") == []
@@ -721,3 +726,74 @@ def test_a_number_with_its_unit_set_right_retracts_at_a_low_cosine() -> None:
 
     assert at((COUNTED_MIN_SIM + CORRECTED_MIN_SIM) / 2) == ["2"]
     assert at(COUNTED_MIN_SIM - 0.05) == []
+
+
+def test_never_actually_denies_as_never_does() -> None:
+    """ "I've never actually been to Colombia" took back nothing of "Has been to Colombia": the
+    denial's words were "actually been to". "actually" is read past as "really" is."""
+    assert "colombia" in denied_stems("I've never actually been to Colombia, Camila goes back")
+    assert denied_stems("I'm not actually sure") == set()
+
+
+def test_a_denied_doing_denies_its_doer_in_either_stem() -> None:
+    """ "Rodrigo doesn't run at all" denies "Husband Rodrigo is also a runner": the stemmer gives
+    "runner" as "runn" and "run" as "run"."""
+    turn = "Rodrigo doesn't run at all he thinks I'm crazy for waking up at 5 to run"
+    assert retracted_stems("Husband Rodrigo is also a runner", turn) == {"runn"}
+    assert denied_words("Husband Rodrigo is also a runner", turn) == ["runn"]
+    assert retracted_stems("Is a keen swimmer", "I can't swim") == {"swimm"}
+
+
+def test_a_move_from_the_claims_place_leaves_it_behind() -> None:
+    """ "we moved by the way from Randburg to a townhouse in Midrand" leaves "Lives in Randburg"
+    behind, said in a later sentence or in the one the claim rests on; not another person's
+    move, nor the place moved to."""
+    from mirage_guard.guard.evidence import moved_from
+
+    moved = "oh and we moved by the way from Randburg to a townhouse in Midrand"
+    assert moved_from("Lives in Randburg", moved) == {"randburg"}
+    assert moved_from("Lives in Leeds", "I've moved out of Leeds finally") == {"leed"}
+    assert moved_from("Lives in Leeds", "my sister moved from Leeds to York") == frozenset()
+    assert moved_from("Lives in Midrand", moved) == frozenset()
+    units = [_Unit("u1", moved)]
+    link = EvidenceLink(turn_id="u1", similarity=0.8, span=moved)
+    out = _retracted("Lives in Randburg", link, np.array([0.8], np.float32), units, {"u1": 0})
+    assert (out.retracted_by, out.retracted_words) == ("u1", ["randburg"])
+    out = _retracted("Lives in Midrand", link, np.array([0.8], np.float32), units, {"u1": 0})
+    assert out.retracted_by is None
+
+
+def test_a_denial_in_a_turn_about_the_claim_retracts_at_a_low_cosine() -> None:
+    """ "update, we're not doing the barn anymore" (0.21) in a turn whose "booked a restaurant in
+    Kazimierz instead" reads as a correction (0.40) takes back "Wedding venue is a barn near
+    Wieliczka"; the same denial in a turn about something else does not."""
+    from mirage_guard.guard.evidence._linker import CORRECTED_MIN_SIM, COUNTED_MIN_SIM
+
+    claim = "Wedding venue is a barn near Wieliczka"
+    units = [
+        _Unit("u1", "venue we like is a barn place outside Wieliczka"),
+        _Unit("u2", "update, we're not doing the barn anymore, they raised it to 310 per head"),
+        _Unit("u2", "booked a restaurant in Kazimierz instead, in the city"),
+    ]
+    link = EvidenceLink(turn_id="u1", similarity=0.8, span=units[0].text)
+    low = (COUNTED_MIN_SIM + CORRECTED_MIN_SIM) / 2
+    for near in (0.45, 0.3):  # the turn's nearest sentence: about it, or a correction in the band
+        sims = np.array([0.8, low, near], np.float32)
+        out = _retracted(claim, link, sims, units, {"u1": 0, "u2": 2})
+        assert (out.retracted_by, out.retracted_words) == ("u2", ["barn"])
+    sims = np.array([0.8, low, low], np.float32)
+    assert _retracted(claim, link, sims, units, {"u1": 0, "u2": 2}).retracted_by is None
+
+
+def test_a_workplace_left_in_a_correction_retracts_by_its_last_word() -> None:
+    """ "Also fyi I've left the clinic, I'm doing relief work now instead" (0.37) takes back
+    "Works three days a week at a vet clinic in Te Awamutu": the place's last word, left, in a
+    sentence that reads as a correction. Without the correction's words, all of the place is
+    needed."""
+    from mirage_guard.guard.evidence._text import workplace
+
+    claim = "Works three days a week at a vet clinic in Te Awamutu"
+    assert workplace(claim) == ("vet", "clinic")
+    left = "Also fyi I've left the clinic, I'm doing relief work now instead"
+    assert _later_in_band(claim, left) == ["clinic"]
+    assert _later_in_band(claim, "I left the clinic early today") == []

@@ -666,3 +666,38 @@ def test_the_month_may_against_another_month_is_a_changed_value() -> None:
     d = decide(Candidate(text="Car loan ends in March"), _read_as_said("u1", turn),
                turn_text=turn, **_stated_scores())  # type: ignore[arg-type]  # fmt: skip
     assert d.provenance is Provenance.STATED
+
+
+def test_a_run_on_sentence_goes_on_with_another_subject() -> None:
+    """ "Rodrigo doesn't run at all he thinks I'm crazy", typed or dictated without a comma, is two
+    clauses: Rodrigo's denial is not the user's. A word that joins them keeps one ("I know he
+    thinks I'm crazy")."""
+    from mirage_guard.guard.evidence._subject import _run_on, others_clauses
+
+    turn = "Rodrigo doesn't run at all he thinks I'm crazy for waking up at 5 to run"
+    assert _run_on(turn) == [
+        "Rodrigo doesn't run at all",
+        "he thinks I'm crazy for waking up at 5 to run",
+    ]
+    assert _run_on("I know he thinks I'm crazy") == ["I know he thinks I'm crazy"]
+    assert others_clauses(turn) == "Rodrigo doesn't run at all"
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence", "expected"),
+    [
+        ("Has a cousin in Toronto", "his cousin is in toronto and keeps saying IT jobs are easy",
+         ("someone else's cousin", "cousin")),
+        ("Older sister lives in Leeds", "Jo's sister lives in Leeds",
+         ("someone else's sister", "sister")),
+        # the user's own, or a relative the claim does not give the user
+        ("Has a cousin in Toronto", "my cousin is in toronto", None),
+        ("Has children with two different mothers", "Thabo lives with his mom in Durban", None),
+    ],
+)  # fmt: skip
+def test_a_relative_said_only_as_someone_elses_is_not_the_users(
+    claim: str, evidence: str, expected: tuple[str, str] | None
+) -> None:
+    from mirage_guard.guard.evidence import relative_of_another
+
+    assert relative_of_another(claim, evidence) == expected

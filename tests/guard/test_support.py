@@ -1235,6 +1235,10 @@ def test_a_taste_or_routine_whose_activity_no_turn_says_is_generated() -> None:
         ("Spends 80 minutes a day on the bus", "My commute is 40 minutes each way by bus", []),
         ("Spends 90 minutes a day on the bus", "My commute is 40 minutes each way by bus",
          [("40", "90")]),
+        # one word for the same people right after the number
+        ("Has two children", "and actually it's 3 kids I should've said", [("3", "2")]),
+        ("Has five grandchildren", "so that's six grandkids now", [("6", "5")]),
+        ("Has children with two different mothers", "actually it's 3 kids", []),
     ],
 )  # fmt: skip
 def test_changed_values(claim: str, evidence: str, expected: list[tuple[str, str]]) -> None:
@@ -1712,9 +1716,12 @@ def test_a_later_sentence_about_the_claim_that_ends_it_retracts_it() -> None:
     last = {u.turn_id: j for j, u in enumerate(units)}
     out = _retracted(claim, link, sims, units, last)
     assert (out.retracted_by, out.retracted_words) == ("u3", ["bakery"])
-    # the sentence is about something else (under the similarity floor): nothing retracted
+    # the sentence is about something else (under the similarity floor): nothing retracted,
+    # unless it ends the place the claim says the user works at (all its words: "the bakery")
     low = np.array([0.8, 0.1, RETRACT_MIN_SIM - 0.01], np.float32)
-    assert _retracted(claim, link, low, units, last).retracted_by is None
+    assert _retracted(claim, link, low, units, last).retracted_words == ["bakery"]
+    other = "Sleeps during the day after early shifts"
+    assert _retracted(other, link, low, units, last).retracted_by is None
     # the claim rests on the last turn: what was said before it cannot retract it
     later = EvidenceLink(turn_id="u3", similarity=0.6, span=units[2].text)
     assert _retracted(claim, later, sims, units, last).retracted_by is None
