@@ -245,6 +245,16 @@ def changed_value(claim: str, evidence: str | None, link: EvidenceLink) -> tuple
     return None
 
 
+# a rank or a degree of skill: never a paraphrase of what the user said, always a detail (not
+# "certified" or "licensed", which restate a job's title often enough: "a certified nurse")
+GLUED_RANKS = frozenset(
+    """
+    senior junior chief principal experienced expert veteran seasoned accomplished skilled
+    competitive competitively
+    """.split()  # noqa: SIM905 - a word list reads best as text
+)
+
+
 def glued_detail(claim: str, link: EvidenceLink) -> list[str]:
     """The phrases a claim the scores read as a restatement glues onto what the user said ("...
     with a bouncy castle", "... along the river", "... while fishing with his dad"): a phrase
@@ -253,13 +263,17 @@ def glued_detail(claim: str, link: EvidenceLink) -> list[str]:
     conclusion is unsaid by nature. Measured on the four phrase words only; "at", "in", "for",
     "to" fired on as many restatements as fabrications on the dev split and BEGIN. And the items
     a claim's list adds ("a dog" in "Has a cat named Pierogi and a dog" after "just me and my
-    cat, Pierogi"): unsaid, or read only off the said item (``glued_items``, ``doubled_words``)."""
+    cat, Pierogi"): unsaid, or read only off the said item (``glued_items``, ``doubled_words``).
+    And a rank or a degree of skill no user turn says (``GLUED_RANKS``)."""
     if not link.features.get("support_model", 0.0):
         return []
     return (
         glued_phrases(claim, link.unsupported_words)
         + glued_parts(claim, link)
         + glued_items(claim, [*link.unsupported_words, *link.doubled_words])
+        # a rank or a degree of skill no user turn says ("Works as a senior QA engineer" / "come
+        # here 8 months ago for job as QA engineer")
+        + [w for w in link.unsupported_words if w.lower() in GLUED_RANKS]
     )
 
 

@@ -98,12 +98,14 @@ _CLAUSE = re.compile(
 
 
 # a run-on sentence, typed or dictated without a comma, goes on with another subject ("Rodrigo
-# doesn't run at all he thinks I'm crazy"): a new clause before "he", "she" or "they" and their
-# verb, unless the word before joins them ("I know he thinks", "the day she was born")
+# doesn't run at all he thinks I'm crazy", "there's six of us total my father-in-law is
+# diabetic"): a new clause before "he", "she", "they" or "my <someone>" and a verb, unless the
+# word before joins them ("I know he thinks", "the day she was born", "I think my dad is")
 _RUN_ON = re.compile(
-    r"\s+(?=(?:he|she|they)(?:'s|'re|'d|'ll)?\s+(?:is|was|are|were|has|had|have|thinks|thought"
-    r"|says|said|does|doesn't|did|didn't|can|can't|will|won't|would|wants|likes|loves|hates"
-    r"|works|lives|goes|went|gets|got|keeps|never|always|just|also|still)\b)",
+    r"\s+(?=(?:(?:he|she|they)(?:'s|'re|'d|'ll)?|my\s+[a-z]+(?:-in-law)?)\s+(?:is|was|are|were|has"
+    r"|had|have|thinks|thought|says|said|does|doesn't|did|didn't|can|can't|will|won't|would"
+    r"|wants|likes|loves|hates|works|lives|goes|went|gets|got|keeps|never|always|just|also"
+    r"|still)\b)",
     re.IGNORECASE,
 )
 _JOINS = frozenset(

@@ -808,7 +808,9 @@ _TRIES = frozenset(
 # the words after a try that say what was tried for ("apply for a part time masters in data")
 TRIED_SPAN = 6
 _TRY = re.compile(
-    rf"\b(?:(?:{'|'.join(sorted(_TRIES))})\s+(?:for|to|at)|going\s+for)\s+", re.IGNORECASE
+    rf"\b(?:(?:{'|'.join(sorted(_TRIES))})\s+(?:for|to|at)|going\s+for"
+    r"|(?:signed|signing|sign)\s+up\s+(?:for|to)|(?:registered|enrolled|booked)\s+(?:for|on|in))\s+",
+    re.IGNORECASE,
 )
 
 
@@ -839,15 +841,25 @@ _IRREGULAR_PAST = {
     "made": "make", "wrote": "write", "taught": "teach", "met": "meet", "left": "leave",
     "flew": "fly", "drove": "drive", "sold": "sell", "built": "build", "spent": "spend",
     "gave": "give", "learnt": "learn", "swam": "swim", "rode": "ride", "became": "become",
+    "did": "do", "done": "do", "sent": "send", "paid": "pay", "brought": "bring", "kept": "keep",
+    "found": "find",
 }  # fmt: skip
 # what a user says a plan with besides an intention's words ("saving up to go back to uni next
 # year to study nursing"); "again" says it was done before ("I want to visit Japan again")
-_SAYS_LATER = frozenset(("next", "soon", "someday", "eventually", "saving", "later"))
-_CLAIM_SUBJECT = frozenset(("user", "the", "you", "he", "she", "they"))
-# what a verb the plan is made of follows ("to study", "gonna start", "maybe I should paint")
-_PLAN_BEFORE = frozenset(
-    ("to", "gonna", "will", "wanna", "i'll", "we'll", "should", "could", "might", "i'd", "we'd")
+_SAYS_LATER = frozenset(
+    ("next", "soon", "someday", "eventually", "saving", "later", "tomorrow", "tmrw", "tonight")
 )
+_CLAIM_SUBJECT = frozenset(("user", "the", "you", "he", "she", "they"))
+# the words before a claim's past verb that make it a perfect ("Has ordered", "Has already sent")
+_PERFECT = frozenset(("has", "have", "had", "already", "just", "now"))
+# what a verb the plan is made of follows ("to study", "gonna start", "maybe I should paint",
+# "imma do 10 more tomorrow")
+_PLAN_BEFORE = frozenset(
+    ("to", "gonna", "will", "wanna", "i'll", "we'll", "should", "could", "might", "i'd", "we'd",
+     "imma", "ima")
+)  # fmt: skip
+# ... and what its "-ing" form follows ("thinking of moving to shopify next year")
+_PLAN_ING = (("thinking", "of"), ("thinking", "about"), ("planning", "on"))
 
 
 def _past_bases(word: str) -> frozenset[str]:
@@ -872,6 +884,8 @@ def plan_given_as_done(claim: str, evidence: str) -> tuple[str, str] | None:
     ws = words(claim)
     while ws and ws[0] in _CLAIM_SUBJECT:
         ws = ws[1:]
+    while ws and ws[0] in _PERFECT:  # "Has ordered a glaze set", "Has already sent"
+        ws = ws[1:]
     if not ws or word_set(claim) & (HEDGES | NEGATIONS | _INTENTS):
         return None
     past = ws[0]
@@ -884,13 +898,17 @@ def plan_given_as_done(claim: str, evidence: str) -> tuple[str, str] | None:
         for i, w in enumerate(toks):
             if w == past:
                 return None  # said as done
-            if w not in bases:
+            ing = w.endswith("ing") and (w[:-3] in bases or f"{w[:-3]}e" in bases)
+            if w not in bases and not ing:
                 continue
-            planned = i > 0 and toks[i - 1] in _PLAN_BEFORE
-            says = set(toks[:i]) & (_SAYS_INTENT | _SAYS_LATER)
+            before = tuple(toks[max(0, i - 2) : i])
+            planned = (i > 0 and toks[i - 1] in _PLAN_BEFORE and not ing) or before in _PLAN_ING
+            # an intention before the verb ("saving up to go back ... to study"), or a later
+            # time anywhere in the sentence ("i'll order the glazes tonight")
+            says = set(toks[:i]) & (_SAYS_INTENT | _SAYS_LATER) or set(toks) & _SAYS_LATER
             if not (planned and says) or "again" in toks:
                 return None
-            found = (f"{toks[i - 1]} {w}", past)
+            found = (f"{' '.join(before[-1:] if not ing else before)} {w}", past)
     return found
 
 
@@ -1055,14 +1073,17 @@ def _requoted(toks: list[str], claimed: set[str]) -> list[str]:
     return out
 
 
+_NOT = re.compile(r"\bnot\b", re.IGNORECASE)
+
+
 def corrected_count(claim: str, text: str) -> list[str]:
     """The claim's numbers that ``text`` sets right with "<new> <unit> not <old>", the unit being
     the word after the number in the claim ("is three weeks not two" against "Visits her brother
     for two weeks in July" gives ["2"]; against "Has two kids" nothing). The unit ties the
     correction to the claim however little else of the sentence does."""
-    toks = _clause_tokens(text)
-    if "not" not in toks:
+    if _NOT.search(text) is None:  # read for many sentences of a long history: most have none
         return []
+    toks = _clause_tokens(text)
     ctoks = _clause_tokens(claim)
     units: dict[str, str] = {}
     for k in range(len(ctoks) - 1):
@@ -2316,7 +2337,8 @@ _INTENTS = frozenset(
      "hopes", "hope", "hoping", "intends", "intend", "aims", "aiming")
 )  # fmt: skip
 _SAYS_INTENT = frozenset(
-    ("want", "wants", "wanted", "wanna", "plan", "plans", "planned", "planning", "hope", "hoping",
+    ("want", "wants", "wanted", "wanna", "imma", "plan", "plans", "planned", "planning", "hope",
+     "hoping",
      "hopefully", "expect", "expecting", "aim", "aiming", "intend", "would", "like", "love",
      "i'd", "id", "gonna", "going", "will", "i'll", "ill", "we'll", "thinking", "might", "maybe",
      "keen", "dream", "wish", "need", "needs", "should", "try", "trying", "about")

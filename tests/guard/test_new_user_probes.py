@@ -13,7 +13,7 @@ a plan given as done and a liking given as a pet) were written after reading the
 regression suite: every entry listed here is tagged as labelled today and must stay so.
 
 The third field of each chat lists its entries the guard still stores as **stated** facts
-although they are generated (13). Of the first round: meat for fish, which no closed class
+although they are generated (12). Of the first round: meat for fish, which no closed class
 holds ("meat" is the general word); a stale value in the same turn ("vegetarian for ten years
 but lately I've started eating fish again"); a glued club for a boy "obsessed with football".
 Of the second: a workplace of the boyfriend's given as the user's answer to "Where does he
@@ -21,11 +21,12 @@ work?"; a guest's allergy given to the brother-in-law (no relative by kind is re
 another). Of the third: a mortgage for the rent; the husband's wish and a daughter's given a
 wish of the other's; a colleague's application ("Tom from finance applied for her job too");
 a walk denied only by "not really" to the assistant's question; a sister's "can't swim yet"
-given to a brother the conversation never names inside a sentence ("Noah's 9"); a glued
-"experienced"; a filter the vet suggested, bought. ``OTHER_MISREADS`` lists the second and third
-rounds' other entries tagged otherwise than labelled (38: stated facts taken back by a denial
-of something else, inferences read as said, fabrications read as conclusions). Both are pinned
-as strict expected failures, so a change that fixes one shows up here.
+given to a brother the conversation never names inside a sentence ("Noah's 9"); a filter the
+vet suggested, bought (a glued "experienced" is read since 2026-12-06 morning).
+``OTHER_MISREADS`` lists the second and third rounds' other entries tagged otherwise than
+labelled (37: stated facts taken back by a denial of something else, inferences read as said,
+fabrications read as conclusions). Both are pinned as strict expected failures, so a change
+that fixes one shows up here.
 """
 
 from __future__ import annotations
@@ -740,8 +741,10 @@ PROBES: dict[str, Chat] = {
             ("Is learning Scala", "generated"),
             ("Wants to move into data engineering", "stated"),
             ("Works in finance", "inferred"),
+            # a known miss until 2026-12-06 morning: "experienced" is a glued rank
+            ("Is an experienced data engineer", "generated"),
         ],
-        ["Is an experienced data engineer"],
+        [],
     ),
     "neighbour_dispute": (
         [

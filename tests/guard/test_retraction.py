@@ -797,3 +797,42 @@ def test_a_workplace_left_in_a_correction_retracts_by_its_last_word() -> None:
     left = "Also fyi I've left the clinic, I'm doing relief work now instead"
     assert _later_in_band(claim, left) == ["clinic"]
     assert _later_in_band(claim, "I left the clinic early today") == []
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence", "expected"),
+    [
+        ("Has ordered a glaze set for their wife",
+         "ok the glaze set + dinner idea is good. i'll order the glazes tonight.",
+         ("i'll order", "ordered")),
+        ("Did 10 more practice questions", "ok imma do 10 more tomorrow before school",
+         ("imma do", "did")),
+        ("Has moved the shop to Shopify", "i'm thinking of moving to shopify next year",
+         ("thinking of moving", "moved")),
+        # said as done, or a plan with no intention or later time
+        ("Has ordered new shoes", "ordered new shoes yesterday", None),
+        ("Has moved to Leeds", "we're moving to Leeds", None),
+    ],
+)  # fmt: skip
+def test_a_perfect_or_a_plan_for_tomorrow_is_not_done(
+    claim: str, evidence: str, expected: tuple[str, str] | None
+) -> None:
+    """ "Has ordered a glaze set" from "i'll order the glazes tonight": a perfect's past verb
+    ("has", "already" read past), a plan after "imma", a later time anywhere in the sentence, and
+    an "-ing" form after "thinking of"."""
+    from mirage_guard.guard.evidence import plan_given_as_done
+
+    assert plan_given_as_done(claim, evidence) == expected
+
+
+def test_a_sign_up_is_a_try_not_its_outcome() -> None:
+    """ "I've signed up for the over-60s induction at the leisure centre on Tuesday, not been
+    yet." says the try of "Has completed the over-60s gym induction", not its outcome."""
+    from mirage_guard.guard.evidence import outcome_unsaid
+
+    turn = "Good. I've signed up for the over-60s induction at the leisure centre on Tuesday."
+    assert outcome_unsaid("Has completed the over-60s gym induction", turn) == (
+        "signed up for",
+        "completed",
+    )
+    assert outcome_unsaid("Signed up for the induction", turn) is None

@@ -681,6 +681,16 @@ def test_a_run_on_sentence_goes_on_with_another_subject() -> None:
     ]
     assert _run_on("I know he thinks I'm crazy") == ["I know he thinks I'm crazy"]
     assert others_clauses(turn) == "Rodrigo doesn't run at all"
+    # "my <someone>" and a verb too: the father-in-law's diabetes is not the user's
+    lunch = "there's six of us total my father-in-law is diabetic and I was thinking lamb"
+    assert _run_on(lunch) == [
+        "there's six of us total",
+        "my father-in-law is diabetic and I was thinking lamb",
+    ]
+    found = other_persons_fact("Is diabetic", lunch)
+    assert found is not None
+    assert found.person == "father-in-law"
+    assert _run_on("I think my dad is right") == ["I think my dad is right"]
 
 
 @pytest.mark.parametrize(

@@ -1866,3 +1866,22 @@ def test_a_claim_with_an_unsaid_plan_is_inferred_not_stated() -> None:
     assert d.provenance is Provenance.INFERRED
     said = link.model_copy(update={"span": "I want to plant sunflowers along the north fence"})
     assert decide(claim, said, **kwargs).provenance is Provenance.STATED  # type: ignore[arg-type]
+
+
+def test_a_rank_no_user_turn_says_is_glued_on() -> None:
+    """ "Works as a senior QA engineer" from "come here 8 months ago for job as QA engineer":
+    "senior" is a detail, never a paraphrase, so a restatement with it is generated."""
+    link = _link(["senior"], sup_entailed=0.8, sup_inferable=0.1, sup_unsupported=0.05)
+    d = decide(
+        Candidate(text="Works as a senior QA engineer"), link, p_oi=0.01, p_stated=0.99,
+        profile=make_profile(), policy=Policy(),
+    )  # fmt: skip
+    assert d.provenance is Provenance.GENERATED
+    glued = [r for r in d.reasons if r.code is ReasonCode.GLUED_DETAIL]
+    assert [r.params["words"] for r in glued] == [["senior"]]
+    certified = _link(["certified"], sup_entailed=0.8, sup_inferable=0.1, sup_unsupported=0.05)
+    d = decide(
+        Candidate(text="Is a certified nurse"), certified, p_oi=0.01, p_stated=0.99,
+        profile=make_profile(), policy=Policy(),
+    )  # fmt: skip
+    assert ReasonCode.GLUED_DETAIL not in {r.code for r in d.reasons}
