@@ -31,11 +31,10 @@ that fixes one shows up here.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from mirage_guard.guard import Candidate, Guard, GuardSettings, Role, Turn
+from mirage_guard.guard import Candidate, Guard
+from tests.guard.conftest import chat_turns
 
 pytestmark = pytest.mark.slow
 
@@ -843,26 +842,10 @@ OTHER_MISREADS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def guard() -> Iterator[Guard]:
-    from mirage_guard.guard.evidence import shared_minilm
-
-    g = Guard.from_settings(GuardSettings(), embedder=shared_minilm())
-    try:
-        yield g
-    finally:
-        g.close()
-
-
-def _turns(chat: list[tuple[str, str]]) -> list[Turn]:
-    roles = {"u": Role.USER, "a": Role.ASSISTANT}
-    return [Turn(id=f"t{i}", role=roles[r], content=c) for i, (r, c) in enumerate(chat, 1)]
-
-
 @pytest.mark.parametrize("name", sorted(PROBES))
-def test_each_entry_is_tagged_as_labelled(guard: Guard, name: str) -> None:
+def test_each_entry_is_tagged_as_labelled(shipped_guard: Guard, name: str) -> None:
     chat, entries, _ = PROBES[name]
-    decisions = guard.tag(_turns(chat), [Candidate(text=t) for t, _ in entries])
+    decisions = shipped_guard.tag(chat_turns(chat), [Candidate(text=t) for t, _ in entries])
     got = [(t, d.provenance.value) for (t, _), d in zip(entries, decisions, strict=True)]
     assert got == entries
 
@@ -872,17 +855,17 @@ KNOWN_MISSES = sorted((name, entry) for name, (_, _, miss) in PROBES.items() for
 
 @pytest.mark.xfail(strict=True, reason="stored as a stated fact: a known miss (module docstring)")
 @pytest.mark.parametrize(("name", "entry"), KNOWN_MISSES)
-def test_a_known_miss_is_not_stored_as_stated(guard: Guard, name: str, entry: str) -> None:
+def test_a_known_miss_is_not_stored_as_stated(shipped_guard: Guard, name: str, entry: str) -> None:
     chat, _, _ = PROBES[name]
-    (d,) = guard.tag(_turns(chat), [Candidate(text=entry)])
+    (d,) = shipped_guard.tag(chat_turns(chat), [Candidate(text=entry)])
     assert d.provenance.value != "stated"
 
 
 @pytest.mark.xfail(strict=True, reason="tagged otherwise than labelled: a known misread")
 @pytest.mark.parametrize(("name", "entry", "label"), OTHER_MISREADS)
 def test_a_known_misread_is_tagged_as_labelled(
-    guard: Guard, name: str, entry: str, label: str
+    shipped_guard: Guard, name: str, entry: str, label: str
 ) -> None:
     chat, _, _ = PROBES[name]
-    (d,) = guard.tag(_turns(chat), [Candidate(text=entry)])
+    (d,) = shipped_guard.tag(chat_turns(chat), [Candidate(text=entry)])
     assert d.provenance.value == label

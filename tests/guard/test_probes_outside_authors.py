@@ -37,12 +37,12 @@ of that day in a comment), so a change that fixes one shows up here.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from mirage_guard.guard import Candidate, Guard, GuardSettings, Role, Turn
+from mirage_guard.guard import Candidate, Guard
+from tests.guard.conftest import chat_turns
 
 pytestmark = pytest.mark.slow
 
@@ -494,22 +494,6 @@ MISREADS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def guard() -> Iterator[Guard]:
-    from mirage_guard.guard.evidence import shared_minilm
-
-    g = Guard.from_settings(GuardSettings(), embedder=shared_minilm())
-    try:
-        yield g
-    finally:
-        g.close()
-
-
-def _turns(chat: dict[str, list[list[str]]]) -> list[Turn]:
-    roles = {"u": Role.USER, "a": Role.ASSISTANT}
-    return [Turn(id=f"t{i}", role=roles[r], content=c) for i, (r, c) in enumerate(chat["turns"], 1)]
-
-
 def test_the_data_is_whole() -> None:
     """40 chats with 563 entries in four rounds, each labelled with one of the three tags and a
     note; chat names are unique; every misread names an entry of its chat with its label."""
@@ -524,11 +508,13 @@ def test_the_data_is_whole() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(CHATS))
-def test_each_entry_is_tagged_as_labelled(guard: Guard, name: str) -> None:
+def test_each_entry_is_tagged_as_labelled(shipped_guard: Guard, name: str) -> None:
     chat = CHATS[name]
     missed = {(e, label) for n, e, label in MISREADS if n == name}
     entries = [(e, label) for e, label, _ in chat["claims"] if (e, label) not in missed]
-    decisions = guard.tag(_turns(chat), [Candidate(text=e) for e, _ in entries])
+    decisions = shipped_guard.tag(
+        chat_turns(chat["turns"]), [Candidate(text=e) for e, _ in entries]
+    )
     assert [
         (e, d.provenance.value) for (e, _), d in zip(entries, decisions, strict=True)
     ] == entries
@@ -537,7 +523,7 @@ def test_each_entry_is_tagged_as_labelled(guard: Guard, name: str) -> None:
 @pytest.mark.xfail(strict=True, reason="tagged otherwise than labelled: a known misread")
 @pytest.mark.parametrize(("name", "entry", "label"), MISREADS)
 def test_a_known_misread_is_tagged_as_labelled(
-    guard: Guard, name: str, entry: str, label: str
+    shipped_guard: Guard, name: str, entry: str, label: str
 ) -> None:
-    (d,) = guard.tag(_turns(CHATS[name]), [Candidate(text=entry)])
+    (d,) = shipped_guard.tag(chat_turns(CHATS[name]["turns"]), [Candidate(text=entry)])
     assert d.provenance.value == label
