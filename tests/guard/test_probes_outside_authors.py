@@ -1,4 +1,4 @@
-"""Probes written by authors who did not read the code: two rounds, 40 chats, 563 entries.
+"""Probes written by authors who did not read the code: three rounds, 56 chats, 801 entries.
 
 Authored on 2026-12-06 by helper authors of this team who were told not to read any file of the
 project (code, tests, data) and were given only the taxonomy (stated: the user said it and it
@@ -8,9 +8,10 @@ wish, a joke, a reported opinion, a denial turned around, a glued detail, a ster
 style brief: varied registers (lowercase, typos, learners' English, dictation run-ons, terse and
 formal), places and family shapes outside the UK and US, Mem0-style entries in every subject
 form. Each entry carries its author's note on why it has its label. The data is in
-``tests/guard/data/probes_round4.json`` and ``probes_round5.json`` (schema: ``{round: [{"name",
-"turns": [[role, text]], "claims": [[entry, label, note]]}]}``, role "u" for the user, "a" for
-the assistant or the friend; a later session is marked in the text, "[3 weeks later]").
+``tests/guard/data/probes_round4.json``, ``probes_round5.json`` and ``probes_round6.json``
+(schema: ``{round: [{"name", "turns": [[role, text]], "claims": [[entry, label, note]]}]}``,
+role "u" for the user, "a" for the assistant or the friend; a later session is marked in the
+text, "[3 weeks later]").
 
 - 4a, *changes over time*: 8 user-assistant chats of 28–34 turns over three sessions; 127 entries.
 - 4b, *other people and things not asserted*: 10 chats of 15–19 turns; 140 entries.
@@ -18,6 +19,9 @@ the assistant or the friend; a later session is marked in the text, "[3 weeks la
   knee, a school place, a bathroom, a used car, a job search, a trip, a father with dementia);
   128 entries.
 - 5b, *short chats, dense entries*: 14 chats of 7–9 turns, many facts per turn; 168 entries.
+- 6a, *hobbies, health and food with an assistant*: 8 chats of 16–18 turns; 120 entries.
+- 6b, *texts between two friends*: 8 chats of 17–21 turns, the user's facts said in passing;
+  118 entries. Both written after every reading of 2026-12-06.
 
 Tagged by the shipped guard before anything was changed for each round (the honest unseen
 figure), and after (README, "Probes by authors who did not read the code"):
@@ -28,9 +32,11 @@ figure), and after (README, "Probes by authors who did not read the code"):
 | 4b | ``24c5632`` | 84 of 140 | 93 |
 | 5a | ``f0d68d4``, ``24c5632`` and ``5c1b99b`` | 75 of 128 | 75 (nothing changed for it) |
 | 5b | ``5c1b99b`` (``f0d68d4``: 101) | 103 of 168 | 111 |
+| 6a | ``f0d68d4`` and ``5f517cc`` | 72 of 120 | 72 (nothing changed for it) |
+| 6b | ``f0d68d4`` and ``5f517cc`` | 65 of 118 | 65 (nothing changed for it) |
 
 A regression suite like the earlier rounds: every entry not in ``MISREADS`` is tagged as labelled
-today and must stay so; ``MISREADS`` lists the 202 others as strict expected failures (the tag
+today and must stay so; ``MISREADS`` lists the 303 others as strict expected failures (the tag
 of that day in a comment), so a change that fixes one shows up here.
 """
 
@@ -50,7 +56,8 @@ DATA = Path(__file__).parent / "data"
 ROUNDS = {
     name: json.loads((DATA / f"probes_round{n}.json").read_text("utf-8"))[name]
     for n, names in ((4, ("round_4a_changes_over_time", "round_4b_other_people")),
-                     (5, ("round_5a_life_admin_over_sessions", "round_5b_short_dense_chats")))
+                     (5, ("round_5a_life_admin_over_sessions", "round_5b_short_dense_chats")),
+                     (6, ("round_6a_hobbies_health_food", "round_6b_texts_between_friends")))
     for name in names
 }  # fmt: skip
 CHATS = {c["name"]: c for chats in ROUNDS.values() for c in chats}
@@ -491,15 +498,224 @@ MISREADS = [
         "Partner is quitting his job to join the business full time",
         "generated",
     ),  # stated
+    ("lagos_10k_training", "Lives in Lagos, Nigeria", "inferred"),  # generated
+    ("lagos_10k_training", "Runs about 9 km a week", "inferred"),  # generated
+    (
+        "lagos_10k_training",
+        "Works as an auditor, with a busy season in January and February",
+        "stated",
+    ),  # generated
+    ("lagos_10k_training", "Wife is named Funmi", "stated"),  # generated
+    (
+        "lagos_10k_training",
+        "Funmi is going to run the 5k with him next year",
+        "generated",
+    ),  # stated
+    ("lagos_10k_training", "Goal is to finish the 10k in under an hour", "generated"),  # inferred
+    (
+        "tampere_rye_sourdough",
+        "Is lactose intolerant and avoids all dairy including butter",
+        "generated",
+    ),  # inferred
+    ("tampere_rye_sourdough", "Bakes bread in her bread machine", "generated"),  # stated
+    (
+        "tampere_rye_sourdough",
+        "Thinks bread machines are better than hand baking",
+        "generated",
+    ),  # stated
+    (
+        "tampere_rye_sourdough",
+        "Keeps her sourdough starter in the oven with the light on",
+        "generated",
+    ),  # stated
+    (
+        "tampere_rye_sourdough",
+        "Plans to bake a wheat loaf at about 70% hydration",
+        "inferred",
+    ),  # generated
+    ("tampere_rye_sourdough", "Has kept a sourdough starter before", "inferred"),  # stated
+    ("melbourne_veggie_patch", "Lost her tomato crop to possums last summer", "inferred"),  # stated
+    (
+        "melbourne_veggie_patch",
+        "Uses chilli-and-garlic spray to deter possums",
+        "generated",
+    ),  # inferred
+    (
+        "melbourne_veggie_patch",
+        "Grandson Jayden, 8, helps her in the garden on Saturdays",
+        "stated",
+    ),  # generated
+    (
+        "melbourne_veggie_patch",
+        "Planted about forty garlic cloves bought at a garden centre",
+        "generated",
+    ),  # stated
+    ("melbourne_veggie_patch", "Keeps backyard chickens", "generated"),  # inferred
+    ("melbourne_veggie_patch", "Has a backyard", "inferred"),  # stated
+    ("curitiba_japanese_learner", "Takes Japanese classes with a teacher", "generated"),  # inferred
+    ("curitiba_japanese_learner", "Plans to take the JLPT N4 in December", "generated"),  # stated
+    ("curitiba_japanese_learner", "Plans to take the JLPT N5 in December", "stated"),  # inferred
+    (
+        "curitiba_japanese_learner",
+        "Practises speaking Japanese with her boyfriend's grandmother",
+        "inferred",
+    ),  # stated
+    ("curitiba_japanese_learner", "Subscribes to WaniKani", "generated"),  # inferred
+    ("curitiba_japanese_learner", "Is a pharmacist", "generated"),  # inferred
+    ("curitiba_japanese_learner", "Plans to move to Osaka after the exam", "generated"),  # stated
+    ("krakow_cat_kidney", "Miś is a 15-year-old grey British Shorthair", "stated"),  # generated
+    ("krakow_cat_kidney", "Miś eats dry renal food", "generated"),  # stated
+    ("krakow_cat_kidney", "Owns a labrador named Bruno", "generated"),  # stated
+    ("krakow_cat_kidney", "Travels to his parents by car", "inferred"),  # stated
+    ("first_guitar_dad", "Is a beginner guitar player", "inferred"),  # stated
+    ("first_guitar_dad", "Practises guitar about 20 minutes a night", "stated"),  # generated
+    ("first_guitar_dad", "Plays a left-handed guitar", "generated"),  # stated
+    ("first_guitar_dad", "Steve's 40th birthday party is on May 31", "stated"),  # generated
+    ("first_guitar_dad", "Grew up in Nova Scotia", "inferred"),  # generated
+    ("first_guitar_dad", "Played banjo as a child", "generated"),  # stated
+    ("first_guitar_dad", "Younger son plays drums in the school band", "generated"),  # stated
+    ("penang_family_meal_plan", "Name is Nurul", "stated"),  # generated
+    (
+        "penang_family_meal_plan",
+        "Household eats halal only, no pork and no alcohol",
+        "stated",
+    ),  # generated
+    ("penang_family_meal_plan", "Is Muslim", "inferred"),  # generated
+    ("penang_family_meal_plan", "Fasts during Ramadan", "inferred"),  # generated
+    ("penang_family_meal_plan", "Lives in Penang", "inferred"),  # generated
+    ("penang_family_meal_plan", "Family eats brown rice", "generated"),  # stated
+    ("pune_home_to_gym", "Works out at home and has no gym membership", "generated"),  # stated
+    ("pune_home_to_gym", "Works in Pune", "inferred"),  # generated
+    ("pune_home_to_gym", "Trains Monday, Wednesday and Friday at 7am", "stated"),  # generated
+    ("pune_home_to_gym", "Is vegan", "generated"),  # inferred
+    ("pune_home_to_gym", "Takes whey protein shakes", "generated"),  # stated
+    (
+        "pune_home_to_gym",
+        "Is currently in physiotherapy for a back injury",
+        "generated",
+    ),  # inferred
+    ("friends_moving_day_nairobi", "Got the keys to a new flat in Kilimani", "stated"),  # generated
+    ("friends_moving_day_nairobi", "Is 34 years old", "stated"),  # generated
+    ("friends_moving_day_nairobi", "Lives in Nairobi", "inferred"),  # generated
+    ("friends_moving_day_nairobi", "Likes music while doing chores", "inferred"),  # generated
+    ("friends_moving_day_nairobi", "Has a boyfriend named Brian", "generated"),  # inferred
+    ("friends_moving_day_nairobi", "User has back problems", "generated"),  # inferred
+    ("friends_football_and_feijoada", "Supports Benfica", "generated"),  # stated
+    ("friends_football_and_feijoada", "Works in logistics", "generated"),  # inferred
+    (
+        "friends_football_and_feijoada",
+        "Plans to make feijoada for Sunday lunch using his mother's recipe",
+        "stated",
+    ),  # inferred
+    ("friends_football_and_feijoada", "His sister lives in São Paulo", "inferred"),  # stated
+    ("friends_football_and_feijoada", "Is Brazilian", "inferred"),  # generated
+    ("friends_football_and_feijoada", "Speaks Portuguese", "inferred"),  # generated
+    ("friends_football_and_feijoada", "Has three kids", "generated"),  # stated
+    ("friends_bowls_knee_sydney", "Is seeing a physio for a knee problem", "stated"),  # inferred
+    (
+        "friends_bowls_knee_sydney",
+        "Has a granddaughter named Lily who is 4 months old",
+        "stated",
+    ),  # generated
+    ("friends_bowls_knee_sydney", "Moved Thursday coffee with Bev to 11", "stated"),  # generated
+    (
+        "friends_bowls_knee_sydney",
+        "Has a dentist appointment in Parramatta at 9 on Thursday",
+        "stated",
+    ),  # generated
+    ("friends_bowls_knee_sydney", "Likes cappuccino and almond croissants", "inferred"),  # stated
+    (
+        "friends_bowls_knee_sydney",
+        "Has a daughter named Sarah who lives overseas",
+        "generated",
+    ),  # inferred
+    (
+        "friends_exam_gokarna_trip",
+        "Booking an overnight KSRTC bus for the 14th",
+        "stated",
+    ),  # generated
+    ("friends_exam_gokarna_trip", "Has friends named Rohan and Meera", "stated"),  # inferred
+    ("friends_exam_gokarna_trip", "Is based in Bangalore", "inferred"),  # generated
+    ("friends_exam_gokarna_trip", "Likes biryani", "inferred"),  # stated
+    ("friends_exam_gokarna_trip", "Has a cousin's wedding coming up", "generated"),  # inferred
+    ("friends_exam_gokarna_trip", "Did well in his OS exam", "generated"),  # stated
+    ("friends_chef_review_karaoke", "Has a dog named Mochi", "stated"),  # inferred
+    (
+        "friends_chef_review_karaoke",
+        "Is going to her friend's karaoke birthday on the 22nd at 8",
+        "stated",
+    ),  # inferred
+    ("friends_chef_review_karaoke", "Her dog barks a lot", "inferred"),  # stated
+    ("friends_chef_review_karaoke", "Has a coworker named Jordan", "inferred"),  # generated
+    (
+        "friends_chef_review_karaoke",
+        "Will get to the party on the 22nd after 10pm",
+        "generated",
+    ),  # inferred
+    (
+        "friends_marathon_best_man_berlin",
+        "Is running the Hamburg marathon on May 31",
+        "stated",
+    ),  # generated
+    (
+        "friends_marathon_best_man_berlin",
+        "Is aiming for under 3:30 in the marathon",
+        "stated",
+    ),  # inferred
+    ("friends_marathon_best_man_berlin", "Broke up with Lena in March", "stated"),  # generated
+    (
+        "friends_marathon_best_man_berlin",
+        "Has been to 70 flat viewings with no offers",
+        "stated",
+    ),  # inferred
+    (
+        "friends_marathon_best_man_berlin",
+        "Is best man at his friend's wedding on August 15",
+        "inferred",
+    ),  # generated
+    ("friends_marathon_best_man_berlin", "Has a girlfriend named Lena", "generated"),  # inferred
+    ("friends_marathon_best_man_berlin", "Works in Munich", "generated"),  # stated
+    ("friends_marathon_best_man_berlin", "Owns a suit", "generated"),  # inferred
+    ("friends_teacher_mama_dengue_manila", "Teaches grade 4", "stated"),  # generated
+    ("friends_teacher_mama_dengue_manila", "Has 42 students in one section", "stated"),  # generated
+    (
+        "friends_teacher_mama_dengue_manila",
+        "Her mother was hospitalized with dengue and has since been discharged",
+        "stated",
+    ),  # generated
+    (
+        "friends_teacher_mama_dengue_manila",
+        "Took leave from school to look after her mother",
+        "stated",
+    ),  # generated
+    (
+        "friends_teacher_mama_dengue_manila",
+        "Has a Christmas program at school on December 18",
+        "stated",
+    ),  # generated
+    ("friends_teacher_mama_dengue_manila", "Lives in Metro Manila", "inferred"),  # generated
+    (
+        "friends_teacher_mama_dengue_manila",
+        "Has an older brother who owns a car",
+        "inferred",
+    ),  # generated
+    ("friends_teacher_mama_dengue_manila", "Likes Toblerone", "inferred"),  # generated
+    ("friends_teacher_mama_dengue_manila", "Drinks coffee in the morning", "inferred"),  # generated
+    ("friends_cakes_bank_lagos", "Moved from Lekki to Yaba in January", "stated"),  # inferred
+    ("friends_cakes_bank_lagos", "Wife's due date is the 12th", "stated"),  # generated
+    ("friends_cakes_bank_lagos", "Is Nigerian", "inferred"),  # generated
+    ("friends_cakes_bank_lagos", "Lives in Lekki", "generated"),  # inferred
+    ("friends_cakes_bank_lagos", "Spends 40k a week on diesel", "generated"),  # stated
+    ("friends_cakes_bank_lagos", "Is expecting his first child", "generated"),  # inferred
 ]
 
 
 def test_the_data_is_whole() -> None:
-    """40 chats with 563 entries in four rounds, each labelled with one of the three tags and a
+    """56 chats with 801 entries in six rounds, each labelled with one of the three tags and a
     note; chat names are unique; every misread names an entry of its chat with its label."""
     sizes = {name: sum(len(c["claims"]) for c in chats) for name, chats in ROUNDS.items()}
-    assert list(sizes.values()) == [127, 140, 128, 168]
-    assert len(CHATS) == sum(len(chats) for chats in ROUNDS.values()) == 40
+    assert list(sizes.values()) == [127, 140, 128, 168, 120, 118]
+    assert len(CHATS) == sum(len(chats) for chats in ROUNDS.values()) == 56
     entries = [e for c in CHATS.values() for e in c["claims"]]
     assert {e[1] for e in entries} == {"stated", "inferred", "generated"}
     assert all(len(e) == 3 and e[2] for e in entries)
