@@ -898,17 +898,21 @@ def plan_given_as_done(claim: str, evidence: str) -> tuple[str, str] | None:
         for i, w in enumerate(toks):
             if w == past:
                 return None  # said as done
-            ing = w.endswith("ing") and (w[:-3] in bases or f"{w[:-3]}e" in bases)
-            if w not in bases and not ing:
+            if w not in bases and not w.endswith("ing"):
                 continue
             before = tuple(toks[max(0, i - 2) : i])
-            planned = (i > 0 and toks[i - 1] in _PLAN_BEFORE and not ing) or before in _PLAN_ING
+            # an "-ing" form is read only after "thinking of" ("thinking of moving to shopify");
+            # any other is left alone, as it was before it was read at all
+            ing = before in _PLAN_ING and (w[:-3] in bases or f"{w[:-3]}e" in bases)
+            if w not in bases and not ing:
+                continue
+            planned = ing or (i > 0 and toks[i - 1] in _PLAN_BEFORE)
             # an intention before the verb ("saving up to go back ... to study"), or a later
             # time anywhere in the sentence ("i'll order the glazes tonight")
             says = set(toks[:i]) & (_SAYS_INTENT | _SAYS_LATER) or set(toks) & _SAYS_LATER
             if not (planned and says) or "again" in toks:
                 return None
-            found = (f"{' '.join(before[-1:] if not ing else before)} {w}", past)
+            found = (f"{' '.join(before) if ing else toks[i - 1]} {w}", past)
     return found
 
 

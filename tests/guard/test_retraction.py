@@ -812,6 +812,9 @@ def test_a_workplace_left_in_a_correction_retracts_by_its_last_word() -> None:
         # said as done, or a plan with no intention or later time
         ("Has ordered new shoes", "ordered new shoes yesterday", None),
         ("Has moved to Leeds", "we're moving to Leeds", None),
+        # another "-ing" form is left alone: the plan after it still reads
+        ("Moved to Leeds", "we're moving to Leeds next month, I'm planning to move",
+         ("to move", "moved")),
     ],
 )  # fmt: skip
 def test_a_perfect_or_a_plan_for_tomorrow_is_not_done(
