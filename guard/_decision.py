@@ -455,7 +455,15 @@ def decide(
     evidence = plain(evidence) if evidence is not None else None  # the words the rules read
     who = (plain(user_name) if user_name else user_name, people)
     provenance = _provenance(
-        plain(candidate.text), evidence, link, p_oi, p_stated, profile, reasons, who
+        plain(candidate.text),
+        evidence,
+        link,
+        p_oi,
+        p_stated,
+        profile,
+        reasons,
+        who,
+        policy.stated_threshold(profile.stated_threshold),
     )
     if link.unsupported_words:
         reasons.append(reason(ReasonCode.UNSUPPORTED_CONTENT, words=list(link.unsupported_words)))
@@ -631,9 +639,12 @@ def _provenance(
     profile: CalibrationProfile,
     reasons: list[Reason],
     who: tuple[str | None, frozenset[str]] = (None, frozenset()),
+    stated_threshold: float | None = None,
 ) -> Provenance:
     """Provenance from the scores alone (before the self-audit and the policy); adds reasons.
-    ``who``: the user's name and the names the conversation gives others."""
+    ``who``: the user's name and the names the conversation gives others; ``stated_threshold``:
+    the P(stated) a claim needs to be stated on its score (the policy's floor when it is above
+    the profile's threshold; default the profile's)."""
     if not math.isfinite(p_oi) or not math.isfinite(p_stated):
         reasons.append(reason(ReasonCode.SCORE_UNDECIDABLE))
         return Provenance.GENERATED
@@ -678,7 +689,9 @@ def _provenance(
             )
         )
     )
-    scored = p_stated >= profile.stated_threshold
+    needed = profile.stated_threshold if stated_threshold is None else stated_threshold
+    scored = p_stated >= needed
+    below_floor = not scored and p_stated >= profile.stated_threshold
     said_so = None if scored else _said(claim, evidence, link)
     read_as_said = scored or said_so is not None
     restatement = read_as_said and supported
@@ -710,19 +723,28 @@ def _provenance(
             return Provenance.INFERRED
         if not glued:
             reasons.append(
-                said_so
-                or reason(
-                    ReasonCode.STATED_SCORE, p_stated=p_stated, threshold=profile.stated_threshold
-                )
+                said_so or reason(ReasonCode.STATED_SCORE, p_stated=p_stated, threshold=needed)
             )
             return Provenance.STATED
         # "Drinks diet soda every day" / "I drink a LOT of diet soda": how often, concluded
         # from a habit the turn says in other words; not said, not made up
         supported = False
-    reasons.append(reason(ReasonCode.LINKED_NOT_RESTATEMENT, turn_id=link.turn_id))
+    floor = (p_stated, needed) if below_floor and said_so is None else None
+    reasons.extend(_not_stated(link, specifics=specifics, supported=supported, floor=floor))
+    return Provenance.INFERRED
+
+
+def _not_stated(
+    link: EvidenceLink, *, specifics: bool, supported: bool, floor: tuple[float, float] | None
+) -> list[Reason]:
+    """Why a linked claim is an inference: not a restatement, and what it adds. ``floor``:
+    (P(stated), the policy's floor) when the profile's score alone would have said stated."""
+    out = [reason(ReasonCode.LINKED_NOT_RESTATEMENT, turn_id=link.turn_id)]
+    if floor is not None:
+        out.append(reason(ReasonCode.BELOW_STATED_FLOOR, p_stated=floor[0], floor=floor[1]))
     if specifics:
-        reasons.append(reason(ReasonCode.UNSUPPORTED_SPECIFICS))
+        out.append(reason(ReasonCode.UNSUPPORTED_SPECIFICS))
     if not supported:
         # a claim that is not fully supported may not be stored as a stated fact
-        reasons.append(reason(ReasonCode.NOT_FULLY_SUPPORTED, turn_id=link.turn_id))
-    return Provenance.INFERRED
+        out.append(reason(ReasonCode.NOT_FULLY_SUPPORTED, turn_id=link.turn_id))
+    return out

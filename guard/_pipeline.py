@@ -225,7 +225,11 @@ class Guard:
                 embedder, s.linker_cache_bytes, s.support_precision, s.support_dir
             ),
             evidence_profile=store.evidence_only(profile_embedders(embedder or shared_minilm())),
-            policy=Policy(inferred_action=s.inferred_action, generated_action=s.generated_action),
+            policy=Policy(
+                inferred_action=s.inferred_action,
+                generated_action=s.generated_action,
+                stated_min=s.stated_min,
+            ),
             auditor=auditor,
             audit_mode=s.audit_mode,
             audit_profile=audit_profile,

@@ -27,6 +27,7 @@ class ReasonCode(StrEnum):
     NO_USER_TURN = "no_user_turn"
     OVER_INFERENCE_SCORE = "over_inference_score"  # p_oi, threshold
     STATED_SCORE = "stated_score"  # p_stated, threshold
+    BELOW_STATED_FLOOR = "below_stated_floor"  # p_stated, floor: the policy's stated_min
     SAID_WHOLE = "said_whole"  # turn_id, p_entailed: every content word said, read as said
     PLACE_INFERRED = "place_inferred"  # turn_id, said, claimed: a country from a city in it
     HOME_UNSAID = "home_unsaid"  # turn_id, places: named, never as where the user lives
@@ -74,6 +75,9 @@ _TEMPLATES: dict[ReasonCode, str] = {
     ReasonCode.NO_USER_TURN: "no user turn to link: generated",
     ReasonCode.OVER_INFERENCE_SCORE: "P(over-inference)={p_oi:.3f} >= {threshold:.3f}",
     ReasonCode.STATED_SCORE: "P(stated)={p_stated:.3f} >= {threshold:.3f}",
+    ReasonCode.BELOW_STATED_FLOOR: (
+        "P(stated)={p_stated:.3f} is below the policy's floor {floor:.3f}: not a stated fact"
+    ),
     ReasonCode.SAID_WHOLE: (
         "every content word said in {turn_id}, which reads as saying it "
         "(P(entailed)={p_entailed:.3f})"
@@ -165,6 +169,9 @@ _DESCRIPTIONS: dict[ReasonCode, str] = {
     ReasonCode.NO_USER_TURN: "no user turn to link: generated",
     ReasonCode.OVER_INFERENCE_SCORE: "P(over-inference) at or above the profile's threshold",
     ReasonCode.STATED_SCORE: "P(stated) at or above the profile's threshold",
+    ReasonCode.BELOW_STATED_FLOOR: (
+        "P(stated) above the profile's threshold, below the policy's floor"
+    ),
     ReasonCode.SAID_WHOLE: "every word of the claim said in a user turn that reads as saying it",
     ReasonCode.PLACE_INFERRED: "a country or US state concluded from a city the user named in it",
     ReasonCode.HOME_UNSAID: "where the user lives, from a place they named as something else's",

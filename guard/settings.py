@@ -40,6 +40,13 @@ class GuardSettings(BaseSettings):
     on_audit_failure: AuditFailure = AuditFailure.QUARANTINE
     inferred_action: Action = Action.STORE_AS_HYPOTHESIS
     generated_action: Action = Action.QUARANTINE
+    stated_min: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="a floor on P(stated) for a claim to be stored as a stated fact on its score "
+        "(above the profile's own threshold); below it the claim is stored as a hypothesis",
+    )
     profile_dir: Path | None = Field(
         default=None, description="extra calibration profiles (JSON) besides the shipped ones"
     )

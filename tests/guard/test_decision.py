@@ -77,6 +77,44 @@ def test_unsupported_specifics_keep_a_restatement_from_being_stated(
     ]
 
 
+def test_a_policy_floor_on_p_stated_makes_a_scored_restatement_a_hypothesis(
+    profile: CalibrationProfile,
+) -> None:
+    between = (profile.stated_threshold + 0.9) / 2  # above the profile's threshold, below 0.9
+    strict = Policy(stated_min=0.9)
+    d = decide(CAND, LINKED, p_oi=0.0, p_stated=between, profile=profile, policy=strict)
+    assert (d.provenance, d.action) == (Provenance.INFERRED, Action.STORE_AS_HYPOTHESIS)
+    assert _codes(d.reasons)[1:] == [
+        ReasonCode.LINKED_NOT_RESTATEMENT,
+        ReasonCode.BELOW_STATED_FLOOR,
+    ]
+    assert d.reasons[2].params == {"p_stated": between, "floor": 0.9}
+    assert render_reason(d.reasons[2]) == (
+        f"P(stated)={between:.3f} is below the policy's floor 0.900: not a stated fact"
+    )
+    # without the floor the same scores store it as stated; above the floor it is stated, and
+    # the reason gives the threshold it passed
+    plain = decide(CAND, LINKED, p_oi=0.0, p_stated=between, profile=profile, policy=Policy())
+    assert plain.provenance is Provenance.STATED
+    above = decide(CAND, LINKED, p_oi=0.0, p_stated=0.95, profile=profile, policy=strict)
+    assert above.provenance is Provenance.STATED
+    assert above.reasons[1].params == {"p_stated": 0.95, "threshold": 0.9}
+    # a floor under the profile's threshold changes nothing; a claim under both gets no floor
+    # reason (the profile's score already said not stated)
+    low = Policy(stated_min=profile.stated_threshold / 2)
+    assert decide(CAND, LINKED, p_oi=0.0, p_stated=between, profile=profile, policy=low) == plain
+    under = decide(CAND, LINKED, p_oi=0.0, p_stated=0.1, profile=profile, policy=strict)
+    assert ReasonCode.BELOW_STATED_FLOOR not in _codes(under.reasons)
+
+
+@pytest.mark.parametrize("bad", [-0.1, 1.5])
+def test_a_floor_outside_zero_to_one_is_refused(bad: float) -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError):
+        Policy(stated_min=bad)
+
+
 def test_uncalibrated_audit_only_downgrades_and_a_failed_audit_fails_closed(
     profile: CalibrationProfile,
 ) -> None:

@@ -17,6 +17,7 @@ def test_defaults_are_offline_and_closed() -> None:
     assert s.on_audit_failure is AuditFailure.QUARANTINE
     assert s.inferred_action is Action.STORE_AS_HYPOTHESIS
     assert s.generated_action is Action.QUARANTINE
+    assert s.stated_min is None  # the profile's own stated threshold
     assert s.tenant_keys() == {}
 
 
@@ -26,6 +27,7 @@ def test_env_vars_are_read(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
     monkeypatch.setenv("MIRAGE_ON_AUDIT_FAILURE", "error")
     monkeypatch.setenv("MIRAGE_AUDIT_TIMEOUT_S", "2.5")
     monkeypatch.setenv("MIRAGE_GENERATED_ACTION", "block")
+    monkeypatch.setenv("MIRAGE_STATED_MIN", "0.9")
     monkeypatch.setenv("MIRAGE_PROFILE_DIR", str(tmp_path))
     monkeypatch.setenv("MIRAGE_DATA_DIR", str(tmp_path / "data"))
     s = GuardSettings()
@@ -34,6 +36,7 @@ def test_env_vars_are_read(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
     assert s.on_audit_failure is AuditFailure.ERROR
     assert s.audit_timeout_s == 2.5
     assert s.generated_action is Action.BLOCK
+    assert s.stated_min == 0.9
     assert s.profile_dir == tmp_path
     assert (
         s.resolved_database_url() == f"sqlite:///{(tmp_path / 'data' / 'decisions.db').resolve()}"
@@ -48,6 +51,8 @@ def test_env_vars_are_read(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
         ("MIRAGE_GENERATED_ACTION", "store_as_hypothesis"),
         ("MIRAGE_AUDIT_MODE", "sometimes"),
         ("MIRAGE_AUDIT_TIMEOUT_S", "0"),
+        ("MIRAGE_STATED_MIN", "1.5"),
+        ("MIRAGE_STATED_MIN", "high"),
     ],
 )
 def test_unsafe_or_invalid_values_are_refused(
