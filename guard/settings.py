@@ -45,7 +45,7 @@ class GuardSettings(BaseSettings):
         ge=0.0,
         le=1.0,
         description="a floor on P(stated) for a claim to be stored as a stated fact on its score "
-        "(above the profile's own threshold); below it the claim is stored as a hypothesis",
+        "(above the profile's own threshold); below it the claim is inferred (inferred_action)",
     )
     profile_dir: Path | None = Field(
         default=None, description="extra calibration profiles (JSON) besides the shipped ones"
