@@ -689,9 +689,7 @@ def _provenance(
             )
         )
     )
-    needed = profile.stated_threshold if stated_threshold is None else stated_threshold
-    scored = p_stated >= needed
-    below_floor = not scored and p_stated >= profile.stated_threshold
+    scored = p_stated >= profile.stated_threshold
     said_so = None if scored else _said(claim, evidence, link)
     read_as_said = scored or said_so is not None
     restatement = read_as_said and supported
@@ -709,6 +707,8 @@ def _provenance(
         # at the hospital in Leeds" / "I work night shifts at the hospital")
         reasons.append(reason(ReasonCode.GLUED_DETAIL, turn_id=link.turn_id, words=names))
         return Provenance.GENERATED
+    needed = profile.stated_threshold if stated_threshold is None else stated_threshold
+    floor: tuple[float, float] | None = None
     if read_as_said and not specifics and supported:
         glued = glued_detail(claim, link)
         if glued and not how_often(glued, claim, evidence):
@@ -722,16 +722,37 @@ def _provenance(
             )
             return Provenance.INFERRED
         if not glued:
-            reasons.append(
-                said_so or reason(ReasonCode.STATED_SCORE, p_stated=p_stated, threshold=needed)
-            )
-            return Provenance.STATED
-        # "Drinks diet soda every day" / "I drink a LOT of diet soda": how often, concluded
-        # from a habit the turn says in other words; not said, not made up
-        supported = False
-    floor = (p_stated, needed) if below_floor and said_so is None else None
+            # the one place the policy's floor acts: a claim that would be stated on its score
+            stated = _stated(claim, evidence, link, p_stated, needed, said_so)
+            if isinstance(stated, Reason):
+                reasons.append(stated)
+                return Provenance.STATED
+            floor = stated
+        else:
+            # "Drinks diet soda every day" / "I drink a LOT of diet soda": how often, concluded
+            # from a habit the turn says in other words; not said, not made up
+            supported = False
     reasons.extend(_not_stated(link, specifics=specifics, supported=supported, floor=floor))
     return Provenance.INFERRED
+
+
+def _stated(
+    claim: str,
+    evidence: str | None,
+    link: EvidenceLink,
+    p_stated: float,
+    needed: float,
+    said_so: Reason | None,
+) -> Reason | tuple[float, float]:
+    """Why a claim read as a restatement is stated (its reason), or (P(stated), the floor) when
+    the policy's floor (``needed``, the P(stated) a stated fact needs) holds it back: only a
+    claim stated on its score alone, never one the words read as said (``said_so``, or said
+    word for word, looked for here when the score passed the profile but not the floor)."""
+    if said_so is not None:
+        return said_so
+    if p_stated < needed:
+        return _said(claim, evidence, link) or (p_stated, needed)
+    return reason(ReasonCode.STATED_SCORE, p_stated=p_stated, threshold=needed)
 
 
 def _not_stated(

@@ -107,6 +107,19 @@ def test_a_policy_floor_on_p_stated_makes_a_scored_restatement_a_hypothesis(
     assert ReasonCode.BELOW_STATED_FLOOR not in _codes(under.reasons)
 
 
+def test_a_floor_never_makes_a_decision_less_cautious(profile: CalibrationProfile) -> None:
+    """The floor acts only where the scores would store a stated fact: a restatement with a
+    glued-on name stays generated, whatever the floor (it must not become a hypothesis)."""
+    glued = LINKED.model_copy(update={"unsaid_names": ("Leeds",)})
+    cand = Candidate(id="c1", text="Went rock climbing last weekend in Leeds")
+    between = (profile.stated_threshold + 0.9) / 2
+    for policy in (Policy(), Policy(stated_min=0.9), Policy(stated_min=1.0)):
+        d = decide(cand, glued, p_oi=0.0, p_stated=between, profile=profile, policy=policy)
+        assert d.provenance is Provenance.GENERATED
+        assert ReasonCode.GLUED_DETAIL in _codes(d.reasons)
+        assert ReasonCode.BELOW_STATED_FLOOR not in _codes(d.reasons)
+
+
 @pytest.mark.parametrize("bad", [-0.1, 1.5])
 def test_a_floor_outside_zero_to_one_is_refused(bad: float) -> None:
     from pydantic import ValidationError
