@@ -185,7 +185,10 @@ def test_describe_names_profiles_and_policy(make_guard: Callable[..., Guard]) ->
     assert info["policy"] == {
         "inferred_action": "store_as_hypothesis",
         "generated_action": "quarantine",
+        "stated_min": None,
     }
+    strict = make_guard(policy=Policy(stated_min=0.9)).describe()
+    assert strict["policy"]["stated_min"] == 0.9  # the floor an operator set is shown
 
 
 async def test_concurrent_writes_match_sequential_ones(make_guard: Callable[..., Guard]) -> None:
