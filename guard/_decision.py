@@ -638,13 +638,13 @@ def _provenance(
     p_stated: float,
     profile: CalibrationProfile,
     reasons: list[Reason],
-    who: tuple[str | None, frozenset[str]] = (None, frozenset()),
-    stated_threshold: float | None = None,
+    who: tuple[str | None, frozenset[str]],
+    needed: float,
 ) -> Provenance:
     """Provenance from the scores alone (before the self-audit and the policy); adds reasons.
-    ``who``: the user's name and the names the conversation gives others; ``stated_threshold``:
-    the P(stated) a claim needs to be stated on its score (the policy's floor when it is above
-    the profile's threshold; default the profile's)."""
+    ``who``: the user's name and the names the conversation gives others; ``needed``: the
+    P(stated) a claim needs to be stated on its score (the policy's floor when it is above the
+    profile's threshold)."""
     if not math.isfinite(p_oi) or not math.isfinite(p_stated):
         reasons.append(reason(ReasonCode.SCORE_UNDECIDABLE))
         return Provenance.GENERATED
@@ -707,7 +707,6 @@ def _provenance(
         # at the hospital in Leeds" / "I work night shifts at the hospital")
         reasons.append(reason(ReasonCode.GLUED_DETAIL, turn_id=link.turn_id, words=names))
         return Provenance.GENERATED
-    needed = profile.stated_threshold if stated_threshold is None else stated_threshold
     floor: tuple[float, float] | None = None
     if read_as_said and not specifics and supported:
         glued = glued_detail(claim, link)
