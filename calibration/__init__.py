@@ -63,6 +63,14 @@ from mirage_guard.calibration._judged_fit import (
     score_claims,
     transfer_table,
 )
+from mirage_guard.calibration._stated_floor import (
+    DEFAULT_FLOORS,
+    FloorReport,
+    FloorRow,
+    choose_floor,
+    floor_row,
+    run_stated_floor,
+)
 from mirage_guard.calibration._suite import (
     EvalSet,
     SuiteRow,
@@ -90,6 +98,7 @@ from mirage_guard.calibration._support_train import TrainConfig, TrainResult, tr
 from mirage_guard.guard.evidence import resolve_precision
 
 __all__ = [
+    "DEFAULT_FLOORS",
     "AuthoredPair",
     "ClaimRow",
     "CrossValidated",
@@ -98,6 +107,8 @@ __all__ = [
     "EvalSet",
     "Example",
     "FeatureTable",
+    "FloorReport",
+    "FloorRow",
     "JudgedClaims",
     "LabelledClaim",
     "ModelFigures",
@@ -117,6 +128,7 @@ __all__ = [
     "build_eval_guard",
     "build_pairs",
     "chat_lines",
+    "choose_floor",
     "choose_threshold",
     "claim_rows",
     "cluster_bootstrap",
@@ -130,6 +142,7 @@ __all__ = [
     "featurize",
     "fit_judged_profile",
     "fit_profile",
+    "floor_row",
     "group_by_conversation",
     "is_never_stated",
     "labelled_set_pairs",
@@ -146,6 +159,7 @@ __all__ = [
     "render_support_report",
     "resolve_precision",
     "run_eval",
+    "run_stated_floor",
     "run_suite",
     "run_support_report",
     "save_verdicts",

@@ -196,6 +196,27 @@ class Guard:
         )  # fmt: skip
         return self.use_profiles(evidence, audit)
 
+    def with_policy(self, policy: Policy) -> Guard:
+        """A guard that decides with ``policy`` and shares everything else with this one: the
+        linker (its models and caches), the profiles in use now, the auditor and the limits.
+        Closing either leaves the other open. (`mirage calibrate stated-floor` scores one set
+        under several floors without loading the models again.)"""
+        active = self._active
+        return Guard(
+            linker=self.linker,
+            evidence_profile=active.evidence,
+            policy=policy,
+            auditor=self.auditor,
+            audit_mode=self.audit_mode,
+            audit_profile=active.audit,
+            on_audit_failure=self.on_audit_failure,
+            writer_model=self.writer_model,
+            metrics=self.metrics,
+            linker_thread="dedicated" if self._linker_thread is not None else "pool",
+            limits=self.limits,
+            language_detector=self.language_detector,
+        )
+
     # ------------------------------------------------------------------ construction
     @classmethod
     def from_settings(

@@ -9,6 +9,7 @@ from typing import Annotated
 import anyio
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from mirage_guard.adapters._bench_calibration import (
@@ -18,8 +19,10 @@ from mirage_guard.adapters._bench_calibration import (
     transfer_rich,
     write_report,
 )
+from mirage_guard.adapters.cli._guard import SupportDirOpt, _typed_errors
 from mirage_guard.benchmark import SemanticMatcher, load_personas, run_models
 from mirage_guard.calibration import (
+    DEFAULT_FLOORS,
     Objective,
     PairReport,
     PairSide,
@@ -41,6 +44,7 @@ from mirage_guard.calibration import (
     quick_sets,
     render_support_report,
     resolve_precision,
+    run_stated_floor,
     run_support_report,
     save_verdicts,
     summarize_scores,
@@ -175,6 +179,97 @@ def fit_evidence(
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(profile.model_dump_json(indent=2) + "\n", encoding="utf-8")
     _show_metrics(f"evidence-only profile -> {out}", dict(profile.metrics))
+
+
+@app.command("stated-floor")
+def stated_floor_cmd(
+    data: Annotated[
+        Path | None,
+        typer.Option(help="your labelled claims: a claims file or a set folder (as guard eval)"),
+    ] = None,
+    personas: PersonasOpt = None,
+    split: Annotated[str | None, typer.Option(help="only this split, e.g. dev")] = None,
+    conversations: Annotated[
+        Path | None, typer.Option(help="conversations JSONL for conversation_id claims")
+    ] = None,
+    profile_dir: Annotated[
+        Path | None, typer.Option(help="directory with the profiles the guard runs with")
+    ] = None,
+    support_dir: SupportDirOpt = None,
+    verdicts: Annotated[
+        Path | None, typer.Option(help="self-audit verdicts JSONL (its model's profile decides)")
+    ] = None,
+    floor: Annotated[
+        list[float] | None,
+        typer.Option(
+            help="a floor to measure (repeatable; default 0.6 0.7 0.8 0.85 0.9 0.95); no floor "
+            "is always measured too"
+        ),
+    ] = None,
+    target_precision: Annotated[
+        float,
+        typer.Option(
+            help="the share of stored stated facts that must be labelled stated (0-1]: the "
+            "lowest floor that meets it is recommended"
+        ),
+    ] = 0.9,
+    n_boot: Annotated[int, typer.Option(min=1, help="bootstrap resamples for the CIs")] = 1000,
+    as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON")] = False,
+) -> None:
+    """Measure MIRAGE_STATED_MIN, the floor on P(stated), on your own labelled claims.
+
+    Each floor's decisions are made by the real guard (the one `guard eval` runs, with every
+    word rule): how many claims it stores as stated facts, how many of them are labelled stated
+    (with a 95 % CI over conversations), the stated recall, the generated and inferred claims
+    stored as facts, and 3-way accuracy. Recommends the lowest floor whose stated precision meets
+    --target-precision; set it with MIRAGE_STATED_MIN.
+    """
+    with _typed_errors():
+        report = run_stated_floor(
+            data=data,
+            personas=personas,
+            split=split,
+            conversations=conversations,
+            profile_dir=profile_dir,
+            support_dir=support_dir,
+            verdicts=verdicts,
+            floors=floor or DEFAULT_FLOORS,
+            target_precision=target_precision,
+            n_boot=n_boot,
+        )
+    if as_json:
+        console.print_json(report.model_dump_json())
+        return
+    counts = ", ".join(f"{k} {v}" for k, v in report.labelled.items())
+    table = Table(
+        title=escape(
+            f"stated floor on {report.data} (n={report.n}: {counts}; profile "
+            f"{report.profile_id}, its threshold {report.profile_threshold:.3f})"
+        )
+    )
+    for column in ("floor", "stored as stated", "precision [95 % CI]", "stated recall"):
+        table.add_column(column, justify="right")
+    for column in ("generated as stated", "inferred as stated", "3-way accuracy"):
+        table.add_column(column, justify="right")
+    for row in report.rows:
+        lo, hi = row.precision_ci
+        table.add_row(
+            "none" if row.floor is None else f"{row.floor:.2f}",
+            str(row.stated),
+            f"{row.precision:.3f} [{lo:.3f}, {hi:.3f}]",
+            f"{row.recall:.3f}",
+            str(row.generated_as_stated),
+            str(row.inferred_as_stated),
+            f"{row.accuracy:.3f}",
+        )
+    console.print(table)
+    target = f"stated precision >= {report.target_precision:g}"
+    if not report.reached:
+        console.print(f"[yellow]no floor measured reaches {target}[/]")
+    elif report.recommended is None:
+        console.print(f"{target} without a floor: leave MIRAGE_STATED_MIN unset")
+    else:
+        console.print(f"{target}: MIRAGE_STATED_MIN={report.recommended:g}")
 
 
 @app.command("train-support")
