@@ -21,18 +21,35 @@ from mirage_guard.calibration import (
     FloorRow,
     LabelledClaim,
     choose_floor,
+    collect_verdicts,
     decide_all,
+    featurize,
+    fit_profile,
     floor_row,
+    load_examples,
     run_eval,
     run_stated_floor,
+    save_verdicts,
 )
 from mirage_guard.calibration._stated_floor import check_floors, sweep
-from mirage_guard.guard import Candidate, Decision, Guard, Policy, Provenance, Role, Turn
+from mirage_guard.guard import (
+    Candidate,
+    Decision,
+    Guard,
+    Policy,
+    Provenance,
+    Role,
+    SelfAuditor,
+    Turn,
+)
 from mirage_guard.guard.errors import InputError
-from mirage_guard.guard.evidence import EvidenceLinker
+from mirage_guard.guard.evidence import EvidenceLinker, shipped_linker
+from mirage_guard.guard.scoring import ProfileMode, ProfileStore
 from tests.calibration.factories import make_profile
+from tests.calibration.test_fit_and_eval import _write_claims
 from tests.calibration.test_per_claim_cli import _small_set
 from tests.fakes.embedder import HashingEmbedder
+from tests.fakes.llm import labelling_llm
 
 TURNS = (
     Turn(id="t1", role=Role.USER, content="I work nights at the children's hospital as a nurse."),
@@ -214,3 +231,47 @@ def test_the_command_prints_the_rows_and_refuses_a_bad_floor_in_one_line(tmp_pat
         assert refused.exit_code == 1
         assert refused.output.startswith("error:")
         assert "(0, 1]" in refused.output
+
+
+@pytest.mark.slow
+def test_with_verdicts_the_rows_are_guard_evals_under_the_writers_profile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--verdicts`: the writer's own labels decide with its fitted profile, as in `guard eval`."""
+    claims = _write_claims(tmp_path / "claims.jsonl")
+    examples = load_examples(claims)
+    truth = {e.claim.claim_id: e.claim.label for e in examples}
+    llm = labelling_llm(lambda cid: truth[cid], model="mock/honest", quoting="honest")
+    auditor = SelfAuditor(llm)
+    verdicts, failed = anyio.run(lambda: collect_verdicts(examples, auditor))
+    assert not failed
+    path = tmp_path / "verdicts.jsonl"
+    save_verdicts(path, verdicts, writer_model=llm.model, prompt_version=auditor.prompt_version)
+    linker = shipped_linker()
+    profile = fit_profile(
+        featurize(examples, linker, verdicts),
+        mode=ProfileMode.SELF_AUDIT_SEPARATE,
+        data_path=claims,
+        split="all",
+        embedder=linker.embedder.name,
+        writer_model=llm.model,
+        prompt_version=auditor.prompt_version,
+        support_model=linker.support_sha256,
+    )
+    profiles = tmp_path / "profiles"
+    ProfileStore(profiles).save(profile, profiles)
+    report = run_stated_floor(
+        data=claims, profile_dir=profiles, verdicts=path, floors=(0.9,), n_boot=20
+    )
+    assert report.profile_id == profile.profile_id
+    for row in report.rows:
+        if row.floor is None:
+            monkeypatch.delenv("MIRAGE_STATED_MIN", raising=False)
+        else:
+            monkeypatch.setenv("MIRAGE_STATED_MIN", str(row.floor))
+        evaluated = run_eval(
+            data=claims, personas=None, split=None, profile_dir=profiles, verdicts=path, n_boot=20
+        )
+        assert evaluated.profile_id == profile.profile_id
+        assert row.accuracy == pytest.approx(evaluated.provenance_accuracy)
+        assert row.precision == pytest.approx(evaluated.per_class["stated"].precision)
