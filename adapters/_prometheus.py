@@ -25,6 +25,10 @@ ERRORS = "mirage_guard_errors"  # counter: stage, kind
 MEMORY_WRITES = "mirage_guard_memory_writes"  # counter: status (fact/hypothesis/quarantined)
 UNCALIBRATED = "mirage_guard_uncalibrated_decisions"  # counter: model
 UNSUPPORTED_LANGUAGE = "mirage_guard_unsupported_language_decisions"  # counter: language
+# counter: model, code; one count per reason a decision gives (ReasonCode: a closed set), so an
+# operator sees which readings fire, and how often MIRAGE_STATED_MIN holds a fact back
+# (below_stated_floor)
+DECISION_REASONS = "mirage_guard_decision_reasons"
 # gauge: model; PSI of the live P(OI) window against the active profile's fitted distribution;
 # NaN = unknown (a profile without a fitted distribution, or too few live scores yet)
 PROFILE_DRIFT = "mirage_guard_profile_drift"
@@ -88,6 +92,12 @@ class GuardMetrics:
             ["language"],
             registry=self.registry,
         )
+        self.reasons = Counter(
+            DECISION_REASONS,
+            "Reasons given for guard decisions, by reason code",
+            ["model", "code"],
+            registry=self.registry,
+        )
         self.profile_drift = Gauge(
             PROFILE_DRIFT,
             "PSI of live calibrated P(over-inference) against the distribution the active "
@@ -135,6 +145,7 @@ class GuardMetrics:
             if not d.calibrated:
                 self.uncalibrated.labels(model=model).inc()
             for r in d.reasons:
+                self.reasons.labels(model=model, code=r.code.value).inc()
                 if r.code is ReasonCode.UNSUPPORTED_LANGUAGE:  # ISO codes: a bounded label set
                     self.unsupported_language.labels(language=str(r.params["language"])).inc()
         self._observe_drift(writer_model, decisions)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 
 import anyio
@@ -175,6 +176,26 @@ def test_metrics_count_decisions_and_uncalibrated(make_guard: Callable[..., Guar
     for stage in ("linker", "audit", "score"):
         count = reg.get_sample_value("mirage_guard_stage_seconds_count", {"stage": stage})
         assert count == 1.0, stage
+
+
+def test_metrics_count_every_reason_by_code_and_the_floors_holds(
+    make_guard: Callable[..., Guard],
+) -> None:
+    """mirage_guard_decision_reasons_total{model, code}: one count per reason a decision gives,
+    so an operator sees how many facts MIRAGE_STATED_MIN holds back (below_stated_floor)."""
+    metrics = GuardMetrics()
+    plain = make_guard(metrics=metrics)
+    strict = make_guard(metrics=metrics, policy=Policy(stated_min=1.0))
+    decisions = [*plain.tag(PAPER_TURNS, CANDS), *strict.tag(PAPER_TURNS, CANDS)]
+    reg = metrics.registry
+    given = Counter(r.code.value for d in decisions for r in d.reasons)
+    assert given["below_stated_floor"] >= 1  # the strict guard held a scored restatement back
+    for code in ReasonCode:
+        value = reg.get_sample_value(
+            "mirage_guard_decision_reasons_total", {"model": "none", "code": code.value}
+        )
+        assert (value or 0.0) == given[code.value], code
+    assert given["scored_with_profile"] == len(decisions) == 6
 
 
 def test_describe_names_profiles_and_policy(make_guard: Callable[..., Guard]) -> None:
