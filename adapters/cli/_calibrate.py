@@ -247,16 +247,22 @@ def stated_floor_cmd(
             f"{report.profile_id}, its threshold {report.profile_threshold:.3f})"
         )
     )
-    for column in ("floor", "stored as stated", "precision [95 % CI]", "stated recall"):
-        table.add_column(column, justify="right")
-    for column in ("generated as stated", "inferred as stated", "3-way accuracy"):
-        table.add_column(column, justify="right")
+    table.caption = (
+        "stated: claims stored as stated facts; precision: the share of them labelled stated "
+        "(95 % CI over conversations); recall: of the claims labelled stated; generated / "
+        "inferred: claims so labelled stored as stated"
+    )
+    for column in ("floor", "stated", "precision", "95 % CI", "recall", "generated"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for column in ("inferred", "3-way acc."):
+        table.add_column(column, justify="right", no_wrap=True)
     for row in report.rows:
         lo, hi = row.precision_ci
         table.add_row(
             "none" if row.floor is None else f"{row.floor:.2f}",
             str(row.stated),
-            f"{row.precision:.3f} [{lo:.3f}, {hi:.3f}]",
+            f"{row.precision:.3f}",
+            f"[{lo:.3f}, {hi:.3f}]",
             f"{row.recall:.3f}",
             str(row.generated_as_stated),
             str(row.inferred_as_stated),
