@@ -140,13 +140,15 @@ def run_stated_floor(
     wanted = check_floors(floors)
     path = data or packaged("claims.jsonl")
     examples = load_examples(path, personas=personas, conversations=conversations, split=split)
-    if not examples:
-        raise InputError(f"{path}: no labelled claims" + (f" in split {split!r}" if split else ""))
     by_claim: dict[str, AuditVerdict] | None = None
     model = prompt = None
     if verdicts is not None:
         by_claim, model, prompt = load_verdicts(verdicts)
         examples = [e for e in examples if e.claim.claim_id in by_claim]
+    if not examples:
+        where = f" in split {split!r}" if split else ""
+        with_verdicts = f" with a verdict in {verdicts}" if verdicts is not None else ""
+        raise InputError(f"{path}: no labelled claims{where}{with_verdicts}")
     guard = build_eval_guard(
         profile_dir=profile_dir,
         writer_model=None,

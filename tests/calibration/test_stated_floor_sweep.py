@@ -143,6 +143,13 @@ def test_floors_are_measured_ascending_once_each_and_only_inside_zero_to_one() -
             check_floors([0.8, bad])
 
 
+def test_a_set_with_no_claim_to_measure_is_refused_before_any_model_loads(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no labelled claims in split 'nope'"):
+        run_stated_floor(data=None, split="nope")
+    with pytest.raises(InputError, match=r"in \(0, 1\]"):
+        run_stated_floor(data=None, split="dev", target_precision=1.5)
+
+
 def test_a_guard_with_another_policy_shares_the_models_and_outlives_its_copy(
     make_guard: Callable[..., Guard],
 ) -> None:
