@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
 
 from mirage_guard.calibration._audit_jobs import load_verdicts
-from mirage_guard.calibration._data import TextVariant, load_examples, packaged
+from mirage_guard.calibration._data import Example, TextVariant, load_examples, packaged
 from mirage_guard.calibration._eval import (
     EvalReport,
     check_writable,
@@ -57,6 +58,17 @@ def build_eval_guard(
     return Guard.from_settings(settings, profiles=store)
 
 
+def with_verdicts(
+    examples: Sequence[Example], verdicts: Path | None
+) -> tuple[list[Example], dict[str, AuditVerdict] | None, str | None, str | None]:
+    """The examples a self-audit verdicts file covers (all of them without a file), its verdicts
+    by claim id, and the model and prompt version that wrote them."""
+    if verdicts is None:
+        return list(examples), None, None, None
+    by_claim, model, prompt = load_verdicts(verdicts)
+    return [e for e in examples if e.claim.claim_id in by_claim], by_claim, model, prompt
+
+
 def run_eval(
     *,
     data: Path | None,
@@ -87,11 +99,7 @@ def run_eval(
         examples = [e.typed() for e in examples]
     if chat_lines:
         examples = [e.as_chat_lines() for e in examples]
-    by_claim: dict[str, AuditVerdict] | None = None
-    model = prompt = None
-    if verdicts is not None:
-        by_claim, model, prompt = load_verdicts(verdicts)
-        examples = [e for e in examples if e.claim.claim_id in by_claim]
+    examples, by_claim, model, prompt = with_verdicts(examples, verdicts)
     guard = build_eval_guard(
         profile_dir=profile_dir,
         writer_model=writer_model,

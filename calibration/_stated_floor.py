@@ -10,10 +10,9 @@ import anyio
 import numpy as np
 from pydantic import BaseModel
 
-from mirage_guard.calibration._audit_jobs import load_verdicts
 from mirage_guard.calibration._data import Example, load_examples, packaged
 from mirage_guard.calibration._eval import decide_all
-from mirage_guard.calibration._evaluate import build_eval_guard
+from mirage_guard.calibration._evaluate import build_eval_guard, with_verdicts
 from mirage_guard.calibration._fit import cluster_bootstrap
 from mirage_guard.guard import AuditVerdict, Decision, Guard, Provenance
 from mirage_guard.guard.errors import InputError
@@ -140,15 +139,11 @@ def run_stated_floor(
     wanted = check_floors(floors)
     path = data or packaged("claims.jsonl")
     examples = load_examples(path, personas=personas, conversations=conversations, split=split)
-    by_claim: dict[str, AuditVerdict] | None = None
-    model = prompt = None
-    if verdicts is not None:
-        by_claim, model, prompt = load_verdicts(verdicts)
-        examples = [e for e in examples if e.claim.claim_id in by_claim]
+    examples, by_claim, model, prompt = with_verdicts(examples, verdicts)
     if not examples:
         where = f" in split {split!r}" if split else ""
-        with_verdicts = f" with a verdict in {verdicts}" if verdicts is not None else ""
-        raise InputError(f"{path}: no labelled claims{where}{with_verdicts}")
+        covered = f" with a verdict in {verdicts}" if verdicts is not None else ""
+        raise InputError(f"{path}: no labelled claims{where}{covered}")
     guard = build_eval_guard(
         profile_dir=profile_dir,
         writer_model=None,
