@@ -3,6 +3,7 @@ operator's own labelled claims, and the lowest one whose stored facts are right 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from pydantic import BaseModel
 from mirage_guard.calibration._data import Example, load_examples, packaged
 from mirage_guard.calibration._eval import decide_all
 from mirage_guard.calibration._evaluate import build_eval_guard, with_verdicts
-from mirage_guard.calibration._fit import cluster_bootstrap
+from mirage_guard.calibration._fit import cluster_bootstrap, precision_recall_at
 from mirage_guard.guard import AuditVerdict, Decision, Guard, Provenance
 from mirage_guard.guard.errors import InputError
 
@@ -58,24 +59,24 @@ def floor_row(
     """The figures of one floor's decisions against the labels."""
     gold = [e.claim.label.provenance for e in examples]
     pred = [decisions[e.claim.claim_id].provenance for e in examples]
-    pairs = list(zip(gold, pred, strict=True))
-    gen, inf, st = Provenance.GENERATED, Provenance.INFERRED, Provenance.STATED
-    as_stated = np.asarray([p is Provenance.STATED for p in pred], dtype=np.float64)
-    is_stated = np.asarray([g is Provenance.STATED for g in gold], dtype=np.int64)
-    stored = int(as_stated.sum())
-    right = int(np.sum((as_stated == 1) & (is_stated == 1)))
+    pairs = Counter(zip(gold, pred, strict=True))
+    stated = Provenance.STATED
+    as_stated = np.asarray([p is stated for p in pred], dtype=np.float64)
+    is_stated = np.asarray([g is stated for g in gold], dtype=np.int64)
+    # the same figures the bootstrap resamples: 0.0 precision when nothing is stored as stated
+    precision, recall = precision_recall_at(as_stated, is_stated, 0.5)
     ci = cluster_bootstrap(
         as_stated, is_stated, [e.conversation_id for e in examples], 0.5, n_boot=n_boot
     )["precision"]
     return FloorRow(
         floor=floor,
-        stated=stored,
-        precision=right / stored if stored else 0.0,
+        stated=int(as_stated.sum()),
+        precision=precision,
         precision_ci=(ci[0], ci[1]),
-        recall=right / max(int(is_stated.sum()), 1),
-        generated_as_stated=sum(pair == (gen, st) for pair in pairs),
-        inferred_as_stated=sum(pair == (inf, st) for pair in pairs),
-        accuracy=float(np.mean([g is p for g, p in pairs])),
+        recall=recall,
+        generated_as_stated=pairs[(Provenance.GENERATED, stated)],
+        inferred_as_stated=pairs[(Provenance.INFERRED, stated)],
+        accuracy=sum(n for (g, p), n in pairs.items() if g is p) / len(examples),
     )
 
 
@@ -159,9 +160,8 @@ def run_stated_floor(
     finally:
         guard.close()
     recommended, reached = choose_floor(rows, target_precision)
-    labelled: dict[str, int] = {p.value: 0 for p in Provenance}
-    for e in examples:
-        labelled[e.claim.label.provenance.value] += 1
+    counted = Counter(e.claim.label.provenance for e in examples)
+    labelled = {p.value: counted[p] for p in Provenance}
     return FloorReport(
         data=path.name + (f" [{split}]" if split else ""),
         n=len(examples),
