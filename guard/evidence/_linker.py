@@ -86,7 +86,7 @@ FEATURE_NAMES: tuple[str, ...] = BASE_FEATURES + TOPIC_FEATURES + SUPPORT_FEATUR
 # what a profile's logistic models read: every feature but the claim's topic. A topic score is a
 # prior of the labelled data the profile is fitted on (in the project's personas a routine or a
 # hobby was rarely over-inferred), not evidence from the user's turns; fitted with them, the
-# shipped profile scored 0.009-0.014 lower held-out AUROC (README, "Evaluate the guard").
+# shipped profile scored 0.009-0.014 lower held-out AUROC (benchmark/GUARD_MEASUREMENTS.md).
 # Profiles fitted with them before still load and score: a model reads the features it names.
 PROFILE_FEATURES: tuple[str, ...] = tuple(f for f in FEATURE_NAMES if f not in TOPIC_FEATURES)
 
@@ -687,7 +687,7 @@ class _VectorCache(Generic[_T]):
 # its best sentence's cosine to the claim plus this times the share of the claim's content words
 # the turn says. On the train split 0.1-0.4 link within 0.001 of one another (0.1 highest); 0.2
 # was taken after a sweep on the six held-out sets, where every weight from 0.2 to 1.0 links more
-# claims to their labelled turn than the cosine alone (README, "Evaluate the guard")
+# claims to their labelled turn than the cosine alone (benchmark/GUARD_MEASUREMENTS.md)
 LEXICAL_WEIGHT = 0.2
 
 

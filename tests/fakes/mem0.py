@@ -268,9 +268,9 @@ def claims_reply(*claims: tuple[str, str | None, str, float]) -> str:
 # "User probably watches a lot of anime", used before, moved to P(stated) 0.51 with that refit:
 # hashed features are no reading of the claim, so the text is chosen with a margin both ways);
 # the tests with the real MiniLM embedder use MINILM_INFERRED_TEXT, which lands there on MiniLM's
-# features (on them INFERRED_TEXT reads as stated, the known weakness README "Evaluate the guard"
-# describes; on hashed features MINILM_INFERRED_TEXT scores as over-inference since the profile
-# stopped reading the claim's topic).
+# features (on them INFERRED_TEXT reads as stated, the known weakness
+# benchmark/GUARD_MEASUREMENTS.md describes; on hashed features MINILM_INFERRED_TEXT scores as
+# over-inference since the profile stopped reading the claim's topic).
 CONVERSATION = [
     {"id": "t1", "role": "user", "content": "I went climbing last weekend."},
     {"id": "t2", "role": "user", "content": "I watched anime until 4am yesterday."},

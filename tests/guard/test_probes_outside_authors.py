@@ -24,7 +24,7 @@ text, "[3 weeks later]").
   118 entries. Both written after every reading of 2026-12-06.
 
 Tagged by the shipped guard before anything was changed for each round (the honest unseen
-figure), and after (README, "Probes by authors who did not read the code"):
+figure), and after (benchmark/GUARD_MEASUREMENTS.md, "Probes by authors who did not read the code"):
 
 | round | commit before | before | after |
 |---|---|---|---|

@@ -510,7 +510,7 @@ def test_a_denial_of_a_named_thing_the_claim_does_not_name_takes_nothing_back() 
 
 def test_a_chats_short_forms_are_read_as_the_word() -> None:
     """ "not on meds for it" denies "Takes blood pressure medication"; "appt", "uni", "hrs" are
-    their words; "yr" and "bf" are left as they are (measured: see the README)."""
+    their words; "yr" and "bf" are left as they are (measured: benchmark/GUARD_MEASUREMENTS.md)."""
     from mirage_guard.guard.evidence import stem
 
     turn = "blood pressure is borderline, not on meds for it."
