@@ -299,6 +299,11 @@ class DecisionLog:
         now: datetime,
     ) -> None:
         known = self._conflicts(session, tenant, scope, turns)
+        new = [t for t in turns if t.id not in known]
+        # a conversation's turns are read back by created_at (``turns``), and the guard reads
+        # their order (a later correction makes an earlier fact stale): the turns of one write
+        # get one microsecond each, the last at ``now``, so they never tie (tied, they came back
+        # in the order of their ids as strings: "t1", "t10", "t2")
         rows = [
             {
                 "tenant": tenant,
@@ -309,10 +314,9 @@ class DecisionLog:
                 "user_id": scope.user_id,
                 "agent_id": scope.agent_id,
                 "run_id": scope.run_id,
-                "created_at": now,
+                "created_at": now - timedelta(microseconds=len(new) - 1 - i),
             }
-            for t in turns
-            if t.id not in known
+            for i, t in enumerate(new)
         ]
         if rows:
             # another replica may store the same turn between the check and here: keep the

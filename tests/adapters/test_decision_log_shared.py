@@ -173,3 +173,21 @@ def test_the_same_turn_stored_by_two_replicas_is_kept_once(
             request_id="r-x",
             writer_model=None,
         )
+
+
+def test_a_conversations_turns_come_back_in_the_order_they_were_written(
+    replicas: Callable[[], DecisionLog],
+) -> None:
+    """The guard reads the order (a later correction makes an earlier fact stale), and turn ids
+    need not sort as strings: twelve turns written at once came back "t1", "t10", "t11", ..."""
+    log = replicas()
+    first = [Turn(id=f"t{i}", role=Role.USER, content=f"message {i}") for i in range(1, 13)]
+    log.record(
+        tenant="acme", scope=ALICE, turns=first, written=[], request_id="r1", writer_model=None
+    )
+    # a Mem0 client sends the whole history again with two new turns
+    later = [*first, *(Turn(id=f"t{i}", role=Role.USER, content=f"message {i}") for i in (13, 14))]
+    log.record(
+        tenant="acme", scope=ALICE, turns=later, written=[], request_id="r2", writer_model=None
+    )
+    assert [t.id for t in replicas().turns("acme", ALICE)] == [f"t{i}" for i in range(1, 15)]

@@ -78,3 +78,27 @@ async def test_an_edit_without_a_decision_log_fails_closed(store: InMemoryStore)
     item = await memory.get(memory_id)
     assert item is not None
     assert item["provenance"] == "generated"  # no conversation to check it against
+
+
+async def test_an_edit_is_tagged_against_the_turns_in_the_order_they_were_written(
+    build_memory: Build,
+) -> None:
+    from mirage_guard.guard import Turn
+
+    memory = build_memory()
+    history = [
+        {"id": f"m{i}", "role": "user", "content": f"Note {i}: I went climbing last weekend."}
+        for i in range(1, 12)
+    ]
+    result = await memory.add(history, user_id="alice", infer=False)
+    memory_id = result["results"][0]["id"]
+    seen: list[list[str]] = []
+    tag = memory.guard.atag
+
+    async def spy(turns: list[Turn], *args: object, **kwargs: object) -> object:
+        seen.append([t.id for t in turns])
+        return await tag(turns, *args, **kwargs)  # type: ignore[arg-type]
+
+    memory.guard.atag = spy  # type: ignore[method-assign]
+    await memory.update(memory_id, text="User went climbing last weekend.")
+    assert seen == [[f"m{i}" for i in range(1, 12)]]
