@@ -394,6 +394,58 @@ class DecisionLog:
         with self._sessions() as session:
             return [_logged(r, None) for r in session.scalars(stmt).all()]
 
+    def decision_ids(
+        self,
+        *,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        tenant: str | None = None,
+        writer_model: str | None = None,
+    ) -> list[int]:
+        """Read-only: the ids of the decisions in [since, until] (of one tenant and writer
+        model when given), ascending."""
+        stmt = select(_DecisionRow.id)
+        if since is not None:
+            stmt = stmt.where(_DecisionRow.created_at >= as_utc(since))
+        if until is not None:
+            stmt = stmt.where(_DecisionRow.created_at <= as_utc(until))
+        if tenant is not None:
+            stmt = stmt.where(_DecisionRow.tenant == tenant)
+        if writer_model is not None:
+            stmt = stmt.where(_DecisionRow.writer_model == writer_model)
+        with self._sessions() as session:
+            return list(session.scalars(stmt.order_by(_DecisionRow.id.asc())).all())
+
+    def decisions(self, ids: Sequence[int]) -> list[LoggedDecision]:
+        """Read-only: the decisions with these ids, in the order given (an unknown id is
+        skipped); turn texts are not resolved."""
+        if not ids:
+            return []
+        with self._sessions() as session:
+            rows = {
+                r.id: r
+                for r in session.scalars(select(_DecisionRow).where(_DecisionRow.id.in_(ids)))
+            }
+            return [_logged(rows[i], None) for i in ids if i in rows]
+
+    def turns_until(self, tenant: str, scope: MemoryScope, when: datetime) -> list[Turn]:
+        """The turns of a conversation the log held at ``when`` (a decision's time: the turns
+        its write stored, and earlier ones), oldest first."""
+        stmt = (
+            select(_TurnRow)
+            .where(
+                _TurnRow.tenant == tenant,
+                _TurnRow.conversation == scope.key(),
+                _TurnRow.created_at <= as_utc(when),
+            )
+            .order_by(_TurnRow.created_at.asc())
+        )
+        with self._sessions() as session:
+            return [
+                Turn(id=r.id, role=Role(r.role), content=r.content)
+                for r in session.scalars(stmt).all()
+            ]
+
     def turn(self, tenant: str, scope: MemoryScope, turn_id: str) -> Turn | None:
         """One stored turn of a conversation."""
         with self._sessions() as session:

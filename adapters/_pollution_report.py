@@ -589,17 +589,23 @@ def parse_when(text: str, now: datetime, *, end_of_day: bool = False) -> datetim
         raise InputError(f"{text!r} is not an ISO date/time or a span like 24h, 7d, 2w") from exc
 
 
-def load_decisions(
-    url: str, since: datetime | None = None, until: datetime | None = None
-) -> list[LoggedDecision]:
-    """All tenants' decisions in [since, until]; a missing SQLite file is an error."""
+def open_decision_log(url: str) -> DecisionLog:
+    """The decision log at ``url`` for reading; a missing SQLite file is an error (opening it
+    would create an empty one)."""
     parsed = make_url(url)
     db = parsed.database
     if parsed.get_backend_name() == "sqlite" and db and db != ":memory:" and not Path(db).exists():
         raise ConfigError(
             f"no decision log at {db}: set --database-url, MIRAGE_DATABASE_URL or MIRAGE_DATA_DIR"
         )
-    log = DecisionLog(url)
+    return DecisionLog(url)
+
+
+def load_decisions(
+    url: str, since: datetime | None = None, until: datetime | None = None
+) -> list[LoggedDecision]:
+    """All tenants' decisions in [since, until]; a missing SQLite file is an error."""
+    log = open_decision_log(url)
     try:
         return log.all_decisions(since=since, until=until)
     finally:
@@ -640,6 +646,7 @@ __all__ = [
     "ReportFiles",
     "load_decisions",
     "mask_url",
+    "open_decision_log",
     "parse_when",
     "regenerate_commands",
     "render_html",

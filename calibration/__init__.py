@@ -34,6 +34,7 @@ from mirage_guard.calibration._eval import (
     decide_all,
     evaluate,
     write_claim_rows,
+    write_whole,
 )
 from mirage_guard.calibration._evaluate import build_eval_guard, run_eval
 from mirage_guard.calibration._fit import (
@@ -174,4 +175,5 @@ __all__ = [
     "write_begin",
     "write_claim_rows",
     "write_pairs",
+    "write_whole",
 ]

@@ -1,4 +1,5 @@
-"""``mirage report pollution``: the memory-pollution report built from the decision log."""
+"""``mirage report pollution`` (the memory-pollution report) and ``mirage report label-sample``
+(logged decisions as claims to label), both read from the decision log."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from typing import Annotated
 import typer
 from sqlalchemy.exc import SQLAlchemyError
 
+from mirage_guard.adapters._label_sample import draw_label_sample, write_label_sample
 from mirage_guard.adapters._pollution_report import (
     load_decisions,
     mask_url,
+    open_decision_log,
     parse_when,
     regenerate_commands,
     summarize,
@@ -90,3 +93,93 @@ def report_pollution(
     files = write_report(summary, out, regen, mask_url(url))
     what = "no decisions in this window" if summary.is_empty else f"{summary.decisions} decisions"
     typer.echo(f"{what}: wrote {files.html}, {files.markdown}, {files.json}")
+
+
+@app.command("label-sample")
+def report_label_sample(
+    out: Annotated[Path, typer.Option(help="JSON Lines file of claims to label")] = Path(
+        "to_label.jsonl"
+    ),
+    n: Annotated[int, typer.Option("--n", min=1, help="claims to draw")] = 200,
+    seed: Annotated[
+        int, typer.Option(help="seed of the draw (same log and seed, same sample)")
+    ] = 0,
+    since: Annotated[
+        str | None,
+        typer.Option(help="from this ISO date/time (UTC if no offset) or span back: 24h, 7d"),
+    ] = None,
+    until: Annotated[
+        str | None,
+        typer.Option(help="up to this ISO date/time (a bare date includes the whole day)"),
+    ] = None,
+    tenant: Annotated[str | None, typer.Option(help="one tenant's decisions only")] = None,
+    writer_model: Annotated[
+        str | None, typer.Option(help="one writer model's decisions only (litellm string)")
+    ] = None,
+    show_guard: Annotated[
+        bool,
+        typer.Option(
+            help="add the guard's provenance, source turn, score and reasons under `guard` "
+            "(for reviewing decisions; leave off to label blind)"
+        ),
+    ] = False,
+    database_url: Annotated[
+        str | None,
+        typer.Option(
+            help="decision log URL (default: MIRAGE_DATABASE_URL, else decisions.db in "
+            "MIRAGE_DATA_DIR)"
+        ),
+    ] = None,
+) -> None:
+    """A seeded random sample of the guard's logged decisions, written as claims to label: fill
+    each `label` (and `source_turn_id` for a stated or inferred one), then measure the guard on
+    them with `mirage guard eval --data FILE` and choose a floor with `mirage calibrate
+    stated-floor --data FILE`. The file holds your users' messages: keep it as you keep the log."""
+    now = datetime.now(UTC)
+    url = database_url or GuardSettings().resolved_database_url()
+    try:
+        lo = parse_when(since, now) if since else None
+        hi = parse_when(until, now, end_of_day=True) if until else None
+        if lo is not None and hi is not None and lo > hi:
+            raise InputError(f"--since ({lo.isoformat()}) is after --until ({hi.isoformat()})")
+        log = open_decision_log(url)
+        try:
+            sample = draw_label_sample(
+                log,
+                n=n,
+                seed=seed,
+                since=lo,
+                until=hi,
+                tenant=tenant,
+                writer_model=writer_model,
+                show_guard=show_guard,
+            )
+        finally:
+            log.close()
+        if not sample.rows:
+            raise InputError(
+                f"no decision to sample in {mask_url(url)} ({sample.considered} in the window, "
+                f"{sample.verbatim} user messages stored verbatim, {sample.without_turns} "
+                "without their conversation)"
+            )
+        write_label_sample(sample, out)
+    except MirageError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from exc
+    except (SQLAlchemyError, ImportError) as exc:  # unreachable server, missing driver
+        typer.echo(
+            f"error: cannot read the decision log at {mask_url(url)}: {type(exc).__name__}",
+            err=True,
+        )
+        raise typer.Exit(code=2) from exc
+    left = []
+    if sample.verbatim:
+        left.append(f"{sample.verbatim} user messages stored verbatim")
+    if sample.without_turns:
+        left.append(f"{sample.without_turns} without their conversation")
+    skipped = f" (left out: {', '.join(left)})" if left else ""
+    typer.echo(
+        f"wrote {len(sample.rows)} of {sample.considered} decisions to {out}{skipped}; fill each "
+        f"`label` (and `source_turn_id` for GROUNDED / INFERRED_REASONABLE), then run "
+        f"`mirage guard eval --data {out}`"
+    )

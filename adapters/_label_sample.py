@@ -1,0 +1,130 @@
+"""``mirage report label-sample``: the guard's own logged decisions as claims to label.
+
+The figures of ``mirage guard eval`` are only as good as the labelled set: this project's sets
+say little about what a given writer model stores for a given product's users. This draws a
+seeded, uniform random sample of the decisions the deployment really made (the decision log),
+and writes each as one line of the claims format ``guard eval`` and ``calibrate stated-floor``
+read: the memory entry, an empty ``label`` to fill, and the conversation as the decision log
+kept it *at the time of the decision* (a turn written later was not there to support or
+correct it). Blind by default (no provenance, source turn or score of the guard, so a labeller
+is not anchored); ``show_guard`` adds them under ``guard`` for a review of the decisions, which
+``guard eval`` ignores.
+
+A user's own message stored verbatim (``add(infer=False)``, reason ``verbatim_user_message`` or
+``not_user_words``) is no claim the guard judged: it is left out of the sample.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from mirage_guard.adapters._decision_log import DecisionLog, LoggedDecision, MemoryScope
+from mirage_guard.calibration import write_whole
+from mirage_guard.guard import ReasonCode, Role, Turn
+from mirage_guard.guard.errors import InputError
+
+# reasons of a write that stored a user's own message, not a claim about the user
+NOT_CLAIMS = frozenset({ReasonCode.VERBATIM_USER_MESSAGE, ReasonCode.NOT_USER_WORDS})
+_CHUNK = 500  # decisions read per query while drawing
+
+
+class LabelSample(BaseModel):
+    """What was drawn: the rows to write and what was left out, and why."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rows: list[dict[str, Any]]
+    considered: int  # decisions in the window (and tenant / writer model)
+    verbatim: int  # of those read while drawing, user messages stored verbatim: left out
+    without_turns: int  # of those read, decisions whose conversation the log has no turn of
+
+
+def draw_label_sample(
+    log: DecisionLog,
+    *,
+    n: int,
+    seed: int = 0,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    tenant: str | None = None,
+    writer_model: str | None = None,
+    show_guard: bool = False,
+) -> LabelSample:
+    """Up to ``n`` decisions drawn uniformly (seeded) from the log's window, as claims to label.
+
+    The ids are shuffled once and read in chunks until ``n`` claims are kept, so the sample is
+    uniform over the decisions that are claims, and the same log, window and seed give the same
+    sample."""
+    if n < 1:
+        raise InputError(f"the sample size is at least 1: got {n}")
+    ids = log.decision_ids(since=since, until=until, tenant=tenant, writer_model=writer_model)
+    order = list(ids)
+    random.Random(seed).shuffle(order)
+    kept: list[tuple[LoggedDecision, list[Turn]]] = []
+    verbatim = without_turns = 0
+    for start in range(0, len(order), _CHUNK):
+        for d in log.decisions(order[start : start + _CHUNK]):
+            if {r.code for r in d.reasons} & NOT_CLAIMS:
+                verbatim += 1
+                continue
+            scope = MemoryScope(user_id=d.user_id, agent_id=d.agent_id, run_id=d.run_id)
+            turns = log.turns_until(d.tenant, scope, d.created_at)
+            if not any(t.role is Role.USER for t in turns):
+                without_turns += 1
+                continue
+            kept.append((d, turns))
+            if len(kept) == n:
+                break
+        if len(kept) == n:
+            break
+    kept.sort(key=lambda pair: pair[0].id)
+    rows = [_row(d, turns, show_guard) for d, turns in kept]
+    return LabelSample(
+        rows=rows, considered=len(ids), verbatim=verbatim, without_turns=without_turns
+    )
+
+
+def _row(d: LoggedDecision, turns: Sequence[Turn], show_guard: bool) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "claim_id": f"log-{d.id}",
+        "text": d.candidate_text,
+        "label": None,  # to fill: GROUNDED, INFERRED_REASONABLE, INFERRED_STEREOTYPE, FABRICATED
+        "source_turn_id": None,  # to fill for GROUNDED and INFERRED_REASONABLE
+        "turns": [t.model_dump(mode="json") for t in turns],
+        "tenant": d.tenant,
+        "user_id": d.user_id,
+        "agent_id": d.agent_id,
+        "run_id": d.run_id,
+        "writer_model": d.writer_model,
+        "decided_at": d.created_at.isoformat(),
+    }
+    if show_guard:
+        row["guard"] = {
+            "provenance": d.provenance.value,
+            "action": d.action.value,
+            "source_turn_id": d.source_turn_id,
+            "score": d.score,
+            "threshold": d.threshold,
+            "profile_id": d.profile_id,
+            "reasons": [r.text for r in d.reasons],
+        }
+    return row
+
+
+def write_label_sample(sample: LabelSample, out: Path) -> None:
+    """JSON Lines, written whole or not at all."""
+    if out.is_dir():
+        raise InputError(f"{out} is a directory: --out takes a file name")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    lines = (json.dumps(r, ensure_ascii=False) for r in sample.rows)
+    write_whole(out, lines, "the sample")
+
+
+__all__ = ["NOT_CLAIMS", "LabelSample", "draw_label_sample", "write_label_sample"]
