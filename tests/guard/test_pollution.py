@@ -408,7 +408,8 @@ def test_parse_when() -> None:
 
 
 def _cli() -> Typer:
-    from mirage_guard.adapters.cli._report import app
+    """``mirage report pollution`` as a user types it (the report app has more than one command)."""
+    from mirage_guard.adapters.cli import app
 
     return app
 
@@ -417,7 +418,7 @@ def test_cli_window_writes_html_markdown_json(db_url: str, tmp_path: Path) -> No
     out = tmp_path / "r" / "pollution.html"
     args = ["--database-url", db_url, "--out", str(out)]
     window = ["--since", "2026-11-02T10:00:00", "--until", "2026-11-02T11:00:00"]
-    result = CliRunner().invoke(_cli(), [*args, *window])
+    result = CliRunner().invoke(_cli(), ["report", "pollution", *args, *window])
     assert result.exit_code == 0, result.output
     data = json.loads(out.with_suffix(".json").read_text())
     assert data["decisions"] == 3
@@ -431,7 +432,9 @@ def test_cli_window_writes_html_markdown_json(db_url: str, tmp_path: Path) -> No
 
 def test_cli_open_window_prints_a_pinned_command(db_url: str, tmp_path: Path) -> None:
     out = tmp_path / "pollution.html"
-    result = CliRunner().invoke(_cli(), ["--database-url", db_url, "--out", str(out)])
+    result = CliRunner().invoke(
+        _cli(), ["report", "pollution", "--database-url", db_url, "--out", str(out)]
+    )
     assert result.exit_code == 0, result.output
     page = out.read_text()
     assert f"--until {T2.isoformat()}" in page  # the last decision this run saw
@@ -444,7 +447,17 @@ def test_cli_open_window_prints_a_pinned_command(db_url: str, tmp_path: Path) ->
 def test_empty_window_renders_an_explicit_no_decisions_page(db_url: str, tmp_path: Path) -> None:
     out = tmp_path / "empty.html"
     result = CliRunner().invoke(
-        _cli(), ["--database-url", db_url, "--out", str(out), "--since", "2027-01-01"]
+        _cli(),
+        [
+            "report",
+            "pollution",
+            "--database-url",
+            db_url,
+            "--out",
+            str(out),
+            "--since",
+            "2027-01-01",
+        ],
     )
     assert result.exit_code == 0, result.output
     assert "no decisions in this window" in result.output
@@ -472,7 +485,15 @@ def test_missing_sqlite_file_is_an_error_and_not_created(tmp_path: Path) -> None
     with pytest.raises(ConfigError, match="no decision log"):
         load_decisions(f"sqlite:///{missing}")
     result = CliRunner().invoke(
-        _cli(), ["--database-url", f"sqlite:///{missing}", "--out", str(tmp_path / "x.html")]
+        _cli(),
+        [
+            "report",
+            "pollution",
+            "--database-url",
+            f"sqlite:///{missing}",
+            "--out",
+            str(tmp_path / "x.html"),
+        ],
     )
     assert result.exit_code == 2
     assert not missing.exists()
@@ -482,8 +503,8 @@ def test_missing_sqlite_file_is_an_error_and_not_created(tmp_path: Path) -> None
 def test_since_after_until_is_refused(db_url: str, tmp_path: Path) -> None:
     result = CliRunner().invoke(
         _cli(),
-        ["--database-url", db_url, "--out", str(tmp_path / "x.html"), "--since", "2026-11-03",
-         "--until", "2026-11-02"],
+        ["report", "pollution", "--database-url", db_url, "--out", str(tmp_path / "x.html"),
+         "--since", "2026-11-03", "--until", "2026-11-02"],
     )  # fmt: skip
     assert result.exit_code == 2
     assert "is after --until" in result.output
