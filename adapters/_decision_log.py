@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -35,6 +35,7 @@ from sqlalchemy import (
     DateTime,
     Float,
     Integer,
+    Select,
     String,
     Text,
     create_engine,
@@ -383,12 +384,7 @@ class DecisionLog:
 
         Turn texts are not resolved (``source_turn_text`` stays None).
         """
-        stmt = select(_DecisionRow)
-        if since is not None:
-            stmt = stmt.where(_DecisionRow.created_at >= as_utc(since))
-        if until is not None:
-            stmt = stmt.where(_DecisionRow.created_at <= as_utc(until))
-        stmt = stmt.order_by(_DecisionRow.id.asc())
+        stmt = _in_window(select(_DecisionRow), since, until).order_by(_DecisionRow.id.asc())
         if limit is not None:
             stmt = stmt.limit(limit)
         with self._sessions() as session:
@@ -404,11 +400,7 @@ class DecisionLog:
     ) -> list[int]:
         """Read-only: the ids of the decisions in [since, until] (of one tenant and writer
         model when given), ascending."""
-        stmt = select(_DecisionRow.id)
-        if since is not None:
-            stmt = stmt.where(_DecisionRow.created_at >= as_utc(since))
-        if until is not None:
-            stmt = stmt.where(_DecisionRow.created_at <= as_utc(until))
+        stmt = _in_window(select(_DecisionRow.id), since, until)
         if tenant is not None:
             stmt = stmt.where(_DecisionRow.tenant == tenant)
         if writer_model is not None:
@@ -679,6 +671,18 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
             time.sleep(0.02)
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
+
+
+_S = TypeVar("_S", bound=Select[Any])
+
+
+def _in_window(stmt: _S, since: datetime | None, until: datetime | None) -> _S:
+    """``stmt`` limited to decisions made in [since, until]."""
+    if since is not None:
+        stmt = stmt.where(_DecisionRow.created_at >= as_utc(since))
+    if until is not None:
+        stmt = stmt.where(_DecisionRow.created_at <= as_utc(until))
+    return stmt
 
 
 def _conversation(row: _DecisionRow) -> str:

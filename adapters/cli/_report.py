@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
@@ -27,27 +29,56 @@ from mirage_guard.guard.settings import GuardSettings
 
 app = typer.Typer(help="Reports built from the decision log.", no_args_is_help=True)
 
+DatabaseUrl = Annotated[
+    str | None,
+    typer.Option(
+        help="decision log URL (default: MIRAGE_DATABASE_URL, else decisions.db in MIRAGE_DATA_DIR)"
+    ),
+]
+Since = Annotated[
+    str | None,
+    typer.Option(help="from this ISO date/time (UTC if no offset) or span back: 24h, 7d"),
+]
+Until = Annotated[
+    str | None,
+    typer.Option(help="up to this ISO date/time (a bare date includes the whole day)"),
+]
+
+
+def _window(since: str | None, until: str | None) -> tuple[datetime | None, datetime | None]:
+    """``--since`` / ``--until`` as instants; one after the other is refused."""
+    now = datetime.now(UTC)
+    lo = parse_when(since, now) if since else None
+    hi = parse_when(until, now, end_of_day=True) if until else None
+    if lo is not None and hi is not None and lo > hi:
+        raise InputError(f"--since ({lo.isoformat()}) is after --until ({hi.isoformat()})")
+    return lo, hi
+
+
+@contextmanager
+def _reading_log(database_url: str | None) -> Iterator[None]:
+    """Bad input and a log that cannot be read end the command in one line, exit 2."""
+    try:
+        yield
+    except MirageError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from exc
+    except (SQLAlchemyError, ImportError) as exc:  # unreachable server, missing driver
+        where = mask_url(database_url or GuardSettings().resolved_database_url())
+        typer.echo(
+            f"error: cannot read the decision log at {where}: {type(exc).__name__}", err=True
+        )
+        raise typer.Exit(code=2) from exc
+
 
 @app.command("pollution")
 def report_pollution(
-    database_url: Annotated[
-        str | None,
-        typer.Option(
-            help="decision log URL (default: MIRAGE_DATABASE_URL, else decisions.db in "
-            "MIRAGE_DATA_DIR)"
-        ),
-    ] = None,
+    database_url: DatabaseUrl = None,
     out: Annotated[
         Path, typer.Option(help="HTML file to write; the .md and .json go next to it")
     ] = Path("pollution.html"),
-    since: Annotated[
-        str | None,
-        typer.Option(help="from this ISO date/time (UTC if no offset) or span back: 24h, 7d"),
-    ] = None,
-    until: Annotated[
-        str | None,
-        typer.Option(help="up to this ISO date/time (a bare date includes the whole day)"),
-    ] = None,
+    since: Since = None,
+    until: Until = None,
     profile_dir: Annotated[
         Path | None,
         typer.Option(help="calibration profiles, for the drift lines (default MIRAGE_PROFILE_DIR)"),
@@ -59,28 +90,15 @@ def report_pollution(
 ) -> None:
     """Memory-pollution report from the decision log: HTML page, Markdown and JSON, with one
     line per writer model on its calibration profile's drift ("profile for M is stale since")."""
-    now = datetime.now(UTC)
-    try:
-        lo = parse_when(since, now) if since else None
-        hi = parse_when(until, now, end_of_day=True) if until else None
-        if lo is not None and hi is not None and lo > hi:
-            raise InputError(f"--since ({lo.isoformat()}) is after --until ({hi.isoformat()})")
+    with _reading_log(database_url):
         settings = GuardSettings()
         url = database_url or settings.resolved_database_url()
+        lo, hi = _window(since, until)
         rows = load_decisions(url, lo, hi)
         summary = summarize(rows, since=lo, until=hi)
         profiles = ProfileStore(profile_dir or settings.profile_dir).all()
         drift = profile_drift(rows, profiles, window=drift_window or settings.drift_window)
         summary = summary.model_copy(update={"profile_drift": drift})
-    except MirageError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=2) from exc
-    except (SQLAlchemyError, ImportError) as exc:  # unreachable server, missing driver
-        where = mask_url(database_url or GuardSettings().resolved_database_url())
-        typer.echo(
-            f"error: cannot read the decision log at {where}: {type(exc).__name__}", err=True
-        )
-        raise typer.Exit(code=2) from exc
     regen = regenerate_commands(
         database_url=database_url,
         out=out,
@@ -104,14 +122,8 @@ def report_label_sample(
     seed: Annotated[
         int, typer.Option(help="seed of the draw (same log and seed, same sample)")
     ] = 0,
-    since: Annotated[
-        str | None,
-        typer.Option(help="from this ISO date/time (UTC if no offset) or span back: 24h, 7d"),
-    ] = None,
-    until: Annotated[
-        str | None,
-        typer.Option(help="up to this ISO date/time (a bare date includes the whole day)"),
-    ] = None,
+    since: Since = None,
+    until: Until = None,
     tenant: Annotated[str | None, typer.Option(help="one tenant's decisions only")] = None,
     writer_model: Annotated[
         str | None, typer.Option(help="one writer model's decisions only (litellm string)")
@@ -123,25 +135,15 @@ def report_label_sample(
             "(for reviewing decisions; leave off to label blind)"
         ),
     ] = False,
-    database_url: Annotated[
-        str | None,
-        typer.Option(
-            help="decision log URL (default: MIRAGE_DATABASE_URL, else decisions.db in "
-            "MIRAGE_DATA_DIR)"
-        ),
-    ] = None,
+    database_url: DatabaseUrl = None,
 ) -> None:
     """A seeded random sample of the guard's logged decisions, written as claims to label: fill
     each `label` (and `source_turn_id` for a stated or inferred one), then measure the guard on
     them with `mirage guard eval --data FILE` and choose a floor with `mirage calibrate
     stated-floor --data FILE`. The file holds your users' messages: keep it as you keep the log."""
-    now = datetime.now(UTC)
-    url = database_url or GuardSettings().resolved_database_url()
-    try:
-        lo = parse_when(since, now) if since else None
-        hi = parse_when(until, now, end_of_day=True) if until else None
-        if lo is not None and hi is not None and lo > hi:
-            raise InputError(f"--since ({lo.isoformat()}) is after --until ({hi.isoformat()})")
+    with _reading_log(database_url):
+        url = database_url or GuardSettings().resolved_database_url()
+        lo, hi = _window(since, until)
         log = open_decision_log(url)
         try:
             sample = draw_label_sample(
@@ -163,15 +165,6 @@ def report_label_sample(
                 "without their conversation)"
             )
         write_label_sample(sample, out)
-    except MirageError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=2) from exc
-    except (SQLAlchemyError, ImportError) as exc:  # unreachable server, missing driver
-        typer.echo(
-            f"error: cannot read the decision log at {mask_url(url)}: {type(exc).__name__}",
-            err=True,
-        )
-        raise typer.Exit(code=2) from exc
     left = []
     if sample.verbatim:
         left.append(f"{sample.verbatim} user messages stored verbatim")
