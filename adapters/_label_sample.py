@@ -118,13 +118,26 @@ def _row(d: LoggedDecision, turns: Sequence[Turn], show_guard: bool) -> dict[str
     return row
 
 
-def write_label_sample(sample: LabelSample, out: Path) -> None:
-    """JSON Lines, written whole or not at all."""
+def check_out(out: Path, *, overwrite: bool = False) -> None:
+    """Refuse, before anything is read, a file name that is a folder, or a file that exists
+    (labels filled in by hand would be lost) unless ``overwrite``."""
     if out.is_dir():
         raise InputError(f"{out} is a directory: --out takes a file name")
-    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.exists() and not overwrite:
+        raise InputError(
+            f"{out} exists (labels in it would be lost): pass --overwrite or another --out"
+        )
+
+
+def write_label_sample(sample: LabelSample, out: Path, *, overwrite: bool = False) -> None:
+    """JSON Lines, written whole or not at all."""
+    check_out(out, overwrite=overwrite)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot write the sample to {out}: {exc}") from exc
     lines = (json.dumps(r, ensure_ascii=False) for r in sample.rows)
     write_whole(out, lines, "the sample")
 
 
-__all__ = ["NOT_CLAIMS", "LabelSample", "draw_label_sample", "write_label_sample"]
+__all__ = ["NOT_CLAIMS", "LabelSample", "check_out", "draw_label_sample", "write_label_sample"]

@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 from sqlalchemy.exc import SQLAlchemyError
 
-from mirage_guard.adapters._label_sample import draw_label_sample, write_label_sample
+from mirage_guard.adapters._label_sample import check_out, draw_label_sample, write_label_sample
 from mirage_guard.adapters._pollution_report import (
     load_decisions,
     mask_url,
@@ -135,6 +135,9 @@ def report_label_sample(
             "(for reviewing decisions; leave off to label blind)"
         ),
     ] = False,
+    overwrite: Annotated[
+        bool, typer.Option(help="replace --out if it exists (its labels are lost)")
+    ] = False,
     database_url: DatabaseUrl = None,
 ) -> None:
     """A seeded random sample of the guard's logged decisions, written as claims to label: fill
@@ -144,6 +147,7 @@ def report_label_sample(
     with _reading_log(database_url):
         url = database_url or GuardSettings().resolved_database_url()
         lo, hi = _window(since, until)
+        check_out(out, overwrite=overwrite)
         log = open_decision_log(url)
         try:
             sample = draw_label_sample(
@@ -164,7 +168,7 @@ def report_label_sample(
                 f"{sample.verbatim} user messages stored verbatim, {sample.without_turns} "
                 "without their conversation)"
             )
-        write_label_sample(sample, out)
+        write_label_sample(sample, out, overwrite=overwrite)
     left = []
     if sample.verbatim:
         left.append(f"{sample.verbatim} user messages stored verbatim")

@@ -205,8 +205,19 @@ def test_the_cli_writes_the_sample_and_refuses_what_it_cannot_read(
     assert result.exit_code == 0, result.output
     assert "wrote 3 of 6 decisions" in result.output
     assert len(out.read_text(encoding="utf-8").splitlines()) == 3
-    everything = runner.invoke(
+    out.write_text('{"claim_id": "log-1", "label": "GROUNDED"}\n', encoding="utf-8")  # labelled
+    kept = runner.invoke(
         app, ["report", "label-sample", "--database-url", url, "--out", str(out), "--n", "50"]
+    )
+    assert kept.exit_code == 2
+    assert "exists (labels in it would be lost)" in kept.output
+    assert "GROUNDED" in out.read_text(encoding="utf-8")  # nothing lost
+    everything = runner.invoke(
+        app,
+        [
+            *("report", "label-sample", "--database-url", url),
+            *("--out", str(out), "--n", "50", "--overwrite"),
+        ],
     )
     assert "wrote 5 of 6 decisions" in everything.output
     assert "left out: 1 user messages stored verbatim" in everything.output
