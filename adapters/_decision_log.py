@@ -420,24 +420,6 @@ class DecisionLog:
             }
             return [_logged(rows[i], None) for i in ids if i in rows]
 
-    def turns_until(self, tenant: str, scope: MemoryScope, when: datetime) -> list[Turn]:
-        """The turns of a conversation the log held at ``when`` (a decision's time: the turns
-        its write stored, and earlier ones), oldest first."""
-        stmt = (
-            select(_TurnRow)
-            .where(
-                _TurnRow.tenant == tenant,
-                _TurnRow.conversation == scope.key(),
-                _TurnRow.created_at <= as_utc(when),
-            )
-            .order_by(_TurnRow.created_at.asc())
-        )
-        with self._sessions() as session:
-            return [
-                Turn(id=r.id, role=Role(r.role), content=r.content)
-                for r in session.scalars(stmt).all()
-            ]
-
     def turn(self, tenant: str, scope: MemoryScope, turn_id: str) -> Turn | None:
         """One stored turn of a conversation."""
         with self._sessions() as session:
@@ -446,17 +428,19 @@ class DecisionLog:
                 return None
             return Turn(id=row.id, role=Role(row.role), content=row.content)
 
-    def turns(self, tenant: str, scope: MemoryScope) -> list[Turn]:
-        """Every stored turn of a conversation, oldest first (the evidence for an edit)."""
-        stmt = (
-            select(_TurnRow)
-            .where(_TurnRow.tenant == tenant, _TurnRow.conversation == scope.key())
-            .order_by(_TurnRow.created_at.asc())
+    def turns(self, tenant: str, scope: MemoryScope, until: datetime | None = None) -> list[Turn]:
+        """Every stored turn of a conversation, oldest first (the evidence for an edit); with
+        ``until``, those the log held then (a decision's time: the turns its write stored, and
+        earlier ones)."""
+        stmt = select(_TurnRow).where(
+            _TurnRow.tenant == tenant, _TurnRow.conversation == scope.key()
         )
+        if until is not None:
+            stmt = stmt.where(_TurnRow.created_at <= as_utc(until))
         with self._sessions() as session:
             return [
                 Turn(id=r.id, role=Role(r.role), content=r.content)
-                for r in session.scalars(stmt).all()
+                for r in session.scalars(stmt.order_by(_TurnRow.created_at.asc())).all()
             ]
 
     def memory_ids(self, tenant: str) -> list[str]:

@@ -64,8 +64,7 @@ def draw_label_sample(
     sample."""
     if n < 1:
         raise InputError(f"the sample size is at least 1: got {n}")
-    ids = log.decision_ids(since=since, until=until, tenant=tenant, writer_model=writer_model)
-    order = list(ids)
+    order = log.decision_ids(since=since, until=until, tenant=tenant, writer_model=writer_model)
     random.Random(seed).shuffle(order)
     kept: list[tuple[LoggedDecision, list[Turn]]] = []
     verbatim = without_turns = 0
@@ -75,7 +74,7 @@ def draw_label_sample(
                 verbatim += 1
                 continue
             scope = MemoryScope(user_id=d.user_id, agent_id=d.agent_id, run_id=d.run_id)
-            turns = log.turns_until(d.tenant, scope, d.created_at)
+            turns = log.turns(d.tenant, scope, until=d.created_at)
             if not any(t.role is Role.USER for t in turns):
                 without_turns += 1
                 continue
@@ -87,7 +86,7 @@ def draw_label_sample(
     kept.sort(key=lambda pair: pair[0].id)
     rows = [_row(d, turns, show_guard) for d, turns in kept]
     return LabelSample(
-        rows=rows, considered=len(ids), verbatim=verbatim, without_turns=without_turns
+        rows=rows, considered=len(order), verbatim=verbatim, without_turns=without_turns
     )
 
 

@@ -13,25 +13,14 @@ from mirage_guard.adapters._decision_log import (
     MemoryScope,
     WrittenDecision,
 )
-from mirage_guard.guard import Action, Candidate, Decision, Provenance
+from mirage_guard.guard import Action, Decision, Provenance
 from mirage_guard.guard._domain import Role, Turn
 from mirage_guard.guard.errors import IdempotencyConflictError, InputError
+from tests.fakes.decisions import logged_decision
 
 
 def _decision(text: str, provenance: Provenance, action: Action, turn: str | None) -> Decision:
-    return Decision(
-        candidate=Candidate(text=text),
-        provenance=provenance,
-        action=action,
-        source_turn_id=turn,
-        similarity=0.5,
-        evidence_span=None,
-        score=0.3,
-        threshold=0.5,
-        profile_id="evidence-only",
-        calibrated=True,
-        reasons=["because"],
-    )
+    return logged_decision(text, provenance, turn, action=action)
 
 
 @pytest.fixture

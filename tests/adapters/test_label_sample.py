@@ -15,9 +15,7 @@ from mirage_guard.adapters._label_sample import draw_label_sample, write_label_s
 from mirage_guard.adapters.cli import app
 from mirage_guard.calibration import load_examples
 from mirage_guard.guard import (
-    Action,
     Candidate,
-    Decision,
     Provenance,
     Reason,
     ReasonCode,
@@ -25,6 +23,7 @@ from mirage_guard.guard import (
     Turn,
 )
 from mirage_guard.guard.errors import InputError
+from tests.fakes.decisions import logged_decision
 
 ALICE = MemoryScope(user_id="alice")
 FIRST = [
@@ -38,24 +37,8 @@ LATER = [*FIRST, Turn(id="t4", role=Role.USER, content="Actually I moved to York
 def _decision(
     text: str, provenance: Provenance, turn: str | None, code: ReasonCode = ReasonCode.NOTE
 ) -> WrittenDecision:
-    action = {
-        Provenance.STATED: Action.STORE,
-        Provenance.INFERRED: Action.STORE_AS_HYPOTHESIS,
-        Provenance.GENERATED: Action.QUARANTINE,
-    }[provenance]
-    decision = Decision(
-        candidate=Candidate(text=text),
-        provenance=provenance,
-        action=action,
-        source_turn_id=turn,
-        similarity=0.5,
-        evidence_span=None,
-        score=0.3,
-        threshold=0.5,
-        profile_id="evidence-only",
-        calibrated=True,
-        reasons=[Reason(code=code, params={"text": "logged"} if code is ReasonCode.NOTE else {})],
-    )
+    params = {"text": "logged"} if code is ReasonCode.NOTE else {}
+    decision = logged_decision(text, provenance, turn, reasons=[Reason(code=code, params=params)])
     return WrittenDecision(decision=decision, memory_id=None)
 
 
