@@ -295,6 +295,13 @@ def train_support_cmd(
             "benchmark/data/support_pairs/next; the shipped weights used none)"
         ),
     ] = None,
+    authored_repeat: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="times each hand-written pair (and what the rules make of it) is seen per epoch",
+        ),
+    ] = TrainConfig().authored_repeat,
     other_messages: Annotated[
         int,
         typer.Option(
@@ -394,6 +401,7 @@ def train_support_cmd(
     examples = train_half(load_examples(path, personas=personas, split="train"), TrainHalf.SUPPORT)
     cfg = TrainConfig(
         epochs=epochs,
+        authored_repeat=authored_repeat,
         precision=precision,
         other_messages=other_messages,
         seed=seed,

@@ -7,6 +7,7 @@ import random
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from mirage_guard.calibration import (
@@ -385,7 +386,7 @@ def test_train_support_takes_extra_pair_folders_and_other_messages(tmp_path: Pat
         ["calibrate", "train-support", "--out", str(out), "--epochs", "1", "--limit", "24",
          "--extra-pairs", str(extra), "--other-messages", "1", "--subject-forms",
          "--seed", "14", "--frozen-layers", "2", "--nearest-negatives",
-         "--name-subjects", "0.5"],
+         "--name-subjects", "0.5", "--authored-repeat", "2"],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
@@ -395,6 +396,7 @@ def test_train_support_takes_extra_pair_folders_and_other_messages(tmp_path: Pat
     assert manifest["config"]["seed"] == 14
     assert manifest["config"]["frozen_layers"] == 2
     assert manifest["config"]["nearest_negatives"] is True
+    assert manifest["config"]["authored_repeat"] == 2
     packaged_pairs = load_authored()
     n = manifest["data"]["authored_pairs"]
     assert n["train"] + n["test"] == len(packaged_pairs) + len(_authored())
@@ -606,3 +608,42 @@ def test_swapped_words_add_contradicted_pairs_and_change_no_other() -> None:
     assert {p.label for p in added} == {SupportClass.CONTRADICTED}
     assert [p for p in more if not p.origin.endswith("swapped_word")] == plain
     assert build_pairs(train, authored=authored, swapped_words=True) == more  # seeded
+
+
+class _CountingTeacher:
+    """A teacher whose probabilities depend on the pair's text alone; it records what it reads."""
+
+    def __init__(self) -> None:
+        self.read: list[tuple[str, str]] = []
+
+    def predict_text(self, premises: list[str], claims: list[str]) -> np.ndarray:
+        self.read += list(zip(premises, claims, strict=True))
+        pairs = zip(premises, claims, strict=True)
+        rows = [[1.0 + len(p) % 3, 1.0 + len(c) % 5, 1.0, 2.0] for p, c in pairs]
+        probs = np.array(rows, dtype=np.float32)
+        return probs / probs.sum(axis=1, keepdims=True)
+
+
+def test_the_teacher_reads_each_distinct_pair_once_shortest_first() -> None:
+    """The soft targets are the teacher's reading of every pair, in the pairs' order, though each
+    repeated pair is read once and the pairs are read by length (B2's teacher pass: 8 min ->
+    1.5)."""
+    from mirage_guard.calibration._support_pairs import SupportPair
+    from mirage_guard.calibration._support_train import _soft_targets
+
+    texts = [
+        ("I work nights at the depot.", "Works nights"),
+        ("I live in Leeds.", "Lives in Leeds"),
+        ("My sister is a nurse and lives in Hull.", "Sister is a nurse"),
+    ]
+    pairs = [SupportPair(p, c, SupportClass.ENTAILED, "t") for p, c in texts]
+    pairs = [pairs[0], pairs[1], pairs[0], pairs[2], pairs[1]]
+    lengths = [len(q.premise) + len(q.claim) for q in pairs]
+    teacher = _CountingTeacher()
+    soft = _soft_targets(teacher, pairs, lengths, 2.0)  # type: ignore[arg-type]
+    assert teacher.read == sorted(set(texts), key=lambda t: len(t[0]) + len(t[1]))
+    one_by_one = np.concatenate([_CountingTeacher().predict_text([q.premise], [q.claim])
+                                 for q in pairs])  # fmt: skip
+    expected = one_by_one.astype(np.float64) ** 0.5
+    expected /= expected.sum(axis=1, keepdims=True)
+    assert soft.numpy() == pytest.approx(expected, abs=1e-6)
