@@ -1,5 +1,6 @@
 """``mirage report pollution`` (the memory-pollution report) and ``mirage report label-sample``
-(logged decisions as claims to label), both read from the decision log."""
+(logged decisions as claims to label), both read from the decision log, and ``mirage report
+label`` (labelling that sample at the terminal)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,22 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from rich.console import Console
+from rich.markup import escape
 from sqlalchemy.exc import SQLAlchemyError
 
 from mirage_guard.adapters._label_sample import check_out, draw_label_sample, write_label_sample
+from mirage_guard.adapters._labeller import (
+    ANSWERS,
+    SOURCED,
+    answer,
+    read_claims,
+    save,
+    unlabelled,
+)
 from mirage_guard.adapters._pollution_report import (
     load_decisions,
     mask_url,
@@ -23,11 +34,15 @@ from mirage_guard.adapters._pollution_report import (
     write_report,
 )
 from mirage_guard.adapters._profile_drift import profile_drift
+from mirage_guard.guard import Role
 from mirage_guard.guard.errors import InputError, MirageError
 from mirage_guard.guard.scoring import ProfileStore
 from mirage_guard.guard.settings import GuardSettings
 
-app = typer.Typer(help="Reports built from the decision log.", no_args_is_help=True)
+app = typer.Typer(
+    help="Reports built from the decision log, and labelling the claims drawn from it.",
+    no_args_is_help=True,
+)
 
 DatabaseUrl = Annotated[
     str | None,
@@ -180,3 +195,82 @@ def report_label_sample(
         f"`label` (and `source_turn_id` for GROUNDED / INFERRED_REASONABLE), then run "
         f"`mirage guard eval --data {out}`"
     )
+
+
+_LABEL_PROMPT = "[s]tated [i]nferred [t]stereotype [g]enerated  [n]ext [b]ack [q]uit"
+
+
+@app.command("label")
+def report_label(
+    file: Annotated[
+        Path, typer.Argument(help="claims to label (as `mirage report label-sample` writes them)")
+    ],
+    last: Annotated[
+        int, typer.Option(min=0, help="show only the last N turns of each conversation (0: all)")
+    ] = 0,
+) -> None:
+    """Label a file of claims one by one: each claim is shown under its conversation (as it was
+    when the claim was decided) and your answer is written to the file before the next is shown.
+    A stated or inferred claim asks for the user turn it rests on. Lines already labelled are
+    skipped; run it again to go on where you stopped."""
+    try:
+        rows = read_claims(file)
+    except MirageError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from exc
+    order = unlabelled(rows)  # this session's claims, in file order; [b]ack walks it back
+    console = Console(highlight=False)
+    done = 0
+    k = 0
+    try:
+        while k < len(order):
+            i = order[k]
+            _show_claim(console, rows, i, last)
+            key = typer.prompt(_LABEL_PROMPT).strip().lower()
+            if key == "q":
+                break
+            if key in ("b", "n"):
+                if key == "b" and k == 0:
+                    console.print("(the first claim of this session)")
+                k = max(k - 1, 0) if key == "b" else k + 1
+                continue
+            if key not in ANSWERS:
+                console.print(f"answer one of: {_LABEL_PROMPT}")
+                continue
+            label = ANSWERS[key]
+            source = None
+            if label in SOURCED:
+                source = typer.prompt("source turn id", default="", show_default=False).strip()
+            try:
+                answer(rows[i], label, source or None)
+            except InputError as exc:
+                console.print(f"[red]{escape(str(exc))}[/red]")
+                continue
+            save(file, rows)
+            done += 1
+            k += 1
+    except typer.Abort:  # end of input or Ctrl-C: every answer given is already in the file
+        console.print()
+    left = len(unlabelled(rows))
+    then = "label the rest, then run" if left else "now run"
+    typer.echo(
+        f"{done} labelled this session, {left} of {len(rows)} still unlabelled in {file}; "
+        f"{then} `mirage guard eval --data {file}`"
+    )
+
+
+def _show_claim(console: Console, rows: list[dict[str, Any]], i: int, last: int) -> None:
+    row = rows[i]
+    turns = row["turns"][-last:] if last else row["turns"]
+    labelled = sum(r.get("label") is not None for r in rows)
+    console.rule(f"claim {i + 1} of {len(rows)} ({labelled} labelled)")
+    if len(turns) < len(row["turns"]):
+        console.print(f"[dim]({len(row['turns']) - len(turns)} earlier turns not shown)[/dim]")
+    for t in turns:
+        role = str(t.get("role", ""))
+        style = "bold" if role == Role.USER.value else "dim"
+        line = f"{t['id']}  {role:<9} {t.get('content', '')}"
+        console.print(f"[{style}]{escape(line)}[/{style}]")
+    if row.get("label") is not None:
+        console.print(f"labelled {row['label']} (source turn {row.get('source_turn_id')})")
+    console.print(f"[bold cyan]claim:[/bold cyan] {escape(row['text'])}")
