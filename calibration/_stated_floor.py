@@ -107,16 +107,18 @@ async def sweep(
     n_boot: int = 1000,
 ) -> list[FloorRow]:
     """Every claim decided with no floor, then with each floor, by guards that share ``guard``'s
-    models (one set of models loaded, the claims linked once per floor)."""
+    models (one set of models loaded, the claims linked once per floor; the support model reads
+    each write's pairs once, on the first pass, and its readings are reused after)."""
     rows: list[FloorRow] = []
-    for floor in (None, *floors):
-        policy = guard.policy.model_copy(update={"stated_min": floor})
-        scoped = guard.with_policy(policy)
-        try:
-            decisions = await decide_all(scoped, examples, verdicts)
-        finally:
-            scoped.close()
-        rows.append(floor_row(floor, examples, decisions, n_boot=n_boot))
+    with guard.linker.support.remembering():
+        for floor in (None, *floors):
+            policy = guard.policy.model_copy(update={"stated_min": floor})
+            scoped = guard.with_policy(policy)
+            try:
+                decisions = await decide_all(scoped, examples, verdicts)
+            finally:
+                scoped.close()
+            rows.append(floor_row(floor, examples, decisions, n_boot=n_boot))
     return rows
 
 

@@ -24,7 +24,8 @@ import hashlib
 import itertools
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
@@ -439,10 +440,35 @@ class ClaimSupport:
         self.model = model
         self.aligner = aligner
         self.top_k = top_k
+        # (turn texts, claim parts) of one model call -> its reading, inside remembering()
+        self._memo: dict[tuple[tuple[str, ...], tuple[str, ...]], FloatArray] | None = None
 
     @property
     def wants_tokens(self) -> bool:
         return self.model is not None or self.aligner is not None
+
+    @contextmanager
+    def remembering(self) -> Iterator[None]:
+        """Within the block, a model call with the same pairs in the same order as one made
+        before gets that call's reading back instead of reading them again, so the result is
+        the one the first call gave, to the bit (a reading depends a little on the batch it was
+        read in). For one job that decides the same claims several times with only the policy
+        changed (`mirage calibrate stated-floor`); the memory is dropped at the end."""
+        self._memo = {}
+        try:
+            yield
+        finally:
+            self._memo = None
+
+    def _read(self, premises: list[str], claims: list[str]) -> FloatArray:
+        assert self.model is not None
+        if self._memo is None:
+            return self.model.predict_text(premises, claims)
+        key = (tuple(premises), tuple(claims))
+        got = self._memo.get(key)
+        if got is None:
+            got = self._memo[key] = self.model.predict_text(premises, claims)
+        return got
 
     def assess(
         self,
@@ -510,7 +536,7 @@ class ClaimSupport:
         assert self.model is not None
         parts = [claim_parts(c) for c in claims]
         k = tops.shape[1]
-        flat = self.model.predict_text(
+        flat = self._read(
             [turn_texts[j] for i, ps in enumerate(parts) for _ in ps for j in tops[i]],
             [p for ps in parts for p in ps for _ in range(k)],
         ).reshape(-1, k, len(SupportClass))

@@ -1885,3 +1885,37 @@ def test_a_rank_no_user_turn_says_is_glued_on() -> None:
         profile=make_profile(), policy=Policy(),
     )  # fmt: skip
     assert ReasonCode.GLUED_DETAIL not in {r.code for r in d.reasons}
+
+
+class _CountingReads(_ReadsByTurn):
+    """Counts its calls; each call's reading is new (a call number added to every row), so a
+    reused reading shows."""
+
+    def __init__(self, by_premise: dict[str, list[float]]) -> None:
+        super().__init__(by_premise)
+        self.calls = 0
+
+    def predict_text(self, premises: Sequence[str], claims: Sequence[str]) -> np.ndarray:
+        self.calls += 1
+        rows = super().predict_text(premises, claims)
+        return rows + np.float32(self.calls * 1e-6)
+
+
+def test_remembering_reads_the_same_call_once_and_gives_its_first_reading_back() -> None:
+    """`calibrate stated-floor` decides a set once per floor: inside `remembering()` a call with
+    the same pairs is not read again, and returns the first reading to the bit; another call is
+    read; outside the block every call is read."""
+    model = _CountingReads({"We live in Boston.": [0.9, 0.05, 0.05, 0.0],
+                            "I'm a nurse.": [0.1, 0.6, 0.3, 0.0]})  # fmt: skip
+    support = ClaimSupport(model, top_k=1)
+    turns, scores = ["We live in Boston.", "I'm a nurse."], np.asarray([[0.9, 0.1]], np.float32)
+    with support.remembering():
+        (a,) = support.assess(["Lives in Boston"], turns, scores)
+        (b,) = support.assess(["Lives in Boston"], turns, scores)
+        assert model.calls == 1
+        assert b.features == a.features
+        support.assess(["Works in a hospital"], turns, scores[:, ::-1])
+        assert model.calls == 2
+    (c,) = support.assess(["Lives in Boston"], turns, scores)
+    assert model.calls == 3
+    assert c.features["sup_entailed"] != a.features["sup_entailed"]
