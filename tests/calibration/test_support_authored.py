@@ -48,13 +48,22 @@ def test_the_packaged_pairs_load_with_every_class_and_no_repeated_id() -> None:
     assert len({p.pair_id for p in pairs}) == len(pairs)
 
 
-def test_the_next_parts_load_apart_from_the_training_parts() -> None:
-    """``next/`` (parts e-h, not yet trained on) loads on its own, with every class and several
-    classes per message, and never by default."""
-    trained = load_authored()
-    later = load_authored(packaged("support_pairs") / "next")
+@pytest.mark.parametrize(
+    ("folder", "parts", "before"),
+    [("next", "efgh", ()), ("round3", "ijkl", ("next",))],
+)
+def test_the_later_parts_load_apart_from_the_training_parts(
+    folder: str, parts: str, before: tuple[str, ...]
+) -> None:
+    """``next/`` (parts e-h) and ``round3/`` (parts i-l), not trained on by the shipped model,
+    each load on their own, with every class and several classes per message, never by
+    default, and with ids no other folder uses."""
+    trained = load_authored() + [
+        p for f in before for p in load_authored(packaged("support_pairs") / f)
+    ]
+    later = load_authored(packaged("support_pairs") / folder)
     assert len(later) >= 2000
-    assert {p.pair_id[:5] for p in later} == {"sp-e-", "sp-f-", "sp-g-", "sp-h-"}
+    assert {p.pair_id[:5] for p in later} == {f"sp-{x}-" for x in parts}
     assert not {p.pair_id for p in later} & {p.pair_id for p in trained}
     assert {p.support for p in later} == set(SupportClass)
     classes: dict[str, set[SupportClass]] = {}
