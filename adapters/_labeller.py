@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mirage_guard.calibration import write_whole
+from mirage_guard.calibration import read_jsonl, write_whole
 from mirage_guard.guard import Label, Role
 from mirage_guard.guard.errors import InputError
 
@@ -43,22 +43,11 @@ def read_claims(path: Path) -> list[dict[str, Any]]:
     """Every line of ``path`` as an object; an :class:`InputError` naming the line for anything
     the labeller cannot show (not JSON, not an object, no ``text``, no ``turns`` list, a
     ``label`` that is not one of the four)."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {path}: {exc}") from exc
     rows: list[dict[str, Any]] = []
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
+    for n, row in read_jsonl(path):
         where = f"{path}:{n}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{where}: not JSON ({exc.msg})") from exc
-        if not isinstance(row, dict):
-            raise InputError(f"{where}: a line is one JSON object")
-        if not isinstance(row.get("text"), str) or not row["text"].strip():
+        text = row.get("text")
+        if not isinstance(text, str) or not text.strip():
             raise InputError(f"{where}: no claim `text`")
         turns = row.get("turns")
         if not isinstance(turns, list) or not all(

@@ -220,10 +220,12 @@ def packaged(name: str) -> Path:
     return Path(str(resources.files("mirage_guard.benchmark").joinpath("data", name)))
 
 
-def _read_jsonl(path: Path) -> Iterable[tuple[int, dict[str, object]]]:
+def read_jsonl(path: Path) -> Iterable[tuple[int, dict[str, object]]]:
+    """(line number, object) of each non-blank line; an :class:`InputError` naming the file and
+    line for a line that is not a JSON object, or a file that cannot be read."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
+    except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read {path}: {exc}") from exc
     for n, line in enumerate(lines, 1):
         if not line.strip():
@@ -268,7 +270,7 @@ def load_examples(
     inline_personas: dict[str, str] = {}
     persona_path = personas or packaged("personas.jsonl")
     out: list[Example] = []
-    for n, obj in _read_jsonl(path):
+    for n, obj in read_jsonl(path):
         try:
             claim = LabelledClaim.model_validate(obj).variant(variant)
         except ValidationError as exc:
@@ -339,7 +341,7 @@ def conversation_key(turns: Sequence[Turn]) -> str:
 
 def _load_conversations(path: Path, names: dict[str, str | None]) -> dict[str, tuple[Turn, ...]]:
     out: dict[str, tuple[Turn, ...]] = {}
-    for n, obj in _read_jsonl(path):
+    for n, obj in read_jsonl(path):
         try:
             conv = _Conversation.model_validate(obj)
         except ValidationError as exc:
@@ -353,7 +355,7 @@ def _load_conversations(path: Path, names: dict[str, str | None]) -> dict[str, t
 
 def _load_persona_turns(path: Path, names: dict[str, str | None]) -> dict[str, tuple[Turn, ...]]:
     out: dict[str, tuple[Turn, ...]] = {}
-    for n, obj in _read_jsonl(path):
+    for n, obj in read_jsonl(path):
         try:
             p = _PersonaTurns.model_validate(obj)
         except ValidationError as exc:

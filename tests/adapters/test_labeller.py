@@ -121,7 +121,7 @@ def test_last_shows_only_the_last_turns(sample: Path) -> None:
     ("line", "message"),
     [
         ("{not json", "not JSON"),
-        ("[1, 2]", "one JSON object"),
+        ("[1, 2]", "expected a JSON object"),
         (json.dumps({"text": "", "turns": TURNS}), "no claim `text`"),
         (json.dumps({"text": "Lives in Leeds"}), "no `turns` list"),
         (json.dumps({"text": "Lives in Leeds", "turns": TURNS, "label": "TRUE"}), "'TRUE'"),
