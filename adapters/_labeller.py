@@ -31,12 +31,6 @@ ANSWERS: dict[str, Label] = {
 }
 # labels whose claim rests on a user turn (the source turn is required)
 SOURCED = frozenset({Label.GROUNDED, Label.INFERRED_REASONABLE})
-_WORDS = {
-    Label.GROUNDED: "stated",
-    Label.INFERRED_REASONABLE: "inferred",
-    Label.INFERRED_STEREOTYPE: "stereotyped",
-    Label.FABRICATED: "generated",
-}
 
 
 def read_claims(path: Path) -> list[dict[str, Any]]:
@@ -85,11 +79,13 @@ def answer(row: dict[str, Any], label: Label, source_turn_id: str | None) -> Non
         if source_turn_id not in users:
             shown = ", ".join(users) or "none"
             raise InputError(
-                f"a {_WORDS[label]} claim needs the user turn it rests on: one of {shown} "
+                f"a {label.provenance.value} claim needs the user turn it rests on: one of {shown} "
                 f"(got {source_turn_id!r})"
             )
     elif source_turn_id is not None:
-        raise InputError(f"a {_WORDS[label]} claim rests on no turn: leave the source turn empty")
+        raise InputError(
+            f"a {label.provenance.value} claim rests on no turn: leave the source turn empty"
+        )
     row["label"] = label.value
     row["source_turn_id"] = source_turn_id
 
