@@ -65,6 +65,12 @@ class EvalReport(BaseModel):
     # per reason code the decisions carry (a rule that fired, a score that decided): n and the
     # 3-way accuracy of those decisions, so a labelled set shows how often each rule is right
     by_reason: dict[str, GroupScore] = {}
+    # the error that pollutes a memory: over-inference (labelled generated) the guard stores as
+    # a stated fact. The count, its share of the over-inference claims, and the share of the
+    # claims stored as stated facts that are over-inference (nan when there are none)
+    oi_stored_as_fact: int = 0
+    oi_stored_as_fact_share: float = float("nan")
+    stored_facts_oi_share: float = float("nan")
 
 
 async def decide_all(
@@ -110,6 +116,7 @@ def evaluate(
         scores, y, clusters, threshold, n_boot=n_boot, also={"decisions": ranked}
     )
     both = len(set(y.tolist())) == 2
+    leaked, n_oi, n_stored = stored_as_fact(gold_prov, pred_prov)
     return EvalReport(
         data=data,
         profile_id=str(decs[0].profile_id) if decs else "",
@@ -139,7 +146,18 @@ def evaluate(
         confusion=confusion_matrix(gold_prov, pred_prov),
         by_phenomenon=_by_phenomenon(examples, gold_prov, pred_prov),
         by_reason=_by_reason(decs, gold_prov, pred_prov),
+        oi_stored_as_fact=leaked,
+        oi_stored_as_fact_share=leaked / n_oi if n_oi else float("nan"),
+        stored_facts_oi_share=leaked / n_stored if n_stored else float("nan"),
     )
+
+
+def stored_as_fact(gold: Sequence[str], pred: Sequence[str]) -> tuple[int, int, int]:
+    """(over-inference claims stored as stated facts, over-inference claims, claims stored as
+    stated facts): the provenances are :class:`Provenance` values, gold then the guard's."""
+    stated, generated = Provenance.STATED.value, Provenance.GENERATED.value
+    leaked = sum(1 for g, p in zip(gold, pred, strict=True) if g == generated and p == stated)
+    return leaked, sum(1 for g in gold if g == generated), sum(1 for p in pred if p == stated)
 
 
 def decided_by_rule(decision: Decision) -> bool:

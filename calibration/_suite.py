@@ -136,6 +136,12 @@ def suite_table(rows: Sequence[SuiteRow]) -> list[tuple[str, list[str]]]:
         ]),
         ("binary κ", [_f(r.report.kappa_binary) for r in rows]),
         ("3-way accuracy", [_f(r.report.provenance_accuracy) for r in rows]),
+        ("over-inference stored as stated (share)", [
+            f"{r.report.oi_stored_as_fact} ({_f(r.report.oi_stored_as_fact_share)})" for r in rows
+        ]),
+        ("stated facts that are over-inference", [
+            _f(r.report.stored_facts_oi_share) for r in rows
+        ]),
     ]  # fmt: skip
     for cls in ("stated", "inferred", "generated"):
         out.append(

@@ -150,6 +150,14 @@ def guard_eval(
     )
     table.add_row("binary kappa (generated vs not)", f"{report.kappa_binary:.3f}")
     table.add_row("3-way provenance accuracy", f"{report.provenance_accuracy:.3f}")
+    table.add_row(
+        "over-inference stored as a stated fact (share of over-inference)",
+        f"{report.oi_stored_as_fact} ({report.oi_stored_as_fact_share:.3f})",
+    )
+    table.add_row(
+        "  share of the stated facts that are over-inference",
+        f"{report.stored_facts_oi_share:.3f}",
+    )
     for name, c in report.per_class.items():
         table.add_row(
             f"  {name}: precision / recall (n={c.support})", f"{c.precision:.3f} / {c.recall:.3f}"

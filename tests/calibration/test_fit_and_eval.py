@@ -20,6 +20,7 @@ from mirage_guard.calibration._eval import (
     decided_by_rule,
     decision_ranking,
     evaluate,
+    stored_as_fact,
     write_claim_rows,
 )
 from mirage_guard.calibration._fit import (
@@ -30,7 +31,7 @@ from mirage_guard.calibration._fit import (
     precision_recall_at,
 )
 from mirage_guard.calibration._jobs import featurize, fit_profile, summarize_scores
-from mirage_guard.calibration._suite import SuiteRow, reason_lines, render_markdown
+from mirage_guard.calibration._suite import SuiteRow, reason_lines, render_markdown, suite_table
 from mirage_guard.guard import (
     Action,
     AuditVerdict,
@@ -505,6 +506,13 @@ async def test_claim_rows_say_what_the_guard_decided_about_each_claim(
     assert sum(bool(r.source_turn_correct) for r in linked) == round(
         report.source_turn_accuracy * report.source_turn_n
     )
+    # over-inference stored as stated facts, counted from the rows
+    leaked = [r for r in rows if r.expected == "generated" and r.provenance == "stated"]
+    assert report.oi_stored_as_fact == len(leaked)
+    n_oi = sum(r.expected == "generated" for r in rows)
+    assert report.oi_stored_as_fact_share == pytest.approx(len(leaked) / n_oi)
+    n_stated = sum(r.provenance == "stated" for r in rows)
+    assert report.stored_facts_oi_share == pytest.approx(len(leaked) / n_stated)
     # how often the decisions carrying each reason code match their label
     assert "scored_with_profile" not in report.by_reason
     assert report.by_reason
@@ -526,6 +534,9 @@ async def test_claim_rows_say_what_the_guard_decided_about_each_claim(
         for line in table
     )
     assert "\n".join(table) in render_markdown([row], command="x")
+    cells = dict(suite_table([row]))
+    share = f"{report.oi_stored_as_fact_share:.3f}"
+    assert cells["over-inference stored as stated (share)"] == [f"{len(leaked)} ({share})"]
     out = tmp_path / "deep" / "claims-out.jsonl"
     check_writable(out)
     write_claim_rows(out, rows)
@@ -533,6 +544,14 @@ async def test_claim_rows_say_what_the_guard_decided_about_each_claim(
     assert back == rows
     assert "reasons" in json.loads(out.read_text("utf-8").splitlines()[0])
     assert [p.name for p in out.parent.iterdir()] == ["claims-out.jsonl"]  # no partial file
+
+
+def test_stored_as_fact_counts_over_inference_the_guard_stores_as_stated() -> None:
+    gold = ["generated", "generated", "generated", "stated", "inferred", "stated"]
+    pred = ["stated", "inferred", "generated", "stated", "stated", "generated"]
+    # one over-inference claim of three stored as stated, among three claims stored as stated
+    assert stored_as_fact(gold, pred) == (1, 3, 3)
+    assert stored_as_fact(["stated"], ["inferred"]) == (0, 0, 0)
 
 
 def test_a_per_claim_file_that_cannot_be_written_fails_before_any_scoring(
