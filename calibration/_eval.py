@@ -116,7 +116,8 @@ def evaluate(
         scores, y, clusters, threshold, n_boot=n_boot, also={"decisions": ranked}
     )
     both = len(set(y.tolist())) == 2
-    leaked, n_oi, n_stored = stored_as_fact(gold_prov, pred_prov)
+    confusion = confusion_matrix(gold_prov, pred_prov)
+    leaked, n_oi, n_stored = stored_as_fact(confusion)
     return EvalReport(
         data=data,
         profile_id=str(decs[0].profile_id) if decs else "",
@@ -143,7 +144,7 @@ def evaluate(
         else float("nan"),
         source_turn_linked_n=len(guard_linked),
         calibrated_share=float(np.mean([d.calibrated for d in decs])),
-        confusion=confusion_matrix(gold_prov, pred_prov),
+        confusion=confusion,
         by_phenomenon=_by_phenomenon(examples, gold_prov, pred_prov),
         by_reason=_by_reason(decs, gold_prov, pred_prov),
         oi_stored_as_fact=leaked,
@@ -152,12 +153,12 @@ def evaluate(
     )
 
 
-def stored_as_fact(gold: Sequence[str], pred: Sequence[str]) -> tuple[int, int, int]:
+def stored_as_fact(confusion: dict[str, dict[str, int]]) -> tuple[int, int, int]:
     """(over-inference claims stored as stated facts, over-inference claims, claims stored as
-    stated facts): the provenances are :class:`Provenance` values, gold then the guard's."""
+    stated facts), read from a :func:`confusion_matrix`."""
     stated, generated = Provenance.STATED.value, Provenance.GENERATED.value
-    leaked = sum(1 for g, p in zip(gold, pred, strict=True) if g == generated and p == stated)
-    return leaked, sum(1 for g in gold if g == generated), sum(1 for p in pred if p == stated)
+    n_stored = sum(preds[stated] for preds in confusion.values())
+    return confusion[generated][stated], sum(confusion[generated].values()), n_stored
 
 
 def decided_by_rule(decision: Decision) -> bool:

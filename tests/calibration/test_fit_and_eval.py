@@ -16,6 +16,7 @@ from mirage_guard.calibration._eval import (
     ClaimRow,
     check_writable,
     claim_rows,
+    confusion_matrix,
     decide_all,
     decided_by_rule,
     decision_ranking,
@@ -550,8 +551,8 @@ def test_stored_as_fact_counts_over_inference_the_guard_stores_as_stated() -> No
     gold = ["generated", "generated", "generated", "stated", "inferred", "stated"]
     pred = ["stated", "inferred", "generated", "stated", "stated", "generated"]
     # one over-inference claim of three stored as stated, among three claims stored as stated
-    assert stored_as_fact(gold, pred) == (1, 3, 3)
-    assert stored_as_fact(["stated"], ["inferred"]) == (0, 0, 0)
+    assert stored_as_fact(confusion_matrix(gold, pred)) == (1, 3, 3)
+    assert stored_as_fact(confusion_matrix(["stated"], ["inferred"])) == (0, 0, 0)
 
 
 def test_a_per_claim_file_that_cannot_be_written_fails_before_any_scoring(
