@@ -65,6 +65,13 @@ from mirage_guard.calibration._judged_fit import (
     score_claims,
     transfer_table,
 )
+from mirage_guard.calibration._stale_pairs import (
+    Triple,
+    load_triples,
+    stale_pairs_folder,
+    triple_claims,
+    write_triples_set,
+)
 from mirage_guard.calibration._stated_floor import (
     DEFAULT_FLOORS,
     FloorReport,
@@ -126,6 +133,7 @@ __all__ = [
     "TrainHalf",
     "TrainResult",
     "TransferRow",
+    "Triple",
     "authored_side",
     "build_eval_guard",
     "build_pairs",
@@ -150,6 +158,7 @@ __all__ = [
     "labelled_set_pairs",
     "load_authored",
     "load_examples",
+    "load_triples",
     "load_verdicts",
     "oi_scores",
     "packaged",
@@ -167,15 +176,18 @@ __all__ = [
     "run_support_report",
     "save_verdicts",
     "score_claims",
+    "stale_pairs_folder",
     "strip_hedges",
     "suite_table",
     "summarize_scores",
     "train_half",
     "train_support",
     "transfer_table",
+    "triple_claims",
     "typographic",
     "write_begin",
     "write_claim_rows",
     "write_pairs",
+    "write_triples_set",
     "write_whole",
 ]

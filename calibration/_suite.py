@@ -2,8 +2,10 @@
 
 Sets: the packaged dev split as written and in its hedge-free form (hand-written flat twins), each
 held-out set under ``benchmark/data/heldout/`` (written by authors who never saw the features;
-never used for fitting) as written and hedge-stripped, and BEGIN dev when its TSV is given
-(external, read where it lies). One guard (one profile) scores them all.
+never used for fitting) as written and hedge-stripped, the stale / holds triples of
+``benchmark/data/stale_pairs/`` (a later sentence that changes a fact or leaves it), and BEGIN
+dev when its TSV is given (external, read where it lies). One guard (one profile) scores them
+all.
 """
 
 from __future__ import annotations
@@ -29,6 +31,11 @@ from mirage_guard.calibration._eval import (
     evaluate,
     write_claim_rows,
 )
+from mirage_guard.calibration._stale_pairs import (
+    stale_pairs_folder,
+    triple_files,
+    write_triples_set,
+)
 from mirage_guard.guard import Guard, markdown_table
 
 
@@ -47,7 +54,12 @@ def heldout_root() -> Path:
     return packaged("heldout")
 
 
-def default_sets(*, begin: Path | None = None, heldout: Path | None = None) -> list[EvalSet]:
+STALE_SET = "stale triples"
+
+
+def default_sets(
+    *, begin: Path | None = None, heldout: Path | None = None, stale_pairs: bool = True
+) -> list[EvalSet]:
     claims = packaged("claims.jsonl")
     sets = [
         EvalSet("dev", claims, split="dev"),
@@ -63,6 +75,8 @@ def default_sets(*, begin: Path | None = None, heldout: Path | None = None) -> l
                     origin="held-out",
                 )
             )  # fmt: skip
+    if stale_pairs and triple_files(stale_pairs_folder()):
+        sets.append(EvalSet(STALE_SET, stale_pairs_folder(), origin="held-out"))
     if begin is not None:
         sets.append(EvalSet("BEGIN dev", begin, origin="external"))
     return sets
@@ -82,7 +96,8 @@ class SuiteRow(BaseModel):
 def run_suite(
     guard: Guard, sets: Sequence[EvalSet], *, n_boot: int = 1000, per_claim: Path | None = None
 ) -> list[SuiteRow]:
-    """Score every set with the same guard; BEGIN's TSV is converted on the fly, never stored.
+    """Score every set with the same guard; BEGIN's TSV and the stale triples are converted on
+    the fly, never stored.
 
     The cue-only baseline is fitted on the packaged train split as written. ``per_claim``: also
     write every claim's decision there, each row naming its set.
@@ -98,6 +113,9 @@ def run_suite(
             if path.suffix == ".tsv":
                 path = Path(tmp) / f"{path.stem}.jsonl"
                 write_begin(s.path, path)
+            elif path.is_dir() and triple_files(path):
+                path = Path(tmp) / "stale_triples.jsonl"
+                write_triples_set(s.path, path)
             examples = load_examples(path, split=s.split, variant=s.variant)
             decisions = anyio.run(decide_all, guard, examples)
             claims += claim_rows(examples, decisions, data=s.name)

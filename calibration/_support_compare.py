@@ -111,7 +111,7 @@ def run_support_report(
 ) -> list[tuple[str, str, Scores]]:
     """(set, method, scores) for every set and feature set (A-only sets use bi-encoder turns)."""
     claims = packaged("claims.jsonl")
-    sets = list(sets or default_sets())
+    sets = list(sets or default_sets(stale_pairs=False))
     train = featurize(train_half(load_examples(claims, split="train"), TrainHalf.PROFILE), full)
     rows: list[tuple[str, str, Scores]] = []
     profiles = {
@@ -153,7 +153,7 @@ def render_support_report(rows: Sequence[tuple[str, str, Scores]]) -> str:
 
 
 def quick_sets(names: Sequence[str] | None) -> list[EvalSet]:
-    sets = default_sets()
+    sets = default_sets(stale_pairs=False)
     if not names:
         return sets
     return [s for s in sets if s.name in names]

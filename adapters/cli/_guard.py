@@ -216,8 +216,16 @@ def guard_eval_suite(
     n_boot: Annotated[int, typer.Option(help="bootstrap resamples for the AUROC CI")] = 1000,
     support_dir: SupportDirOpt = None,
     per_claim: PerClaimOpt = None,
+    stale_pairs: Annotated[
+        bool,
+        typer.Option(
+            help="also score the stale / holds triples of benchmark/data/stale_pairs (a later "
+            "sentence that changes a fact or leaves it), as the set 'stale triples'"
+        ),
+    ] = True,
 ) -> None:
-    """Every labelled set side by side: dev, hedge-free dev, each held-out set, BEGIN dev."""
+    """Every labelled set side by side: dev, hedge-free dev, each held-out set, the stale
+    triples, BEGIN dev."""
     from mirage_guard.calibration import build_eval_guard
 
     with _typed_errors():
@@ -228,8 +236,8 @@ def guard_eval_suite(
     try:
         with _typed_errors():
             rows = run_suite(
-                guard, default_sets(begin=begin, heldout=heldout), n_boot=n_boot,
-                per_claim=per_claim,
+                guard, default_sets(begin=begin, heldout=heldout, stale_pairs=stale_pairs),
+                n_boot=n_boot, per_claim=per_claim,
             )  # fmt: skip
     finally:
         guard.close()

@@ -74,7 +74,7 @@ def test_eval_suite_rows_name_their_set_and_a_bad_path_fails_before_scoring(
     blocked.write_text("x")
     refused = runner.invoke(
         app, ["guard", "eval-suite", "--heldout", str(heldout), "--n-boot", "20",
-              "--per-claim", str(blocked / "rows.jsonl")],
+              "--no-stale-pairs", "--per-claim", str(blocked / "rows.jsonl")],
     )  # fmt: skip
     assert refused.exit_code == 1
     assert "cannot write the per-claim rows" in " ".join(refused.output.split())
@@ -82,7 +82,7 @@ def test_eval_suite_rows_name_their_set_and_a_bad_path_fails_before_scoring(
     out = tmp_path / "rows.jsonl"
     suite = runner.invoke(
         app, ["guard", "eval-suite", "--heldout", str(heldout), "--n-boot", "20",
-              "--json", str(tmp_path / "suite.json"), "--per-claim", str(out)],
+              "--no-stale-pairs", "--json", str(tmp_path / "suite.json"), "--per-claim", str(out)],
     )  # fmt: skip
     assert suite.exit_code == 0, suite.output
     reports = json.loads((tmp_path / "suite.json").read_text("utf-8"))
