@@ -255,7 +255,9 @@ def _retracted(
                 else theirs
             )
         elif lives:
-            words = tx.moved_from(claim, text)
+            # the user's own clauses: "my sister just moved to Marseille" moves no one who lives
+            # in Lyon with the user
+            words = tx.moved_from(claim, own_clauses(claim, text, user_name))
         else:  # from CORRECTED_MIN_SIM, a plan ending ("the Chorlton house fell through")
             own = own_clauses(claim, text, user_name)
             words = tx.ended_plans(claim, text, own)

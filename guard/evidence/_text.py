@@ -1987,7 +1987,7 @@ def retracted_stems(
             # "Lives in Austin": of the claim's words it ends only the verb that frames it
             ended = frozenset()
         out |= ended | same
-        out |= moved_from(claim, text)
+        out |= moved_from(claim, own)
     return frozenset(out & claimed)
 
 

@@ -1678,6 +1678,17 @@ def test_a_move_to_a_named_place_retracts_where_the_user_lived() -> None:
     assert moved_from("Lives in Denver", denver) == set()  # the new place itself
     assert moved_from("Lives in Boston", "we moved to a bigger flat") == set()  # not a place
     assert moved_from("Lives in Boston", "my sister moved to Denver") == set()  # not the user
+    # the linker reads a move in the user's own clauses only: "just moved" is the sister's here
+    lyon = _units(
+        "I live in Lyon with my husband.", "My sister just moved to Marseille for her job."
+    )
+    at = {u.turn_id: j for j, u in enumerate(lyon)}
+    low = np.array([0.8, RETRACT_MIN_SIM - 0.2], np.float32)
+    lives = EvidenceLink(turn_id="u1", similarity=0.8, span=lyon[0].text)
+    assert _retracted("Lives in Lyon", lives, low, lyon, at).retracted_by is None
+    ours = _units("I live in Lyon with my husband.", "We just moved to Marseille for his job.")
+    moved = _retracted("Lives in Lyon", lives, low, ours, at)
+    assert (moved.retracted_by, moved.retracted_words) == ("u2", ["lyon"])
     assert moved_from("Wife's parents are based in Setúbal", denver) == set()  # not the user's
     assert moved_from("Grew up in Boston", denver) == set()  # where they lived, not live
     # the old place named again in the same breath is still left behind ...
