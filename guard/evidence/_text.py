@@ -2180,6 +2180,12 @@ def moved_from(claim: str, text: str) -> frozenset[str]:
     return place
 
 
+def says_move(text: str) -> bool:
+    """The text says the speaker moved to or away from a named place (what :func:`moved_from`
+    reads): a cheap look before its clauses are read."""
+    return _MOVED_TO.search(text) is not None or _MOVED_AWAY.search(text) is not None
+
+
 # ... and the speaker's move away from a named place ("we moved by the way from Randburg to a
 # townhouse in Midrand", "I've moved out of Leeds"; not "my sister moved from Leeds")
 _MOVED_AWAY = re.compile(
