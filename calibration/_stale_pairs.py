@@ -20,6 +20,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from mirage_guard.calibration._data import packaged, read_jsonl
+from mirage_guard.calibration._eval import write_whole
 from mirage_guard.guard import Label
 from mirage_guard.guard.errors import InputError
 
@@ -111,10 +112,8 @@ def triple_claims(triples: Sequence[Triple]) -> list[dict[str, object]]:
 
 
 def write_triples_set(folder: Path, out: Path) -> int:
-    """Write the triples of ``folder`` as a claims file at ``out``; how many."""
+    """Write the triples of ``folder`` as a claims file at ``out`` (whole or not at all); how
+    many."""
     claims = triple_claims([t for _, t in load_triples(folder)])
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", encoding="utf-8") as f:
-        for c in claims:
-            f.write(json.dumps(c, ensure_ascii=False) + "\n")
+    write_whole(out, (json.dumps(c, ensure_ascii=False) for c in claims), "the stale triples")
     return len(claims)

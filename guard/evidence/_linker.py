@@ -258,8 +258,10 @@ def _retracted(
             # the user's own clauses: "my sister just moved to Marseille" moves no one who lives
             # in Lyon with the user (read only for a sentence that says a move: this runs for
             # every later sentence of the history)
-            own = own_clauses(claim, text, user_name) if tx.says_move(text) else ""
-            words = tx.moved_from(claim, own)
+            moves = tx.says_move(text)
+            words = (
+                tx.moved_from(claim, own_clauses(claim, text, user_name)) if moves else frozenset()
+            )
         else:  # from CORRECTED_MIN_SIM, a plan ending ("the Chorlton house fell through")
             own = own_clauses(claim, text, user_name)
             words = tx.ended_plans(claim, text, own)
