@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
@@ -14,12 +14,15 @@ from rich.markup import escape
 from rich.table import Table
 
 from mirage_guard.calibration import (
+    METRIC_WIDTH,
     EvalReport,
+    SuiteRow,
     TextVariant,
     default_sets,
     render_markdown,
     run_eval,
     run_suite,
+    suite_chunks,
     suite_table,
     write_begin,
 )
@@ -197,6 +200,22 @@ def _reason_table(report: EvalReport) -> Table:
     return table
 
 
+def suite_tables(rows: Sequence[SuiteRow], width: int) -> list[Table]:
+    """`eval-suite`'s tables for a console ``width`` wide: one per group of sets that fits it
+    (:func:`suite_chunks`), as fifty columns squeezed into one table print as empty slivers."""
+    body = suite_table(rows)
+    tables = []
+    for part in suite_chunks(rows, width):
+        table = Table(title=escape(f"guard eval-suite (profile {rows[0].report.profile_id})"))
+        table.add_column("metric", max_width=METRIC_WIDTH)
+        for i in part:
+            table.add_column(escape(rows[i].set), justify="right")
+        for name, cells in body:
+            table.add_row(escape(name), *(cells[i] for i in part))
+        tables.append(table)
+    return tables
+
+
 @app.command("eval-suite")
 def guard_eval_suite(
     begin: Annotated[
@@ -241,13 +260,8 @@ def guard_eval_suite(
             )  # fmt: skip
     finally:
         guard.close()
-    table = Table(title=escape(f"guard eval-suite (profile {rows[0].report.profile_id})"))
-    table.add_column("metric")
-    for r in rows:
-        table.add_column(escape(r.set), justify="right")
-    for name, cells in suite_table(rows):
-        table.add_row(escape(name), *cells)
-    console.print(table)
+    for table in suite_tables(rows, console.width):
+        console.print(table)
     command = "mirage guard eval-suite" + (f" --begin {begin}" if begin else "")
     if markdown is not None:
         markdown.write_text(render_markdown(rows, command=command), encoding="utf-8")

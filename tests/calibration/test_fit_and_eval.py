@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -9,8 +10,10 @@ from typing import Any
 import anyio
 import numpy as np
 import pytest
+from rich.console import Console
 from sklearn.metrics import cohen_kappa_score, f1_score, roc_auc_score
 
+from mirage_guard.adapters.cli._guard import suite_tables
 from mirage_guard.calibration._data import Example, group_by_conversation, load_examples
 from mirage_guard.calibration._eval import (
     ClaimRow,
@@ -32,7 +35,13 @@ from mirage_guard.calibration._fit import (
     precision_recall_at,
 )
 from mirage_guard.calibration._jobs import featurize, fit_profile, summarize_scores
-from mirage_guard.calibration._suite import SuiteRow, reason_lines, render_markdown, suite_table
+from mirage_guard.calibration._suite import (
+    SuiteRow,
+    reason_lines,
+    render_markdown,
+    suite_chunks,
+    suite_table,
+)
 from mirage_guard.guard import (
     Action,
     AuditVerdict,
@@ -538,6 +547,7 @@ async def test_claim_rows_say_what_the_guard_decided_about_each_claim(
     cells = dict(suite_table([row]))
     share = f"{report.oi_stored_as_fact_share:.3f}"
     assert cells["over-inference stored as stated (share)"] == [f"{len(leaked)} ({share})"]
+    _many_sets_print_whole(row)
     out = tmp_path / "deep" / "claims-out.jsonl"
     check_writable(out)
     write_claim_rows(out, rows)
@@ -545,6 +555,25 @@ async def test_claim_rows_say_what_the_guard_decided_about_each_claim(
     assert back == rows
     assert "reasons" in json.loads(out.read_text("utf-8").splitlines()[0])
     assert [p.name for p in out.parent.iterdir()] == ["claims-out.jsonl"]  # no partial file
+
+
+def _many_sets_print_whole(row: SuiteRow) -> None:
+    """`eval-suite` prints 30 sets as several tables that each fit the console, every set's
+    name and AUROC cell whole (one table squeezed them into empty slivers)."""
+    many = [row.model_copy(update={"set": f"held-out set {i:02d} (hedge-free)"}) for i in range(30)]
+    for width in (80, 160):
+        chunks = suite_chunks(many, width)
+        assert [i for c in chunks for i in c] == list(range(30))
+        assert 1 < len(chunks) <= (30 if width < 100 else 10)
+        out = Console(width=width, file=io.StringIO(), record=True)
+        for table in suite_tables(many, width):
+            out.print(table)
+        text = out.export_text()
+        assert max(len(line) for line in text.splitlines()) <= width
+        auroc = dict(suite_table([row]))["AUROC [95 % CI]"][0]
+        assert text.count(auroc) >= 30  # whole, once a set at least
+        for r in many:
+            assert f"held-out set {r.set[13:15]}" in text
 
 
 def test_stored_as_fact_counts_over_inference_the_guard_stores_as_stated() -> None:
