@@ -11,7 +11,7 @@ import pytest
 
 ROOT = Path(__file__).parents[2] / "benchmark" / "data" / "asserted_sentences"
 LABELS = ("asserted", "imagined", "reported", "joke", "question", "other_person")
-FOLDERS = ("p", "q", "r")
+FOLDERS = ("p", "q", "r", "s", "t")
 
 
 def _rows(folder: str) -> list[dict[str, object]]:
