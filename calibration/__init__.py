@@ -81,13 +81,11 @@ from mirage_guard.calibration._stated_floor import (
     run_stated_floor,
 )
 from mirage_guard.calibration._suite import (
-    METRIC_WIDTH,
     EvalSet,
     SuiteRow,
     default_sets,
     render_markdown,
     run_suite,
-    suite_chunks,
     suite_table,
 )
 from mirage_guard.calibration._support_authored import (
@@ -110,7 +108,6 @@ from mirage_guard.guard.evidence import resolve_precision
 
 __all__ = [
     "DEFAULT_FLOORS",
-    "METRIC_WIDTH",
     "AuthoredPair",
     "ClaimRow",
     "CrossValidated",
@@ -181,7 +178,6 @@ __all__ = [
     "score_claims",
     "stale_pairs_folder",
     "strip_hedges",
-    "suite_chunks",
     "suite_table",
     "summarize_scores",
     "train_half",

@@ -179,29 +179,6 @@ def suite_table(rows: Sequence[SuiteRow]) -> list[tuple[str, list[str]]]:
     return out
 
 
-# the metric column of the printed table: its names wrap at this width
-METRIC_WIDTH = 36
-
-
-def suite_chunks(rows: Sequence[SuiteRow], width: int) -> list[list[int]]:
-    """The sets of :func:`suite_table` in groups (their indices, in order) whose columns fit
-    ``width`` characters beside the metric column, so that a console prints one table per group
-    instead of squeezing fifty columns into one (every set gets a group, however narrow)."""
-    cells = [cells for _, cells in suite_table(rows)]
-    chunks: list[list[int]] = []
-    used = width  # start a new group at the first set
-    for i, r in enumerate(rows):
-        longest_word = max((len(w) for w in r.set.split()), default=1)
-        column = max([longest_word, *(len(c[i]) for c in cells)]) + 3  # padding and border
-        if chunks and used + column <= width:
-            chunks[-1].append(i)
-            used += column
-        else:
-            chunks.append([i])
-            used = METRIC_WIDTH + 4 + column
-    return chunks
-
-
 def confusion_lines(row: SuiteRow) -> list[str]:
     """The 3x3 confusion matrix as Markdown (rows: labels, columns: the guard)."""
     cols = list(row.report.confusion)

@@ -14,7 +14,6 @@ from rich.markup import escape
 from rich.table import Table
 
 from mirage_guard.calibration import (
-    METRIC_WIDTH,
     EvalReport,
     SuiteRow,
     TextVariant,
@@ -22,7 +21,6 @@ from mirage_guard.calibration import (
     render_markdown,
     run_eval,
     run_suite,
-    suite_chunks,
     suite_table,
     write_begin,
 )
@@ -200,12 +198,37 @@ def _reason_table(report: EvalReport) -> Table:
     return table
 
 
+# the metric column of `eval-suite`'s printed tables: its names wrap at this width
+METRIC_WIDTH = 36
+
+
+def suite_chunks(
+    names: Sequence[str], columns: Sequence[Sequence[str]], width: int
+) -> list[list[int]]:
+    """The sets (``names``, each with its cells ``columns[i]``) in groups, by index and in order,
+    whose columns fit ``width`` characters beside the metric column; every set gets a group,
+    however narrow the console."""
+    chunks: list[list[int]] = []
+    used = width  # start a new group at the first set
+    for i, (name, cells) in enumerate(zip(names, columns, strict=True)):
+        longest_word = max((len(w) for w in name.split()), default=1)
+        column = max([longest_word, *(len(c) for c in cells)]) + 3  # padding and border
+        if chunks and used + column <= width:
+            chunks[-1].append(i)
+            used += column
+        else:
+            chunks.append([i])
+            used = METRIC_WIDTH + 4 + column
+    return chunks
+
+
 def suite_tables(rows: Sequence[SuiteRow], width: int) -> list[Table]:
     """`eval-suite`'s tables for a console ``width`` wide: one per group of sets that fits it
     (:func:`suite_chunks`), as fifty columns squeezed into one table print as empty slivers."""
     body = suite_table(rows)
+    columns = [[cells[i] for _, cells in body] for i in range(len(rows))]
     tables = []
-    for part in suite_chunks(rows, width):
+    for part in suite_chunks([r.set for r in rows], columns, width):
         table = Table(title=escape(f"guard eval-suite (profile {rows[0].report.profile_id})"))
         table.add_column("metric", max_width=METRIC_WIDTH)
         for i in part:

@@ -13,7 +13,7 @@ import pytest
 from rich.console import Console
 from sklearn.metrics import cohen_kappa_score, f1_score, roc_auc_score
 
-from mirage_guard.adapters.cli._guard import suite_tables
+from mirage_guard.adapters.cli._guard import suite_chunks, suite_tables
 from mirage_guard.calibration._data import Example, group_by_conversation, load_examples
 from mirage_guard.calibration._eval import (
     ClaimRow,
@@ -39,7 +39,6 @@ from mirage_guard.calibration._suite import (
     SuiteRow,
     reason_lines,
     render_markdown,
-    suite_chunks,
     suite_table,
 )
 from mirage_guard.guard import (
@@ -562,7 +561,9 @@ def _many_sets_print_whole(row: SuiteRow) -> None:
     name and AUROC cell whole (one table squeezed them into empty slivers)."""
     many = [row.model_copy(update={"set": f"held-out set {i:02d} (hedge-free)"}) for i in range(30)]
     for width in (80, 160):
-        chunks = suite_chunks(many, width)
+        body = suite_table(many)
+        columns = [[cells[i] for _, cells in body] for i in range(len(many))]
+        chunks = suite_chunks([r.set for r in many], columns, width)
         assert [i for c in chunks for i in c] == list(range(30))
         assert 1 < len(chunks) <= (30 if width < 100 else 10)
         out = Console(width=width, file=io.StringIO(), record=True)
