@@ -10,6 +10,15 @@ May import: :mod:`mirage_guard.guard`, :mod:`mirage_guard.prompts`, numpy, scipy
 Never: :mod:`mirage_guard.benchmark`, :mod:`mirage_guard.adapters`, a CLI or web framework.
 """
 
+from mirage_guard.calibration._agreement import (
+    AgreementReport,
+    PairAgreement,
+    SecondLabel,
+    agreement,
+    load_second_labels,
+    run_agreement,
+    second_labels_path,
+)
 from mirage_guard.calibration._audit_jobs import collect_verdicts, load_verdicts, save_verdicts
 from mirage_guard.calibration._begin import convert_begin, write_begin
 from mirage_guard.calibration._cues import CueBaseline
@@ -108,6 +117,7 @@ from mirage_guard.guard.evidence import resolve_precision
 
 __all__ = [
     "DEFAULT_FLOORS",
+    "AgreementReport",
     "AuthoredPair",
     "ClaimRow",
     "CrossValidated",
@@ -122,10 +132,12 @@ __all__ = [
     "LabelledClaim",
     "ModelFigures",
     "Objective",
+    "PairAgreement",
     "PairReport",
     "PairSide",
     "PathFigures",
     "ScoredClaims",
+    "SecondLabel",
     "SuiteRow",
     "SupportPair",
     "TextVariant",
@@ -134,6 +146,7 @@ __all__ = [
     "TrainResult",
     "TransferRow",
     "Triple",
+    "agreement",
     "authored_side",
     "build_eval_guard",
     "build_pairs",
@@ -158,6 +171,7 @@ __all__ = [
     "labelled_set_pairs",
     "load_authored",
     "load_examples",
+    "load_second_labels",
     "load_triples",
     "load_verdicts",
     "oi_scores",
@@ -170,12 +184,14 @@ __all__ = [
     "render_markdown",
     "render_support_report",
     "resolve_precision",
+    "run_agreement",
     "run_eval",
     "run_stated_floor",
     "run_suite",
     "run_support_report",
     "save_verdicts",
     "score_claims",
+    "second_labels_path",
     "stale_pairs_folder",
     "strip_hedges",
     "suite_table",

@@ -14,13 +14,16 @@ from rich.markup import escape
 from rich.table import Table
 
 from mirage_guard.calibration import (
+    AgreementReport,
     EvalReport,
     SuiteRow,
     TextVariant,
     default_sets,
     render_markdown,
+    run_agreement,
     run_eval,
     run_suite,
+    second_labels_path,
     suite_table,
     write_begin,
 )
@@ -292,6 +295,82 @@ def guard_eval_suite(
         payload = [r.model_dump(mode="json") for r in rows]
         json_out.write_text(json.dumps(payload, indent=1), encoding="utf-8")
     _per_claim_written(per_claim, [r.report for r in rows])
+
+
+@app.command("agreement")
+def guard_agreement(
+    labels: Annotated[
+        Path | None,
+        typer.Option(
+            help="other annotators' labels, JSON Lines (default: the packaged second labels of "
+            "benchmark/data/second_labels/)"
+        ),
+    ] = None,
+    heldout: Annotated[
+        Path | None,
+        typer.Option(help="folder of the sets the labels name (default: the packaged held-out)"),
+    ] = None,
+    profile_dir: Annotated[
+        Path | None, typer.Option(help="directory with per-model profiles")
+    ] = None,
+    support_dir: SupportDirOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON")] = False,
+) -> None:
+    """How far two other annotators agree with a set's labels, and the guard with each of them.
+
+    The 3-way agreement of two people is the most a guard's 3-way accuracy can mean on those
+    claims: where they differ, no guard matches both.
+    """
+    with _typed_errors():
+        report = run_agreement(
+            labels=labels or second_labels_path(),
+            root=heldout,
+            profile_dir=profile_dir,
+            support_dir=support_dir,
+        )
+    if as_json:
+        console.print_json(json.dumps(report.model_dump(mode="json")))
+        return
+    for table in agreement_tables(report):
+        console.print(table)
+
+
+def agreement_tables(report: AgreementReport) -> list[Table]:
+    """What ``guard agreement`` prints: each pair of labellers, the guard among the people, and
+    the agreement per set."""
+    unsure = ", ".join(f"{k} {v:.0%}" for k, v in report.unsure_share.items())
+    pairs = Table(
+        title=escape(
+            f"agreement on {report.n} claims of {len(report.sets)} sets (marked not sure: {unsure})"
+        )
+    )
+    for col in ("labellers", "n", "3-way", "kappa 3-way", "kappa generated", "4-way"):
+        pairs.add_column(col, justify="left" if col == "labellers" else "right")
+    pairs.add_column("same source turn (n)", justify="right")
+    for p in report.pairs:
+        pairs.add_row(
+            f"{p.a} / {p.b}", str(p.n), f"{p.three_way:.3f}", f"{p.kappa_three_way:.3f}",
+            f"{p.kappa_binary:.3f}", "-" if p.four_way is None else f"{p.four_way:.3f}",
+            f"{p.source_turn:.3f} ({p.source_turn_n})",
+        )  # fmt: skip
+    guard = Table(title="the guard's 3-way accuracy among the people")
+    guard.add_column("claims")
+    guard.add_column("n", justify="right")
+    guard.add_column("accuracy", justify="right")
+    for name, g in (
+        (f"all three people agree ({report.unanimous_share:.0%})", report.guard_when_unanimous),
+        ("the people differ (against the authors)", report.guard_when_split),
+        ("against the tag two of the three give", report.guard_vs_majority),
+    ):
+        guard.add_row(name, str(g.n), f"{g.accuracy:.3f}")
+    per_set = Table(title="3-way agreement per set")
+    per_set.add_column("set")
+    names = list(next(iter(report.by_set.values())))
+    for name in names:
+        per_set.add_column(name, justify="right")
+    for name, cells in report.by_set.items():
+        per_set.add_row(name, *(f"{cells[k]:.2f}" for k in names))
+    return [pairs, guard, per_set]
 
 
 @app.command("convert-begin")
