@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -170,8 +170,8 @@ def _tag(claim: _Claim, who: str) -> Provenance:
     return claim.guard if who == GUARD else claim.labels[who].provenance
 
 
-def _share(hits: object) -> float:
-    seq = list(hits)  # type: ignore[call-overload]
+def _share(hits: Iterable[bool]) -> float:
+    seq = list(hits)
     return sum(seq) / len(seq) if seq else float("nan")
 
 
@@ -200,8 +200,10 @@ def agreement(labels: Sequence[SecondLabel], scored: Scored) -> AgreementReport:
         by_claim[(row.set, row.claim_id)].append(row)
     claims: list[_Claim] = []
     for (name, claim_id), rows in by_claim.items():
-        examples, decisions = scored[name]
-        example = next(e for e in examples if e.claim.claim_id == claim_id)
+        examples, decisions = scored.get(name, ((), {}))
+        example = next((e for e in examples if e.claim.claim_id == claim_id), None)
+        if example is None or claim_id not in decisions:
+            raise InputError(f"{name}/{claim_id}: labelled, but not among the scored claims")
         turns = {t.id for t in example.turns}
         for row in rows:
             if row.source_turn_id is not None and row.source_turn_id not in turns:

@@ -152,6 +152,11 @@ def test_a_source_turn_outside_the_conversation_is_refused(tmp_path: Path) -> No
     labels = load_second_labels(_labels(tmp_path / "l.jsonl", "mine", [row]))
     with pytest.raises(InputError, match="'t9' is not a turn of its conversation"):
         agreement(labels, _scored(folder))
+    elsewhere = load_second_labels(
+        _labels(tmp_path / "o.jsonl", "other", [{**row, "set": "other"}])
+    )
+    with pytest.raises(InputError, match="other/c1: labelled, but not among the scored claims"):
+        agreement(elsewhere, _scored(folder))
 
 
 def _packaged() -> list[dict[str, object]]:
