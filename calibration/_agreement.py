@@ -268,12 +268,19 @@ def run_agreement(
     root: Path | None = None,
     profile_dir: Path | None = None,
     support_dir: Path | None = None,
+    sets: Sequence[str] = (),
 ) -> AgreementReport:
     """Score the conversations that hold a labelled claim with the guard (one write per
     conversation, as ``eval-suite`` does) and compare it and the authors with the annotators.
-    ``root``: the folder of the sets the labels name (default: the packaged held-out sets)."""
+    ``root``: the folder of the sets the labels name (default: the packaged held-out sets);
+    ``sets``: only the labels of these sets (default: all)."""
     root = root or heldout_root()
     rows = load_second_labels(labels)
+    if sets:
+        unknown = sorted(set(sets) - {r.set for r in rows})
+        if unknown:
+            raise InputError(f"{labels}: no labels of set {unknown[0]!r}")
+        rows = [r for r in rows if r.set in sets]
     wanted: dict[str, set[str]] = defaultdict(set)
     for row in rows:
         wanted[row.set].add(row.claim_id)

@@ -314,6 +314,10 @@ def guard_agreement(
         Path | None, typer.Option(help="directory with per-model profiles")
     ] = None,
     support_dir: SupportDirOpt = None,
+    only: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="only the labels of this set (repeat for several)"),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON")] = False,
 ) -> None:
     """How far two other annotators agree with a set's labels, and the guard with each of them.
@@ -327,6 +331,7 @@ def guard_agreement(
             root=heldout,
             profile_dir=profile_dir,
             support_dir=support_dir,
+            sets=only or (),
         )
     if as_json:
         console.print_json(json.dumps(report.model_dump(mode="json")))

@@ -262,3 +262,16 @@ def test_the_command_scores_the_labelled_conversations_with_the_real_guard(
     )
     assert refused.exit_code != 0
     assert "1 claim(s) not in set 'short', e.g. 'zzz'" in " ".join(refused.output.split())
+    # --set keeps the labels of the sets it names, and refuses one with no labels
+    both = _labels(tmp_path / "b.jsonl", "short", [*rows, {**rows[0], "set": "nowhere"}])
+    only = runner.invoke(
+        app, ["guard", "agreement", "--labels", str(both), "--heldout", heldout, "--set", "short",
+              "--json"],
+    )  # fmt: skip
+    assert only.exit_code == 0, only.output
+    assert json.loads(only.output)["sets"] == ["short"]
+    refused = runner.invoke(
+        app, ["guard", "agreement", "--labels", str(both), "--heldout", heldout, "--set", "else"]
+    )
+    assert refused.exit_code != 0
+    assert "no labels of set 'else'" in " ".join(refused.output.split())
