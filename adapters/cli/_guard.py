@@ -340,6 +340,10 @@ def guard_agreement(
         console.print(table)
 
 
+def _short(pair: str) -> str:
+    return pair.replace("annotator ", "")
+
+
 def agreement_tables(report: AgreementReport) -> list[Table]:
     """What ``guard agreement`` prints: each pair of labellers, the guard among the people, and
     the agreement per set."""
@@ -349,12 +353,16 @@ def agreement_tables(report: AgreementReport) -> list[Table]:
             f"agreement on {report.n} claims of {len(report.sets)} sets (marked not sure: {unsure})"
         )
     )
-    for col in ("labellers", "n", "3-way", "kappa 3-way", "kappa generated", "4-way"):
-        pairs.add_column(col, justify="left" if col == "labellers" else "right")
-    pairs.add_column("same source turn (n)", justify="right")
+    pairs.caption = (
+        "1, 2: the annotators; κ gen: Cohen's κ of generated or not; same turn: of the claims "
+        "both link to a turn"
+    )
+    pairs.add_column("labellers", no_wrap=True)
+    for col in ("n", "3-way", "κ 3-way", "κ gen", "4-way", "same turn (n)"):
+        pairs.add_column(col, justify="right", no_wrap=True)
     for p in report.pairs:
         pairs.add_row(
-            f"{p.a} / {p.b}", str(p.n), f"{p.three_way:.3f}", f"{p.kappa_three_way:.3f}",
+            _short(f"{p.a} / {p.b}"), str(p.n), f"{p.three_way:.3f}", f"{p.kappa_three_way:.3f}",
             f"{p.kappa_binary:.3f}", "-" if p.four_way is None else f"{p.four_way:.3f}",
             f"{p.source_turn:.3f} ({p.source_turn_n})",
         )  # fmt: skip
@@ -368,11 +376,11 @@ def agreement_tables(report: AgreementReport) -> list[Table]:
         ("against the tag two of the three give", report.guard_vs_majority),
     ):
         guard.add_row(name, str(g.n), f"{g.accuracy:.3f}")
-    per_set = Table(title="3-way agreement per set")
-    per_set.add_column("set")
+    per_set = Table(title="3-way agreement per set (1, 2: the annotators)")
+    per_set.add_column("set", no_wrap=True)
     names = list(next(iter(report.by_set.values())))
     for name in names:
-        per_set.add_column(name, justify="right")
+        per_set.add_column(_short(name), justify="right", no_wrap=True)
     for name, cells in report.by_set.items():
         per_set.add_row(name, *(f"{cells[k]:.2f}" for k in names))
     return [pairs, guard, per_set]

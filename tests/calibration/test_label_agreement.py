@@ -3,15 +3,18 @@ with each; the packaged second labels are well formed and as their data card cou
 
 from __future__ import annotations
 
+import io
 import json
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from sklearn.metrics import cohen_kappa_score
 from typer.testing import CliRunner
 
 from mirage_guard.adapters.cli import app
+from mirage_guard.adapters.cli._guard import agreement_tables
 from mirage_guard.calibration import (
     agreement,
     load_examples,
@@ -117,6 +120,21 @@ def test_each_pair_of_labellers_and_the_guard_among_the_people(tmp_path: Path) -
     # the tag two of three give: stated, inferred, generated, generated
     assert (report.guard_vs_majority.n, report.guard_vs_majority.accuracy) == (4, 0.75)
     assert report.by_set["mine"]["authors / annotator 2"] == 0.5
+    # printed on an 80-column console, every labeller pair and set name is whole
+    out = io.StringIO()
+    console = Console(file=out, width=80)
+    for table in agreement_tables(report.model_copy(update={"sets": ["a_long_set_name_here"]})):
+        console.print(table)
+    text = out.getvalue()
+    assert all(len(line) <= 80 for line in text.splitlines())
+    for p in report.pairs:  # the annotators by their number
+        assert f"{p.a} / {p.b}".replace("annotator ", "") in text
+    assert f"{report.pairs[0].source_turn:.3f} (2)" in text  # a cell whole on one line
+    assert "mine" in text
+    wide = report.model_copy(update={"by_set": {"a_long_set_name_here": report.by_set["mine"]}})
+    out = io.StringIO()
+    Console(file=out, width=80).print(agreement_tables(wide)[2])
+    assert "a_long_set_name_here" in out.getvalue()
 
 
 @pytest.mark.parametrize(
