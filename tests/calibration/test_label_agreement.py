@@ -22,8 +22,9 @@ from mirage_guard.calibration import (
     second_labels_path,
 )
 from mirage_guard.calibration._data import Example
-from mirage_guard.guard import Action, Candidate, Decision, Provenance
+from mirage_guard.guard import Decision, Provenance
 from mirage_guard.guard.errors import InputError
+from tests.fakes.decisions import logged_decision
 
 G, R, S, F = "GROUNDED", "INFERRED_REASONABLE", "INFERRED_STEREOTYPE", "FABRICATED"
 HELDOUT = Path(__file__).parents[2] / "benchmark" / "data" / "heldout"
@@ -67,25 +68,13 @@ def _labels(path: Path, name: str, rows: list[dict[str, object]] | None = None) 
     return path
 
 
-def _decision(claim: str, provenance: Provenance) -> Decision:
-    return Decision(
-        candidate=Candidate(id=claim, text=f"claim {claim}"),
-        provenance=provenance,
-        action=Action.STORE if provenance is Provenance.STATED else Action.QUARANTINE,
-        source_turn_id=None if provenance is Provenance.GENERATED else "t1",
-        similarity=0.5,
-        evidence_span=None,
-        score=0.5,
-        threshold=0.5,
-        profile_id="evidence-only",
-        calibrated=True,
-        reasons=[],
-    )
-
-
 def _scored(folder: Path) -> dict[str, tuple[list[Example], dict[str, Decision]]]:
     examples = load_examples(folder)
-    return {"mine": (examples, {c: _decision(c, tag) for c, *_, tag in CASES})}
+    decisions = {
+        c: logged_decision(f"claim {c}", tag, None if tag is Provenance.GENERATED else "t1")
+        for c, *_, tag in CASES
+    }
+    return {"mine": (examples, decisions)}
 
 
 def test_each_pair_of_labellers_and_the_guard_among_the_people(tmp_path: Path) -> None:
