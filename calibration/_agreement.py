@@ -25,7 +25,13 @@ import anyio
 from pydantic import BaseModel, ValidationError, field_validator, model_validator
 from sklearn.metrics import cohen_kappa_score
 
-from mirage_guard.calibration._data import Example, load_examples, packaged, read_jsonl
+from mirage_guard.calibration._data import (
+    Example,
+    load_examples,
+    packaged,
+    read_jsonl,
+    validation_message,
+)
 from mirage_guard.calibration._eval import decide_all
 from mirage_guard.calibration._evaluate import build_eval_guard
 from mirage_guard.calibration._suite import heldout_root
@@ -82,9 +88,7 @@ def load_second_labels(path: Path) -> list[SecondLabel]:
         try:
             row = SecondLabel.model_validate(obj)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise InputError(f"{path}:{n}: {where + ': ' if where else ''}{first['msg']}") from exc
+            raise InputError(f"{path}:{n}: {validation_message(exc)}") from exc
         key = (row.set, row.claim_id, row.slot)
         if key in seen:
             raise InputError(

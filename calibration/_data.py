@@ -220,6 +220,13 @@ def packaged(name: str) -> Path:
     return Path(str(resources.files("mirage_guard.benchmark").joinpath("data", name)))
 
 
+def validation_message(exc: ValidationError) -> str:
+    """The first error of ``exc`` as "field: message" (just the message for the whole object)."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    return f"{where}: {first['msg']}" if where else str(first["msg"])
+
+
 def read_jsonl(path: Path) -> Iterable[tuple[int, dict[str, object]]]:
     """(line number, object) of each non-blank line; an :class:`InputError` naming the file and
     line for a line that is not a JSON object, or a file that cannot be read."""

@@ -19,7 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from mirage_guard.calibration._data import packaged, read_jsonl
+from mirage_guard.calibration._data import packaged, read_jsonl, validation_message
 from mirage_guard.calibration._eval import write_whole
 from mirage_guard.guard import Label
 from mirage_guard.guard.errors import InputError
@@ -74,9 +74,7 @@ def load_triples(folder: Path) -> list[tuple[str, Triple]]:
             try:
                 t = Triple.model_validate(obj)
             except ValidationError as exc:
-                err = exc.errors()[0]
-                where = ".".join(str(x) for x in err["loc"])
-                raise InputError(f"{path}:{n}: not a triple ({where}: {err['msg']})") from exc
+                raise InputError(f"{path}:{n}: not a triple ({validation_message(exc)})") from exc
             if not (t.earlier.strip() and t.later.strip() and t.claim.strip()):
                 raise InputError(f"{path}:{n}: empty earlier, later or claim")
             if t.how not in (STALE_HOWS if t.label == "stale" else HOLDS_HOWS):
