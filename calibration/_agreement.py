@@ -27,6 +27,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from mirage_guard.calibration._data import (
     Example,
+    label_key,
     load_examples,
     packaged,
     read_jsonl,
@@ -66,8 +67,9 @@ class SecondLabel(BaseModel):
 
     @field_validator("label", mode="before")
     @classmethod
-    def _upper(cls, value: object) -> object:
-        return value.strip().upper() if isinstance(value, str) else value
+    def _label(cls, value: object) -> object:
+        """As a labelled claim's: any case, the guard's own tags for the label each stands for."""
+        return label_key(value) if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _turn(self) -> SecondLabel:
@@ -203,9 +205,12 @@ def agreement(labels: Sequence[SecondLabel], scored: Scored) -> AgreementReport:
     for row in labels:
         by_claim[(row.set, row.claim_id)].append(row)
     claims: list[_Claim] = []
+    examples_of = {
+        name: {e.claim.claim_id: e for e in examples} for name, (examples, _) in scored.items()
+    }
     for (name, claim_id), rows in by_claim.items():
-        examples, decisions = scored.get(name, ((), {}))
-        example = next((e for e in examples if e.claim.claim_id == claim_id), None)
+        decisions = scored[name][1] if name in scored else {}
+        example = examples_of.get(name, {}).get(claim_id)
         if example is None or claim_id not in decisions:
             raise InputError(f"{name}/{claim_id}: labelled, but not among the scored claims")
         turns = {t.id for t in example.turns}

@@ -131,6 +131,13 @@ LABEL_ALIASES = {
 }
 
 
+def label_key(written: str) -> str:
+    """The four-way name a label is written as: any case, "-" or " " for "_", and the guard's
+    own tags ("stated", "generated", ...) for the label each stands for."""
+    key = written.strip().upper().replace("-", "_").replace(" ", "_")
+    return LABEL_ALIASES.get(key, key)
+
+
 class LabelledClaim(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
@@ -159,8 +166,7 @@ class LabelledClaim(BaseModel):
         if not isinstance(data, dict) or not isinstance(data.get("label"), str):
             return data
         written = data["label"]
-        key = written.strip().upper().replace("-", "_").replace(" ", "_")
-        return {**data, "label": LABEL_ALIASES.get(key, key), "label_as_written": written}
+        return {**data, "label": label_key(written), "label_as_written": written}
 
     @model_validator(mode="after")
     def _check(self) -> LabelledClaim:

@@ -282,3 +282,16 @@ def test_the_command_scores_the_labelled_conversations_with_the_real_guard(
     )
     assert refused.exit_code != 0
     assert "no labels of set 'else'" in " ".join(refused.output.split())
+
+
+def test_a_label_is_read_as_a_labelled_claims_is(tmp_path: Path) -> None:
+    """Any case, and the guard's own tags for the label each stands for, as in a claims file."""
+    rows = [
+        {"set": "mine", "claim_id": "c1", "annotator": "X1", "slot": 1, "label": "grounded",
+         "source_turn_id": "t1"},
+        {"set": "mine", "claim_id": "c2", "annotator": "X1", "slot": 1, "label": "generated"},
+        {"set": "mine", "claim_id": "c3", "annotator": "X1", "slot": 1, "label": "inferred",
+         "source_turn_id": "t1"},
+    ]  # fmt: skip
+    labels = load_second_labels(_labels(tmp_path / "l.jsonl", "mine", rows))
+    assert [r.label.value for r in labels] == [G, F, R]
