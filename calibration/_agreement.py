@@ -296,14 +296,7 @@ def run_agreement(
     for name in wanted:
         if not (root / name / "claims.jsonl").is_file():
             raise InputError(f"{labels}: set {name!r} is not a set folder under {root}")
-    guard = build_eval_guard(
-        profile_dir=profile_dir,
-        writer_model=None,
-        verdicts=None,
-        verdict_model=None,
-        verdict_prompt=None,
-        support_dir=support_dir,
-    )
+    guard = build_eval_guard(profile_dir=profile_dir, support_dir=support_dir)
     scored: dict[str, tuple[Sequence[Example], Mapping[str, Decision]]] = {}  # a Scored
     try:
         for name, ids in sorted(wanted.items()):

@@ -25,10 +25,10 @@ from mirage_guard.guard.scoring import ProfileMode, ProfileStore
 def build_eval_guard(
     *,
     profile_dir: Path | None,
-    writer_model: str | None,
-    verdicts: dict[str, AuditVerdict] | None,
-    verdict_model: str | None,
-    verdict_prompt: str | None,
+    writer_model: str | None = None,
+    verdicts: dict[str, AuditVerdict] | None = None,
+    verdict_model: str | None = None,
+    verdict_prompt: str | None = None,
     support_dir: Path | None = None,
 ) -> Guard:
     """The guard an evaluation scores with; ``support_dir``: another claim-support model

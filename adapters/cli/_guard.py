@@ -42,6 +42,9 @@ SupportDirOpt = Annotated[
 ]
 
 
+ProfileDirOpt = Annotated[Path | None, typer.Option(help="directory with per-model profiles")]
+
+
 PerClaimOpt = Annotated[
     Path | None,
     typer.Option(
@@ -83,9 +86,7 @@ def guard_eval(
     ] = None,
     personas: Annotated[Path | None, typer.Option(help="personas JSONL for persona_id")] = None,
     split: Annotated[str | None, typer.Option(help="only this split, e.g. dev")] = None,
-    profile_dir: Annotated[
-        Path | None, typer.Option(help="directory with per-model profiles")
-    ] = None,
+    profile_dir: ProfileDirOpt = None,
     writer_model: Annotated[
         str | None, typer.Option(help="evaluate WITH this model's self-audit (needs keys)")
     ] = None,
@@ -253,9 +254,7 @@ def guard_eval_suite(
     heldout: Annotated[
         Path | None, typer.Option(help="folder of held-out sets (default: the packaged ones)")
     ] = None,
-    profile_dir: Annotated[
-        Path | None, typer.Option(help="directory with per-model profiles")
-    ] = None,
+    profile_dir: ProfileDirOpt = None,
     markdown: Annotated[Path | None, typer.Option(help="also write the tables as Markdown")] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="also write JSON")] = None,
     n_boot: Annotated[int, typer.Option(help="bootstrap resamples for the AUROC CI")] = 1000,
@@ -274,10 +273,7 @@ def guard_eval_suite(
     from mirage_guard.calibration import build_eval_guard
 
     with _typed_errors():
-        guard = build_eval_guard(
-            profile_dir=profile_dir, writer_model=None, verdicts=None, verdict_model=None,
-            verdict_prompt=None, support_dir=support_dir,
-        )  # fmt: skip
+        guard = build_eval_guard(profile_dir=profile_dir, support_dir=support_dir)
     try:
         with _typed_errors():
             rows = run_suite(
@@ -310,9 +306,7 @@ def guard_agreement(
         Path | None,
         typer.Option(help="folder of the sets the labels name (default: the packaged held-out)"),
     ] = None,
-    profile_dir: Annotated[
-        Path | None, typer.Option(help="directory with per-model profiles")
-    ] = None,
+    profile_dir: ProfileDirOpt = None,
     support_dir: SupportDirOpt = None,
     only: Annotated[
         list[str] | None,
