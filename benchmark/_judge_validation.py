@@ -22,7 +22,7 @@ from mirage_guard.benchmark._records import JudgeRecord, JudgeTarget
 from mirage_guard.benchmark._rundir import RunDirectory
 from mirage_guard.benchmark.personas import Persona, load_personas
 from mirage_guard.guard import Label
-from mirage_guard.guard.errors import InputError
+from mirage_guard.guard.errors import InputError, validation_message
 
 
 class BlindItem(BaseModel):
@@ -121,7 +121,7 @@ def read_labels(path: str | Path) -> dict[str, Label]:
         try:
             row = LabelRow.model_validate_json(line)
         except ValidationError as exc:
-            raise InputError(f"{path}:{number}: {exc.errors()[0]['msg']}") from exc
+            raise InputError(f"{path}:{number}: {validation_message(exc)}") from exc
         if row.label is not None:
             out[row.item_id] = row.label
     return out

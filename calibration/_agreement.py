@@ -31,13 +31,12 @@ from mirage_guard.calibration._data import (
     load_examples,
     packaged,
     read_jsonl,
-    validation_message,
 )
 from mirage_guard.calibration._eval import decide_all
 from mirage_guard.calibration._evaluate import build_eval_guard
 from mirage_guard.calibration._suite import heldout_root
 from mirage_guard.guard import Decision, Label, Provenance
-from mirage_guard.guard.errors import InputError
+from mirage_guard.guard.errors import InputError, validation_message
 
 AUTHORS = "authors"
 GUARD = "guard"

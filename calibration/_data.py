@@ -37,7 +37,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from mirage_guard.guard import Candidate, Label, Role, Turn
-from mirage_guard.guard.errors import InputError
+from mirage_guard.guard.errors import InputError, validation_message
 
 
 class _Fact(BaseModel):
@@ -226,13 +226,6 @@ def packaged(name: str) -> Path:
     return Path(str(resources.files("mirage_guard.benchmark").joinpath("data", name)))
 
 
-def validation_message(exc: ValidationError) -> str:
-    """The first error of ``exc`` as "field: message" (just the message for the whole object)."""
-    first = exc.errors()[0]
-    where = ".".join(str(p) for p in first["loc"])
-    return f"{where}: {first['msg']}" if where else str(first["msg"])
-
-
 def read_jsonl(path: Path) -> Iterable[tuple[int, dict[str, object]]]:
     """(line number, object) of each non-blank line; an :class:`InputError` naming the file and
     line for a line that is not a JSON object, or a file that cannot be read."""
@@ -287,7 +280,7 @@ def load_examples(
         try:
             claim = LabelledClaim.model_validate(obj).variant(variant)
         except ValidationError as exc:
-            raise InputError(f"{path}:{n}: {exc.errors()[0]['msg']}") from exc
+            raise InputError(f"{path}:{n}: {validation_message(exc)}") from exc
         if split is not None and claim.split != split:
             continue
         if claim.turns is not None:
@@ -358,7 +351,7 @@ def _load_conversations(path: Path, names: dict[str, str | None]) -> dict[str, t
         try:
             conv = _Conversation.model_validate(obj)
         except ValidationError as exc:
-            raise InputError(f"{path}:{n}: {exc.errors()[0]['msg']}") from exc
+            raise InputError(f"{path}:{n}: {validation_message(exc)}") from exc
         if conv.conversation_id in out:
             raise InputError(f"{path}:{n}: duplicate conversation_id {conv.conversation_id!r}")
         out[conv.conversation_id] = tuple(t.turn() for t in conv.turns)
@@ -372,7 +365,7 @@ def _load_persona_turns(path: Path, names: dict[str, str | None]) -> dict[str, t
         try:
             p = _PersonaTurns.model_validate(obj)
         except ValidationError as exc:
-            raise InputError(f"{path}:{n}: {exc.errors()[0]['msg']}") from exc
+            raise InputError(f"{path}:{n}: {validation_message(exc)}") from exc
         out[p.persona_id] = tuple(p.turns())
         names[p.persona_id] = p.user_name()
     return out

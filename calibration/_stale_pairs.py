@@ -19,10 +19,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from mirage_guard.calibration._data import packaged, read_jsonl, validation_message
+from mirage_guard.calibration._data import packaged, read_jsonl
 from mirage_guard.calibration._eval import write_whole
 from mirage_guard.guard import Label
-from mirage_guard.guard.errors import InputError
+from mirage_guard.guard.errors import InputError, validation_message
 
 TRIPLES = "triples.jsonl"
 FOLDER = "stale_pairs"

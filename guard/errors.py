@@ -29,6 +29,11 @@ One root, subclasses carry context and say whether a retry can help::
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
 
 class MirageError(Exception):
     """Root of all errors raised on purpose by mirage-guard."""
@@ -38,6 +43,14 @@ class MirageError(Exception):
 
 class InputError(MirageError, ValueError):
     """The caller's input is invalid; nothing was written."""
+
+
+def validation_message(exc: ValidationError) -> str:
+    """The first error of ``exc`` as "field: message" (just the message for the whole object),
+    for an :class:`InputError` that names the file and line of a bad record."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    return f"{where}: {first['msg']}" if where else str(first["msg"])
 
 
 class IdempotencyConflictError(InputError):

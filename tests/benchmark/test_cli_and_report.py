@@ -24,6 +24,7 @@ from mirage_guard.benchmark._records import (
 from mirage_guard.benchmark._report import LEADERBOARD_COLUMNS, PLOTS
 from mirage_guard.benchmark._rundir import RunDirectory
 from mirage_guard.guard._domain import Action, Label, Provenance
+from mirage_guard.guard.errors import InputError
 from tests.benchmark.small_run import PERSONAS_FILE
 
 RUNNER = CliRunner()
@@ -208,6 +209,10 @@ def test_judge_sample_is_blind_stratified_and_agreement_scores_it(
     assert 0 < figures["kappa"] < 1
     assert sum(map(sum, figures["confusion"])) == len(rows)
     assert read_labels(labelled)[rows[0]["item_id"]].value == human[0]["label"]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({**human[0], "label": "MAYBE"}) + "\n")
+    with pytest.raises(InputError, match=r"bad\.jsonl:1: label: Input should be"):
+        read_labels(bad)
 
 
 def test_cli_refuses_to_start_without_provider_keys(

@@ -118,9 +118,10 @@ def test_a_stated_claim_without_its_turn_names_the_label_as_written(tmp_path: Pa
         ),
         ("{not json", "not JSON"),
         ("[1, 2]", "JSON object"),
+        ({"claim_id": "a", "label": "FABRICATED", "turns": TURNS}, r"c\.jsonl:1: text: Field"),
     ],
     ids=["grounded-no-turn", "reasonable-no-turn", "no-conversation", "bad-label",
-         "turn-not-in-conversation", "unknown-persona", "not-json", "not-object"],
+         "turn-not-in-conversation", "unknown-persona", "not-json", "not-object", "field-named"],
 )  # fmt: skip
 def test_invalid_lines_are_input_errors_with_their_location(
     tmp_path: Path, row: Any, message: str
@@ -241,6 +242,10 @@ def test_a_set_folder_reads_claims_against_its_conversations(tmp_path: Path) -> 
                                           "text": "x", "label": "FABRICATED"}])  # fmt: skip
     with pytest.raises(InputError, match="unknown conversation_id"):
         load_examples(bad, conversations=folder / "conversations.jsonl")
+    # a conversation line without its turns: the error names the field
+    broken = write(tmp_path / "conv.jsonl", [{"conversation_id": "k2"}])
+    with pytest.raises(InputError, match=r"conv\.jsonl:1: turns: Field required"):
+        load_examples(bad, conversations=broken)
 
 
 def test_the_users_name_comes_from_the_conversation_or_the_persona(tmp_path: Path) -> None:
