@@ -21,6 +21,15 @@ from mirage_guard.calibration._agreement import (
 )
 from mirage_guard.calibration._audit_jobs import collect_verdicts, load_verdicts, save_verdicts
 from mirage_guard.calibration._begin import convert_begin, write_begin
+from mirage_guard.calibration._claim_diff import (
+    ClaimDiff,
+    GroupDiff,
+    MovedClaim,
+    diff_runs,
+    load_claim_rows,
+    parse_groups,
+    run_diff,
+)
 from mirage_guard.calibration._cues import CueBaseline
 from mirage_guard.calibration._data import (
     Example,
@@ -119,6 +128,7 @@ __all__ = [
     "DEFAULT_FLOORS",
     "AgreementReport",
     "AuthoredPair",
+    "ClaimDiff",
     "ClaimRow",
     "CrossValidated",
     "CueBaseline",
@@ -128,9 +138,11 @@ __all__ = [
     "FeatureTable",
     "FloorReport",
     "FloorRow",
+    "GroupDiff",
     "JudgedClaims",
     "LabelledClaim",
     "ModelFigures",
+    "MovedClaim",
     "Objective",
     "PairAgreement",
     "PairReport",
@@ -161,6 +173,7 @@ __all__ = [
     "cross_validate",
     "decide_all",
     "default_sets",
+    "diff_runs",
     "evaluate",
     "featurize",
     "fit_judged_profile",
@@ -170,6 +183,7 @@ __all__ = [
     "is_never_stated",
     "labelled_set_pairs",
     "load_authored",
+    "load_claim_rows",
     "load_examples",
     "load_second_labels",
     "load_triples",
@@ -177,6 +191,7 @@ __all__ = [
     "oi_scores",
     "packaged",
     "pair_report",
+    "parse_groups",
     "persona_folds",
     "precision_recall_at",
     "quick_sets",
@@ -185,6 +200,7 @@ __all__ = [
     "render_support_report",
     "resolve_precision",
     "run_agreement",
+    "run_diff",
     "run_eval",
     "run_stated_floor",
     "run_suite",

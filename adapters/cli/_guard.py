@@ -9,18 +9,21 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from mirage_guard.calibration import (
     AgreementReport,
+    ClaimDiff,
     EvalReport,
     SuiteRow,
     TextVariant,
     default_sets,
     render_markdown,
     run_agreement,
+    run_diff,
     run_eval,
     run_suite,
     second_labels_path,
@@ -378,6 +381,86 @@ def agreement_tables(report: AgreementReport) -> list[Table]:
     for name, cells in report.by_set.items():
         per_set.add_row(name, *(f"{cells[k]:.2f}" for k in names))
     return [pairs, guard, per_set]
+
+
+@app.command("diff")
+def guard_diff(
+    before: Annotated[Path, typer.Argument(help="a --per-claim file of the first run")],
+    after: Annotated[Path, typer.Argument(help="a --per-claim file of the second run")],
+    group: Annotated[
+        list[str] | None,
+        typer.Option(help="NAME=SET[,SET...]: also a row for these sets pooled (repeatable)"),
+    ] = None,
+    per_set: Annotated[
+        bool, typer.Option(help="a row per set (--no-per-set: only the groups and all)")
+    ] = True,
+    moved: Annotated[
+        int, typer.Option(help="also list up to this many claims whose provenance moved")
+    ] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="print the comparison as JSON")] = False,
+) -> None:
+    """Two runs of `guard eval` / `eval-suite --per-claim` on the same claims, claim by claim.
+
+    For each set (and each --group): 3-way accuracy before and after, the claims that moved to
+    their label and away from it with an exact McNemar p-value (is the change more than a few
+    rows?), generated claims stored as stated, and stated or inferred claims linked to their
+    labelled turn.
+    """
+    with _typed_errors():
+        report = run_diff(before, after, group or ())
+    if as_json:
+        console.print_json(json.dumps(report.model_dump(mode="json")))
+        return
+    console.print(diff_table(report, per_set=per_set))
+    if report.only_before or report.only_after:
+        console.print(
+            f"not compared: {report.only_before} claims only in the first file, "
+            f"{report.only_after} only in the second"
+        )
+    if moved:
+        console.print(moved_table(report, limit=moved))
+
+
+def diff_table(report: ClaimDiff, *, per_set: bool = True) -> Table:
+    """What ``guard diff`` prints: a row per set (unless ``per_set`` is off), per group, all."""
+    table = Table(
+        title="the same claims, first run → second run", box=box.SIMPLE_HEAD, pad_edge=False
+    )
+    table.caption = (
+        "to/away: claims the second run gets right and the first wrong, and the reverse; p: "
+        "exact McNemar; gen→stated: generated claims stored as stated; turn ±: the change in "
+        "stated or inferred claims linked to their labelled turn"
+    )
+    table.add_column("set", overflow="fold", min_width=14)
+    for col in ("n", "3-way", "to/away", "p", "gen→stated", "turn ±"):
+        table.add_column(col, justify="right", no_wrap=True)
+    named = len(report.groups) - sum(1 for g in report.groups if g.sets == [g.name])
+    rows = report.groups if per_set else report.groups[-named:]
+    for g in rows:
+        table.add_row(
+            escape(g.name), str(g.n), f"{g.accuracy_before:.3f}→{g.accuracy_after:.3f}",
+            f"{g.to_label}/{g.away}", "<0.001" if g.p_value < 0.001 else f"{g.p_value:.3f}",
+            f"{g.generated_as_stated_before}→{g.generated_as_stated_after}",
+            f"{g.source_turn_hits_after - g.source_turn_hits_before:+d}",
+        )  # fmt: skip
+    return table
+
+
+def moved_table(report: ClaimDiff, *, limit: int) -> Table:
+    """The first ``limit`` claims whose provenance differs between the two runs."""
+    shown = min(limit, len(report.moved))
+    table = Table(
+        title=f"claims that moved ({shown} of {len(report.moved)})",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    table.add_column("set", overflow="fold", min_width=12)
+    table.add_column("claim", overflow="fold", min_width=20)
+    table.add_column("label", no_wrap=True)
+    table.add_column("first → second", no_wrap=True)
+    for m in report.moved[:limit]:
+        table.add_row(escape(m.set), escape(m.text), m.expected, f"{m.before} → {m.after}")
+    return table
 
 
 @app.command("convert-begin")
