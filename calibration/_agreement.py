@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Literal
 
 import anyio
-from pydantic import BaseModel, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, field_validator, model_validator
 from sklearn.metrics import cohen_kappa_score
 
 from mirage_guard.calibration._data import (
@@ -30,13 +30,13 @@ from mirage_guard.calibration._data import (
     label_key,
     load_examples,
     packaged,
-    read_jsonl,
+    read_models,
 )
 from mirage_guard.calibration._eval import decide_all
 from mirage_guard.calibration._evaluate import build_eval_guard
 from mirage_guard.calibration._suite import heldout_root
 from mirage_guard.guard import Decision, Label, Provenance
-from mirage_guard.guard.errors import InputError, validation_message
+from mirage_guard.guard.errors import InputError
 
 AUTHORS = "authors"
 GUARD = "guard"
@@ -85,11 +85,7 @@ def load_second_labels(path: Path) -> list[SecondLabel]:
     claim given twice the same slot."""
     out: list[SecondLabel] = []
     seen: dict[tuple[str, str, int], int] = {}
-    for n, obj in read_jsonl(path):
-        try:
-            row = SecondLabel.model_validate(obj)
-        except ValidationError as exc:
-            raise InputError(f"{path}:{n}: {validation_message(exc)}") from exc
+    for n, row in read_models(path, SecondLabel):
         key = (row.set, row.claim_id, row.slot)
         if key in seen:
             raise InputError(

@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from scipy.stats import binomtest
 
-from mirage_guard.calibration._data import read_jsonl
+from mirage_guard.calibration._data import read_models
 from mirage_guard.calibration._eval import ClaimRow
-from mirage_guard.guard.errors import InputError, validation_message
+from mirage_guard.guard.errors import InputError
 
 ALL = "all"
 _GENERATED, _STATED = "generated", "stated"
@@ -29,12 +29,7 @@ def load_claim_rows(path: Path) -> dict[_Key, ClaimRow]:
     """The rows of a ``--per-claim`` file by (set, claim id); an :class:`InputError` naming the
     file and line for a row that is not one, or a claim given twice in a set."""
     out: dict[_Key, ClaimRow] = {}
-    for n, obj in read_jsonl(path):
-        try:
-            row = ClaimRow.model_validate(obj)
-        except ValidationError as exc:
-            why = validation_message(exc)
-            raise InputError(f"{path}:{n}: not a --per-claim row ({why})") from exc
+    for n, row in read_models(path, ClaimRow, what="a --per-claim row"):
         key = (row.set, row.claim_id)
         if key in out:
             raise InputError(f"{path}:{n}: claim {row.claim_id!r} of set {row.set!r} twice")

@@ -28,16 +28,19 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from importlib import resources
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from mirage_guard.guard import Candidate, Label, Role, Turn
 from mirage_guard.guard.errors import InputError, validation_message
+
+_M = TypeVar("_M", bound=BaseModel)
 
 
 class _Fact(BaseModel):
@@ -245,6 +248,18 @@ def read_jsonl(path: Path) -> Iterable[tuple[int, dict[str, object]]]:
         yield n, obj
 
 
+def read_models(path: Path, model: type[_M], *, what: str = "") -> Iterator[tuple[int, _M]]:
+    """(line number, ``model``) of each non-blank line of a JSONL file; an :class:`InputError`
+    naming the file, the line and the field of a line that is not one (``what``: how the error
+    calls it, e.g. "a triple")."""
+    for n, obj in read_jsonl(path):
+        try:
+            yield n, model.model_validate(obj)
+        except ValidationError as exc:
+            why = validation_message(exc)
+            raise InputError(f"{path}:{n}: " + (f"not {what} ({why})" if what else why)) from exc
+
+
 def resolve_data(path: Path, conversations: Path | None = None) -> tuple[Path, Path | None]:
     """A set folder (``claims.jsonl`` + ``conversations.jsonl``) or a claims file."""
     if path.is_dir():
@@ -347,11 +362,7 @@ def conversation_key(turns: Sequence[Turn]) -> str:
 
 def _load_conversations(path: Path, names: dict[str, str | None]) -> dict[str, tuple[Turn, ...]]:
     out: dict[str, tuple[Turn, ...]] = {}
-    for n, obj in read_jsonl(path):
-        try:
-            conv = _Conversation.model_validate(obj)
-        except ValidationError as exc:
-            raise InputError(f"{path}:{n}: {validation_message(exc)}") from exc
+    for n, conv in read_models(path, _Conversation):
         if conv.conversation_id in out:
             raise InputError(f"{path}:{n}: duplicate conversation_id {conv.conversation_id!r}")
         out[conv.conversation_id] = tuple(t.turn() for t in conv.turns)
@@ -361,11 +372,7 @@ def _load_conversations(path: Path, names: dict[str, str | None]) -> dict[str, t
 
 def _load_persona_turns(path: Path, names: dict[str, str | None]) -> dict[str, tuple[Turn, ...]]:
     out: dict[str, tuple[Turn, ...]] = {}
-    for n, obj in read_jsonl(path):
-        try:
-            p = _PersonaTurns.model_validate(obj)
-        except ValidationError as exc:
-            raise InputError(f"{path}:{n}: {validation_message(exc)}") from exc
+    for _, p in read_models(path, _PersonaTurns):
         out[p.persona_id] = tuple(p.turns())
         names[p.persona_id] = p.user_name()
     return out

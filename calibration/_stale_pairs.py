@@ -17,12 +17,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
-from mirage_guard.calibration._data import packaged, read_jsonl
+from mirage_guard.calibration._data import packaged, read_models
 from mirage_guard.calibration._eval import write_whole
 from mirage_guard.guard import Label
-from mirage_guard.guard.errors import InputError, validation_message
+from mirage_guard.guard.errors import InputError
 
 TRIPLES = "triples.jsonl"
 FOLDER = "stale_pairs"
@@ -70,11 +70,7 @@ def load_triples(folder: Path) -> list[tuple[str, Triple]]:
     out: list[tuple[str, Triple]] = []
     seen: set[str] = set()
     for path in files:
-        for n, obj in read_jsonl(path):
-            try:
-                t = Triple.model_validate(obj)
-            except ValidationError as exc:
-                raise InputError(f"{path}:{n}: not a triple ({validation_message(exc)})") from exc
+        for n, t in read_models(path, Triple, what="a triple"):
             if not (t.earlier.strip() and t.later.strip() and t.claim.strip()):
                 raise InputError(f"{path}:{n}: empty earlier, later or claim")
             if t.how not in (STALE_HOWS if t.label == "stale" else HOLDS_HOWS):
