@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel
 from scipy.stats import binomtest
@@ -54,6 +55,7 @@ class GroupDiff(BaseModel):
     """One set, or a group of sets, in both runs."""
 
     name: str
+    kind: Literal["set", "group", "all"]
     sets: list[str]
     n: int
     accuracy_before: float  # 3-way
@@ -83,6 +85,7 @@ class ClaimDiff(BaseModel):
 
 def _group(
     name: str,
+    kind: Literal["set", "group", "all"],
     sets: Sequence[str],
     keys: Sequence[_Key],
     a: Mapping[_Key, ClaimRow],
@@ -105,6 +108,7 @@ def _group(
     n = len(keys)
     return GroupDiff(
         name=name,
+        kind=kind,
         sets=list(sets),
         n=n,
         accuracy_before=sum(right_a) / n,
@@ -144,7 +148,7 @@ def diff_runs(
     by_set: dict[str, list[_Key]] = {}
     for k in common:
         by_set.setdefault(k[0], []).append(k)
-    rows = [_group(s, [s], keys, before, after) for s, keys in by_set.items()]
+    rows = [_group(s, "set", [s], keys, before, after) for s, keys in by_set.items()]
     for name, sets in (groups or {}).items():
         unknown = [s for s in sets if s not in by_set]
         if unknown:
@@ -153,8 +157,8 @@ def diff_runs(
                 f"{', '.join(by_set)})"
             )
         keys = [k for s in sets for k in by_set[s]]
-        rows.append(_group(name, sets, keys, before, after))
-    rows.append(_group(ALL, list(by_set), common, before, after))
+        rows.append(_group(name, "group", sets, keys, before, after))
+    rows.append(_group(ALL, "all", list(by_set), common, before, after))
     moved = [
         MovedClaim(
             set=k[0],

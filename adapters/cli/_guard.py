@@ -434,9 +434,7 @@ def diff_table(report: ClaimDiff, *, per_set: bool = True) -> Table:
     table.add_column("set", overflow="fold", min_width=14)
     for col in ("n", "3-way", "to/away", "p", "gen→stated", "turn ±"):
         table.add_column(col, justify="right", no_wrap=True)
-    named = len(report.groups) - sum(1 for g in report.groups if g.sets == [g.name])
-    rows = report.groups if per_set else report.groups[-named:]
-    for g in rows:
+    for g in (g for g in report.groups if per_set or g.kind != "set"):
         table.add_row(
             escape(g.name), str(g.n), f"{g.accuracy_before:.3f}→{g.accuracy_after:.3f}",
             f"{g.to_label}/{g.away}", "<0.001" if g.p_value < 0.001 else f"{g.p_value:.3f}",
