@@ -154,7 +154,7 @@ def test_labelled_it_is_what_guard_eval_reads_and_unlabelled_it_is_refused(
     sample = draw_label_sample(log, n=100)
     out = tmp_path / "sample" / "to_label.jsonl"
     write_label_sample(sample, out)
-    with pytest.raises(InputError, match=r"to_label\.jsonl:1: Input should be 'GROUNDED'"):
+    with pytest.raises(InputError, match=r"to_label\.jsonl:1: label: Input should be 'GROUNDED'"):
         load_examples(out)
     truth = {
         "Enjoys climbing": ("GROUNDED", "t1"),
