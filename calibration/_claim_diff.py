@@ -18,11 +18,10 @@ from pydantic import BaseModel
 from scipy.stats import binomtest
 
 from mirage_guard.calibration._data import read_models
-from mirage_guard.calibration._eval import ClaimRow
+from mirage_guard.calibration._eval import ClaimRow, confusion_matrix, stored_as_fact
 from mirage_guard.guard.errors import InputError
 
 ALL = "all"
-_GENERATED, _STATED = "generated", "stated"
 _Key = tuple[str, str]  # (set, claim_id)
 
 
@@ -91,19 +90,17 @@ def _group(
     a: Mapping[_Key, ClaimRow],
     b: Mapping[_Key, ClaimRow],
 ) -> GroupDiff:
-    right_a = [a[k].provenance == a[k].expected for k in keys]
-    right_b = [b[k].provenance == b[k].expected for k in keys]
+    right_a = [a[k].correct for k in keys]
+    right_b = [b[k].correct for k in keys]
     to = sum(1 for x, y in zip(right_a, right_b, strict=True) if y and not x)
     away = sum(1 for x, y in zip(right_a, right_b, strict=True) if x and not y)
-    linked = [k for k in keys if a[k].expected != _GENERATED]
 
     def leaked(rows: Mapping[_Key, ClaimRow]) -> int:
-        return sum(
-            1 for k in keys if rows[k].expected == _GENERATED and rows[k].provenance == _STATED
-        )
+        gold, pred = [rows[k].expected for k in keys], [rows[k].provenance for k in keys]
+        return stored_as_fact(confusion_matrix(gold, pred))[0]
 
     def hits(rows: Mapping[_Key, ClaimRow]) -> int:
-        return sum(1 for k in linked if rows[k].source_turn_id == rows[k].expected_source_turn_id)
+        return sum(1 for k in keys if rows[k].source_turn_correct)
 
     n = len(keys)
     return GroupDiff(
@@ -121,7 +118,7 @@ def _group(
         generated_as_stated_after=leaked(b),
         source_turn_hits_before=hits(a),
         source_turn_hits_after=hits(b),
-        source_turn_n=len(linked),
+        source_turn_n=sum(1 for k in keys if a[k].source_turn_correct is not None),
     )
 
 
@@ -185,13 +182,13 @@ def parse_groups(specs: Iterable[str]) -> dict[str, list[str]]:
     """``NAME=SET[,SET...]`` options as name -> sets (an :class:`InputError` for a bad one)."""
     out: dict[str, list[str]] = {}
     for spec in specs:
-        name, sep, rest = spec.partition("=")
-        sets = [s.strip() for s in rest.split(",") if s.strip()]
-        if not sep or not name.strip() or not sets:
+        raw, sep, rest = spec.partition("=")
+        name, sets = raw.strip(), [s.strip() for s in rest.split(",") if s.strip()]
+        if not sep or not name or not sets:
             raise InputError(f"--group {spec!r}: expected NAME=SET[,SET...]")
-        if name.strip() in out or name.strip() == ALL:
-            raise InputError(f"--group {spec!r}: the name {name.strip()!r} is taken")
-        out[name.strip()] = sets
+        if name in out or name == ALL:
+            raise InputError(f"--group {spec!r}: the name {name!r} is taken")
+        out[name] = sets
     return out
 
 
