@@ -8,6 +8,7 @@ calibration's scikit-learn.
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 from pathlib import Path
 from typing import Annotated
@@ -38,6 +39,18 @@ LAZY_SUBAPPS: dict[str, str] = {
 }
 
 
+def one_line_summaries(command: Command) -> None:
+    """Give ``command`` and every command under it a one-line ``short_help``: the first paragraph
+    of its help with the docstring's line breaks joined. Typer's rich listing of a group's
+    commands keeps single line breaks (it reads them as the author's), so a summary that wraps
+    in the source printed broken mid-sentence ("each held-out set, the stale" / "triples")."""
+    if command.short_help is None and command.help:
+        first = inspect.cleandoc(command.help).split("\n\n")[0]
+        command.short_help = " ".join(first.split())
+    for sub in getattr(command, "commands", {}).values():
+        one_line_summaries(sub)
+
+
 class _LazyGroup(TyperGroup):
     """A root group whose sub-apps are imported on first use."""
 
@@ -46,10 +59,14 @@ class _LazyGroup(TyperGroup):
 
     def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
         if cmd_name not in LAZY_SUBAPPS:
-            return super().get_command(ctx, cmd_name)
+            command = super().get_command(ctx, cmd_name)
+            if command is not None:
+                one_line_summaries(command)
+            return command
         module = importlib.import_module(f"{__package__}.{LAZY_SUBAPPS[cmd_name]}")
         command = typer.main.get_group(module.app)
         command.name = cmd_name
+        one_line_summaries(command)
         return command
 
 
