@@ -128,10 +128,13 @@ def diff_runs(
     *,
     groups: Mapping[str, Sequence[str]] | None = None,
     names: tuple[str, str] = ("before", "after"),
+    moved_in: Sequence[str] = (),
 ) -> ClaimDiff:
     """A row per set (in the order of ``before``), then one per group of ``groups`` (name ->
     sets), then ``all``. Only claims in both runs are compared, and they must carry the same
-    label in both (the same data scored twice)."""
+    label in both (the same data scored twice). ``moved_in``: sets or groups whose moved claims
+    are listed (none given: every set's); the figures are unchanged, so a set kept unread can
+    be counted without a single claim of it printed."""
     common = [k for k in before if k in after]
     if not common:
         raise InputError(f"{names[0]} and {names[1]} share no claim: not runs on the same data")
@@ -156,6 +159,7 @@ def diff_runs(
         keys = [k for s in sets for k in by_set[s]]
         rows.append(_group(name, "group", sets, keys, before, after))
     rows.append(_group(ALL, "all", list(by_set), common, before, after))
+    listed = _listed_sets(moved_in, by_set, groups or {})
     moved = [
         MovedClaim(
             set=k[0],
@@ -166,7 +170,7 @@ def diff_runs(
             after=after[k].provenance,
         )
         for k in common
-        if before[k].provenance != after[k].provenance
+        if before[k].provenance != after[k].provenance and (listed is None or k[0] in listed)
     ]
     return ClaimDiff(
         before=names[0],
@@ -176,6 +180,26 @@ def diff_runs(
         only_after=sum(1 for k in after if k not in before),
         moved=moved,
     )
+
+
+def _listed_sets(
+    names: Sequence[str], by_set: Mapping[str, object], groups: Mapping[str, Sequence[str]]
+) -> set[str] | None:
+    """The sets ``names`` (sets or groups) stand for; None when no name is given (every set)."""
+    if not names:
+        return None
+    out: set[str] = set()
+    for name in names:
+        if name in groups:
+            out.update(groups[name])
+        elif name in by_set:
+            out.add(name)
+        else:
+            raise InputError(
+                f"--moved-in {name!r}: neither a compared set nor a --group (sets: "
+                f"{', '.join(by_set)})"
+            )
+    return out
 
 
 def parse_groups(specs: Iterable[str]) -> dict[str, list[str]]:
@@ -192,11 +216,14 @@ def parse_groups(specs: Iterable[str]) -> dict[str, list[str]]:
     return out
 
 
-def run_diff(before: Path, after: Path, groups: Iterable[str] = ()) -> ClaimDiff:
+def run_diff(
+    before: Path, after: Path, groups: Iterable[str] = (), moved_in: Sequence[str] = ()
+) -> ClaimDiff:
     """:func:`diff_runs` of two ``--per-claim`` files."""
     return diff_runs(
         load_claim_rows(before),
         load_claim_rows(after),
         groups=parse_groups(groups),
         names=(str(before), str(after)),
+        moved_in=moved_in,
     )

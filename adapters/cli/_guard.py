@@ -397,6 +397,13 @@ def guard_diff(
     moved: Annotated[
         int, typer.Option(help="also list up to this many claims whose provenance moved")
     ] = 0,
+    moved_in: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="list moved claims only of this set or --group (repeatable; default every "
+            "set): keep a set you must not read out of the list"
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the comparison as JSON")] = False,
 ) -> None:
     """Two runs of `guard eval` / `eval-suite --per-claim` on the same claims, claim by claim.
@@ -407,7 +414,7 @@ def guard_diff(
     labelled turn.
     """
     with _typed_errors():
-        report = run_diff(before, after, group or ())
+        report = run_diff(before, after, group or (), moved_in or ())
     if as_json:
         console.print_json(json.dumps(report.model_dump(mode="json")))
         return

@@ -185,3 +185,23 @@ def test_tables_fit_an_80_column_console() -> None:
     assert lines
     assert max(len(line) for line in lines) <= 80
     assert sum("0.000→0.000" not in line and "1.000→1.000" in line for line in lines) == 5
+
+
+def test_moved_in_lists_only_the_named_sets_and_keeps_every_figure(tmp_path: Path) -> None:
+    every = diff_runs(_keyed(BEFORE), _keyed(AFTER), groups={"both": ["a", "b"]})
+    only_b = diff_runs(_keyed(BEFORE), _keyed(AFTER), groups={"both": ["a", "b"]}, moved_in=["b"])
+    assert [m.claim_id for m in only_b.moved] == ["b1", "b3"]
+    assert only_b.groups == every.groups  # the figures of every set are still there
+    by_group = diff_runs(_keyed(BEFORE), _keyed(AFTER), groups={"g": ["a"]}, moved_in=["g"])
+    assert [m.claim_id for m in by_group.moved] == ["a1", "a2", "a3"]
+    with pytest.raises(InputError, match="--moved-in 'c': neither a compared set nor a --group"):
+        diff_runs(_keyed(BEFORE), _keyed(AFTER), moved_in=["c"])
+    before = _write(tmp_path / "before.jsonl", BEFORE)
+    after = _write(tmp_path / "after.jsonl", AFTER)
+    out = RUNNER.invoke(
+        app, ["guard", "diff", str(before), str(after), "--moved", "9", "--moved-in", "b"]
+    )
+    assert out.exit_code == 0, out.output
+    assert "claims that moved (2 of 2)" in out.output
+    assert "claim b1" in out.output
+    assert "claim a1" not in out.output
