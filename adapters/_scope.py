@@ -7,6 +7,19 @@ import json
 from pydantic import BaseModel, ConfigDict
 
 DEFAULT_TENANT = "default"
+# Mem0's vector stores read a filter value of "*" as "any value": as a user_id it would read
+# (and delete) every user's memories, so no scope id may be it
+WILDCARD = "*"
+
+
+def refuse_wildcard(name: str, value: str) -> str:
+    """``value``, or a ``ValueError`` when it is Mem0's match-any wildcard."""
+    if value == WILDCARD:
+        raise ValueError(
+            f"{name} {WILDCARD!r} is Mem0's match-any wildcard, not an id: refused, so that one id "
+            "cannot read or delete every user's memories"
+        )
+    return value
 
 
 class MemoryScope(BaseModel):

@@ -5,15 +5,24 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    model_validator,
+)
 
 from mirage_guard.adapters._decision_log import LoggedDecision
-from mirage_guard.adapters._scope import MemoryScope
+from mirage_guard.adapters._scope import MemoryScope, refuse_wildcard
 from mirage_guard.guard import AuditVerdict, Candidate, Decision, DecisionSummary, Turn
 from mirage_guard.guard.scoring import DriftReading
 
 Id = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200, pattern=r"^\S+$")
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=200, pattern=r"^\S+$"),
+    AfterValidator(lambda v: refuse_wildcard("an id", v)),
 ]
 MetaKey = Annotated[
     str, StringConstraints(min_length=1, max_length=100, pattern=r"^[A-Za-z_][\w.-]*$")

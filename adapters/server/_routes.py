@@ -17,6 +17,7 @@ from mirage_guard.adapters._data_dir import data_dir_problem
 from mirage_guard.adapters._decision_log import DecisionQuery, claim_key
 from mirage_guard.adapters._outbox import IdempotentCall, idempotent_call
 from mirage_guard.adapters._scope import MemoryScope
+from mirage_guard.adapters._tenancy import scope_of
 from mirage_guard.adapters.server._deps import SidecarDep, TenantDep, request_hash
 from mirage_guard.adapters.server._models import (
     AddRequest,
@@ -42,7 +43,7 @@ from mirage_guard.adapters.server._models import (
     V3SearchRequest,
 )
 from mirage_guard.guard import Action, Provenance
-from mirage_guard.guard.errors import BackendUnavailableError, InputError, MemoryNotFoundError
+from mirage_guard.guard.errors import BackendUnavailableError, MemoryNotFoundError
 from mirage_guard.guard.evidence import cache_namespace
 from mirage_guard.guard.llm import structured_output_modes
 
@@ -118,10 +119,7 @@ async def _get(sidecar: SidecarDep, tenant: str, memory_id: str) -> dict[str, An
 
 
 def _scope_or_400(user_id: str | None, agent_id: str | None, run_id: str | None) -> MemoryScope:
-    scope = MemoryScope(user_id=user_id, agent_id=agent_id, run_id=run_id)
-    if scope.is_empty():
-        raise InputError("one of user_id, agent_id or run_id is required")
-    return scope
+    return scope_of(user_id, agent_id, run_id)
 
 
 # ---------------------------------------------------------------------- Mem0 OSS REST

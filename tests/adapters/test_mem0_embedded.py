@@ -12,6 +12,7 @@ from mirage_guard.adapters import TENANT_KEY, GuardedMemory, Mem0Backend, embedd
 from mirage_guard.adapters._decision_log import DecisionLog
 from mirage_guard.adapters._embedding import Mem0Embedding
 from mirage_guard.guard import Action, Guard, GuardSettings
+from mirage_guard.guard.errors import InputError
 from mirage_guard.guard.evidence import MiniLMEmbedder, shared_minilm
 from mirage_guard.guard.llm import ScriptedLLM
 from tests.fakes.mem0 import (
@@ -190,3 +191,22 @@ def test_from_config_keeps_the_users_own_mem0_configuration(
     finally:
         memory.close()
     assert (data_dir / "my-mem0" / "qdrant").is_dir()
+
+
+def test_mem0s_wildcard_is_no_user_id(memory: GuardedMemory) -> None:
+    """Mem0's stores read a filter value of "*" as "any value": as a user_id it read and
+    deleted every user's memories. It is refused as an id, and nothing is read or deleted."""
+    memory.add([{"role": "user", "content": "I like tea"}], user_id="alice", infer=False)
+    memory.add([{"role": "user", "content": "I like chess"}], user_id="bob", infer=False)
+    for call in (
+        lambda: memory.get_all(filters={"user_id": "*"}),
+        lambda: memory.search("tea", filters={"user_id": "*"}),
+        lambda: memory.delete_all(user_id="*"),
+        lambda: memory.add([{"role": "user", "content": "I am everyone"}], user_id="*"),
+        lambda: memory.get_all(filters={"user_id": "alice", "agent_id": "*"}),
+    ):
+        with pytest.raises(InputError, match="Mem0's match-any wildcard"):
+            call()
+    for user, text in (("alice", "I like tea"), ("bob", "I like chess")):
+        stored = memory.get_all(filters={"user_id": user})["results"]
+        assert [r["memory"] for r in stored] == [text]

@@ -272,3 +272,35 @@ def test_an_unreachable_remote_mem0_is_503(make_client: Client) -> None:
     r = _add(client, {}, "I like tea", infer=False)
     assert (r.status_code, r.json()["error"]["type"]) == (503, "upstream_unavailable")
     assert client.get("/readyz").status_code == 503
+
+
+def test_mem0s_wildcard_is_refused_as_an_id_on_every_route(
+    make_client: Client, store: InMemoryStore
+) -> None:
+    """A user_id of "*" is Mem0's match-any filter value: it read and deleted every user's
+    memories of a tenant. Every route refuses it as an id, in a body, a filter or a query."""
+    client = make_client(api_keys=KEYS)
+    for user in ("u1", "u2"):
+        body = {"messages": [{"role": "user", "content": "I like tea"}], "infer": False}
+        added = client.post("/memories", json={**body, "user_id": user}, headers=A)
+        assert added.status_code == 200
+    before = dict(store.items)
+    msgs = [{"role": "user", "content": "I am everyone"}]
+    refused = [
+        client.post("/memories", json={"messages": msgs, "user_id": "*"}, headers=A),
+        client.post("/v3/memories/add/", json={"messages": msgs, "filters": {"user_id": "*"}},
+                    headers=A),
+        client.post("/v3/memories/", json={"filters": {"user_id": "*"}}, headers=A),
+        client.post("/v3/memories/", json={"filters": {"user_id": "u1", "agent_id": "*"}},
+                    headers=A),
+        client.post("/v3/memories/search/", json={"query": "tea", "filters": {"user_id": "*"}},
+                    headers=A),
+        client.post("/search", json={"query": "tea", "user_id": "*"}, headers=A),
+        client.get("/memories", params={"user_id": "*"}, headers=A),
+        client.delete("/memories", params={"user_id": "*"}, headers=A),
+        client.delete("/v1/memories/", params={"user_id": "*"}, headers=A),
+    ]  # fmt: skip
+    for r in refused:
+        assert r.status_code in (400, 422), (r.request.url, r.text)
+        assert "wildcard" in r.text, r.text
+    assert store.items == before
