@@ -43,7 +43,7 @@ from mirage_guard.adapters.server._models import (
     V3SearchRequest,
 )
 from mirage_guard.guard import Action, Provenance
-from mirage_guard.guard.errors import BackendUnavailableError, MemoryNotFoundError
+from mirage_guard.guard.errors import BackendUnavailableError, InputError, MemoryNotFoundError
 from mirage_guard.guard.evidence import cache_namespace
 from mirage_guard.guard.llm import structured_output_modes
 
@@ -204,8 +204,16 @@ async def memory_history(
 
 
 @mem0_router.post("/reset", tags=["mem0"], response_model=Message)
-async def reset_memories(sidecar: SidecarDep, tenant: TenantDep) -> dict[str, str]:
-    """Delete every memory of the caller's tenant (the whole store when auth is off)."""
+async def reset_memories(
+    request: Request, sidecar: SidecarDep, tenant: TenantDep
+) -> dict[str, str]:
+    """Delete every memory of the caller's tenant (the whole store when auth is off). Takes no
+    body: a body naming a user (``{"user_id": "x"}``) is refused, not read as a narrower reset."""
+    if (await request.body()).strip() not in (b"", b"{}"):
+        raise InputError(
+            "POST /reset takes no body: it deletes every memory of the tenant. To delete one "
+            "user's, agent's or run's memories: DELETE /memories?user_id=... (nothing was deleted)"
+        )
     await sidecar.memory_for(tenant).reset()
     return {"message": "All memories reset"}
 

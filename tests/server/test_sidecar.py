@@ -304,3 +304,24 @@ def test_mem0s_wildcard_is_refused_as_an_id_on_every_route(
         assert r.status_code in (400, 422), (r.request.url, r.text)
         assert "wildcard" in r.text, r.text
     assert store.items == before
+
+
+def test_reset_takes_no_body_and_a_body_naming_a_user_deletes_nothing(
+    make_client: Client, store: InMemoryStore
+) -> None:
+    """POST /reset deletes every memory of the tenant. A body such as {"user_id": "x"} reads as
+    a narrower reset; it was ignored and the whole tenant wiped. Now it is refused."""
+    client = make_client(api_keys=KEYS)
+    for user in ("keep_me", "x"):
+        assert _add(client, A, "I like tea", infer=False, user_id=user).status_code == 200
+    before = dict(store.items)
+    for content in (b'{"user_id": "x"}', b'{"bogus": 1}', b"{not json", b"[]"):
+        r = client.post(
+            "/reset", content=content, headers={**A, "Content-Type": "application/json"}
+        )
+        assert r.status_code == 400, r.text
+        assert r.json()["error"]["type"] == "invalid_input"
+        assert "DELETE /memories?user_id=" in r.json()["error"]["message"]
+    assert store.items == before
+    assert client.post("/reset", json={}, headers=A).status_code == 200
+    assert store.items == {}
