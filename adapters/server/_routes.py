@@ -240,20 +240,26 @@ async def client_search(body: V3SearchRequest, sidecar: SidecarDep, tenant: Tena
     return await search_memories(body, sidecar, tenant)
 
 
+PAGE_MAX, PAGE_SIZE_MAX = 1000, 100
+LISTED_MAX = PAGE_MAX * PAGE_SIZE_MAX  # the memories `get_all`'s pages can reach
+
+
 @mem0_router.post("/v3/memories/", tags=["mem0 client"], response_model=PagedItems)
 async def client_list(
     body: V3ListRequest,
     request: Request,
     sidecar: SidecarDep,
     tenant: TenantDep,
-    page: Annotated[int, Query(ge=1, le=1000)] = 1,
-    page_size: Annotated[int, Query(ge=1, le=100)] = 100,
+    page: Annotated[int, Query(ge=1, le=PAGE_MAX)] = 1,
+    page_size: Annotated[int, Query(ge=1, le=PAGE_SIZE_MAX)] = 100,
 ) -> dict[str, Any]:
     filters = body.filters.as_filters() if body.filters else {}
-    limit = min(page * page_size + 1, 1000)
+    # every memory of the scope, up to what the largest page reaches: `count` is the total, as
+    # Mem0's paginated answer gives it (it was the items up to this page, and no page went past
+    # the 1,000th memory)
     result = await sidecar.memory_for(tenant).get_all(
         filters=filters,
-        top_k=limit,
+        top_k=LISTED_MAX,
         include_hypotheses=body.include_hypotheses,
         include_quarantined=body.include_quarantined,
     )
@@ -263,7 +269,7 @@ async def client_list(
     url = request.url
     has_next = len(items) > start + page_size
     return {
-        "count": len(items) if not has_next else len(items) - 1,
+        "count": len(items),
         "next": str(url.include_query_params(page=page + 1)) if has_next else None,
         "previous": str(url.include_query_params(page=page - 1)) if page > 1 else None,
         "results": window,

@@ -325,3 +325,33 @@ def test_reset_takes_no_body_and_a_body_naming_a_user_deletes_nothing(
     assert store.items == before
     assert client.post("/reset", json={}, headers=A).status_code == 200
     assert store.items == {}
+
+
+def test_get_all_pages_reach_every_memory_and_count_is_the_total(
+    make_client: Client, store: InMemoryStore
+) -> None:
+    """`MemoryClient.get_all` pages: `count` is the scope's total on every page (it was the
+    items up to the page), and pages go past the 1,000th memory (they stopped there, with no
+    next page)."""
+    client = make_client()
+    first = _add(client, {}, "I like tea", infer=False).json()["results"][0]["id"]
+    for i in range(1_079):  # copies of the stored fact, each its own memory of the same user
+        store.items[f"m{i:04d}"] = {**store.items[first], "id": f"m{i:04d}"}
+    seen: list[str] = []
+    page, pages = 1, []
+    while page:
+        r = client.post("/v3/memories/", params={"page": page, "page_size": 100},
+                        json={"filters": {"user_id": "u1"}})  # fmt: skip
+        assert r.status_code == 200, r.text
+        body = r.json()
+        pages.append((body["count"], len(body["results"]), body["next"] is not None))
+        seen += [m["id"] for m in body["results"]]
+        page = page + 1 if body["next"] else 0
+    assert pages == [(1_080, 100, True)] * 10 + [(1_080, 80, False)]
+    assert len(set(seen)) == 1_080
+    small = client.post("/v3/memories/", params={"page": 3, "page_size": 500},
+                        json={"filters": {"user_id": "u1"}})  # fmt: skip
+    assert small.status_code == 422  # page_size is at most 100, as before
+    past = client.post("/v3/memories/", params={"page": 12, "page_size": 100},
+                       json={"filters": {"user_id": "u1"}}).json()  # fmt: skip
+    assert (past["count"], past["results"], past["next"]) == (1_080, [], None)
