@@ -22,6 +22,7 @@ from typing import Any, Concatenate, ParamSpec, Self, TypeVar
 
 import anyio
 import anyio.to_thread
+from pydantic import ValidationError
 
 from mirage_guard.adapters._backend import TENANT_KEY, Item, MemoryBackend
 from mirage_guard.adapters._compose import BaseGuardedMemory, Components
@@ -54,6 +55,7 @@ from mirage_guard.guard import (
     Role,
     Turn,
     check_turns,
+    has_text,
     reason,
 )
 from mirage_guard.guard.errors import (
@@ -62,6 +64,7 @@ from mirage_guard.guard.errors import (
     InputError,
     LLMError,
     MemoryNotFoundError,
+    validation_message,
 )
 from mirage_guard.guard.evidence import cache_namespace
 from mirage_guard.guard.extraction import Extractor
@@ -88,12 +91,24 @@ def tenant_caches(
     return scoped
 
 
+def _candidate(candidate: str | Candidate, i: int) -> Candidate:
+    """A caller's candidate; a text that states nothing (empty, invisible characters,
+    punctuation alone) is an :class:`InputError` naming it, and nothing is written."""
+    if isinstance(candidate, Candidate):
+        return candidate
+    try:
+        return Candidate(text=candidate)
+    except ValidationError as exc:
+        raise InputError(f"candidates[{i}] {validation_message(exc)}") from exc
+
+
 def verbatim_decisions(turns: Sequence[Turn], policy: Policy) -> list[Decision]:
     """``add(infer=False)``: each user message is a stated fact citing itself; assistant and tool
-    messages are not the user's words (generated); system and empty messages are skipped."""
+    messages are not the user's words (generated); system messages and messages without a letter
+    or digit (empty, invisible characters, punctuation: :func:`has_text`) are skipped."""
     decisions: list[Decision] = []
     for t in turns:
-        if t.role is Role.SYSTEM or not t.content.strip():
+        if t.role is Role.SYSTEM or not has_text(t.content):
             continue
         stated = t.role is Role.USER
         provenance = Provenance.STATED if stated else Provenance.GENERATED
@@ -212,7 +227,7 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         scope = scope_of(user_id, agent_id, run_id)
         meta = caller_metadata(metadata)
         turns = await self._turns(messages, scope)
-        if not any(t.content.strip() for t in turns):  # nothing to extract or store
+        if not any(has_text(t.content) for t in turns):  # nothing to extract or store
             return {**add_result([], turns), "message": NOTHING_TO_WRITE}
         if infer:
             writer_model, decisions = await self._inferred(turns, user_name)
@@ -239,7 +254,7 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         scope = scope_of(user_id, agent_id, run_id)
         meta = caller_metadata(metadata)
         turns = await self._turns(messages, scope)
-        cands = [c if isinstance(c, Candidate) else Candidate(text=c) for c in candidates]
+        cands = [_candidate(c, i) for i, c in enumerate(candidates)]
         decisions = await self.guard.atag(
             turns, cands, writer_model=writer_model, audit=audit, user_name=user_name
         )
@@ -401,8 +416,8 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         text = text if text is not None else data
         if text is None and metadata is None:
             raise InputError("at least one of text or metadata must be provided")
-        if text is not None and not text.strip():
-            raise InputError("text must not be empty")
+        if text is not None and not has_text(text):
+            raise InputError("text must not be empty: it has no letter or digit")
         meta = caller_metadata(metadata) if metadata is not None else None
         item = await self.backend.get(memory_id)
         if item is None or not self.tenancy.mine(item):

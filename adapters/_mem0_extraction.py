@@ -15,7 +15,7 @@ from importlib import metadata
 from pydantic import BaseModel, ConfigDict, Field
 
 from mirage_guard.adapters._mem0 import _import_mem0
-from mirage_guard.guard import Candidate, Role, Turn
+from mirage_guard.guard import Candidate, Role, Turn, has_text
 from mirage_guard.guard.extraction import ExtractionResult
 from mirage_guard.guard.llm import LLMClient, Message, SamplingParams
 
@@ -81,7 +81,7 @@ class Mem0PromptExtractor:
         candidates: list[Candidate] = []
         for fact in output.memory:
             text = fact.text.strip()
-            if not text or text.casefold() in seen:
+            if not has_text(text) or text.casefold() in seen:  # says nothing, or said already
                 continue
             seen.add(text.casefold())
             candidates.append(Candidate(text=text))

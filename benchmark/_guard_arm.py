@@ -14,7 +14,7 @@ from mirage_guard.benchmark._cache import DiskCache, cache_key
 from mirage_guard.benchmark._records import GuardClaimDecision, JudgeClaimRecord, StoredMemoryItem
 from mirage_guard.benchmark._schemas import MemoryItem
 from mirage_guard.benchmark._stages import Evidence, normalise
-from mirage_guard.guard import Action, Candidate, Decision, Guard, Role, Turn
+from mirage_guard.guard import Action, Candidate, Decision, Guard, Role, Turn, has_text
 
 
 class ClaimTagger(Protocol):
@@ -201,13 +201,16 @@ async def guard_memory_update(
     kept_before = {normalise(m.text): m for m in previous}
     carried: dict[int, StoredMemoryItem] = {}
     new: list[tuple[int, MemoryItem]] = []
+    dropped: list[str] = []
     for i, item in enumerate(proposed):
+        if not has_text(item.text):  # says nothing: no entry to keep or to tag
+            dropped.append(item.text)
+            continue
         before = kept_before.get(normalise(item.text))
         if before is not None:
             carried[i] = before
         else:
             new.append((i, item))
-    dropped: list[str] = []
     if new:
         candidates = [Candidate(id=f"r{round_no}-m{i:02d}", text=item.text) for i, item in new]
         decisions = await tagger.atag(

@@ -32,6 +32,7 @@ from mirage_guard.benchmark._schemas import (
 )
 from mirage_guard.benchmark._tasks import Task
 from mirage_guard.benchmark.personas import Persona
+from mirage_guard.guard import has_text
 from mirage_guard.guard.errors import LLMOutputError
 from mirage_guard.guard.llm import Completion, LLMClient, Message, SamplingParams
 from mirage_guard.prompts import Prompt, load_prompt
@@ -307,7 +308,8 @@ async def run_judge(
             accuracy=c.accuracy,
             rationale=c.rationale,
         )
-        for i, c in enumerate(parsed.claims, start=1)
+        # a claim with no letter or digit says nothing (and the guard arm could not tag it)
+        for i, c in enumerate((c for c in parsed.claims if has_text(c.text)), start=1)
     ]
     return claims, info
 

@@ -33,6 +33,7 @@ from mirage_guard.guard._domain import (
     QuoteCheck,
     Role,
     Turn,
+    has_text,
 )
 from mirage_guard.guard._limits import RequestLimits, check_limits, check_turns
 from mirage_guard.guard._markdown import markdown_table
@@ -91,6 +92,7 @@ __all__ = [
     "decide",
     "describe_reason_code",
     "find_quote",
+    "has_text",
     "markdown_table",
     "parse_audit",
     "quote_links",

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import unicodedata
 import uuid
 from enum import StrEnum
 from typing import Annotated
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -18,6 +20,23 @@ from pydantic import (
 from mirage_guard.guard._reasons import Reason, as_reasons
 
 NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+
+
+def has_text(text: str) -> bool:
+    """Whether ``text`` says anything: a letter or a digit of any script. Whitespace, invisible
+    characters (zero-width spaces, a byte-order mark) and punctuation alone say nothing, so no
+    fact can rest on them ("\u200b" or "." was stored as a stated fact; `str.strip` keeps both)."""
+    return any(unicodedata.category(c)[0] in "LN" for c in text)
+
+
+def _says_something(text: str) -> str:
+    if not has_text(text):
+        raise ValueError("has no letter or digit: it states nothing")
+    return text
+
+
+# a candidate fact: it must say something
+FactText = Annotated[NonEmpty, AfterValidator(_says_something)]
 
 
 class Role(StrEnum):
@@ -101,7 +120,7 @@ class Candidate(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     id: NonEmpty = Field(default_factory=lambda: f"cand-{uuid.uuid4().hex[:12]}")
-    text: NonEmpty
+    text: FactText
     # Optional hints from an extractor; never trusted as evidence by themselves.
     claimed_source_turn_id: str | None = None
     claimed_label: Label | None = None

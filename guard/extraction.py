@@ -20,7 +20,7 @@ from typing import Annotated, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from mirage_guard.guard._domain import AuditVerdict, Candidate, Label, Role, Turn
+from mirage_guard.guard._domain import AuditVerdict, Candidate, Label, Role, Turn, has_text
 from mirage_guard.guard.llm import LLMClient, Message, SamplingParams
 from mirage_guard.prompts import Prompt, load_prompt
 
@@ -105,7 +105,7 @@ class CandidateExtractor:
         seen: set[str] = set()
         for claim in output.claims:
             key = claim.text.casefold()
-            if key in seen:
+            if key in seen or not has_text(claim.text):  # said already, or says nothing
                 continue
             seen.add(key)
             # a cited id that is not a user turn of this write is not evidence: drop the hint

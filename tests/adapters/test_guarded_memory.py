@@ -375,3 +375,31 @@ async def test_add_and_remember_pass_the_users_name_to_the_guard(
     await memory.remember(CONVERSATION, [STATED_TEXT], user_id="alice", user_name="Alice Moreau")
     await memory.add(CONVERSATION, user_id="alice")
     assert seen == ["Alice Moreau", "Alice Moreau", None]
+
+
+async def test_text_that_states_nothing_is_never_written(
+    build_memory: Build, store: InMemoryStore
+) -> None:
+    """Invisible characters and punctuation alone say nothing: ``remember`` refuses them as
+    candidates (naming which), a writer's such claim is dropped, ``add(infer=False)`` skips such
+    a message, and nothing of them is stored."""
+    memory = build_memory()
+    turns = [{"id": "t1", "role": "user", "content": "I like tea."}]
+    for bad in ("\u200b", "\ufeff", ".", "!!!"):
+        with pytest.raises(InputError, match=r"candidates\[1\] text: .*no letter or digit"):
+            await memory.remember(turns, ["Likes tea", bad], user_id="alice")
+    assert store.items == {}
+    verbatim = await memory.add(
+        [*turns, {"id": "t2", "role": "user", "content": "\u200b\u200b"}],
+        user_id="alice",
+        infer=False,
+    )
+    assert [d["text"] for d in verbatim["decisions"]] == ["I like tea."]
+    reply = claims_reply(
+        ("Likes tea", "t1", "GROUNDED", 0.9),
+        ("\u200b", None, "FABRICATED", 0.5),
+        ("?", None, "FABRICATED", 0.5),
+    )
+    writer = build_memory(ScriptedLLM([reply], model="mock/writer"))
+    inferred = await writer.add(turns, user_id="bob")
+    assert [d["text"] for d in inferred["decisions"]] == ["Likes tea"]

@@ -172,6 +172,27 @@ async def test_judge_claims_are_the_labelled_sentences_numbered_in_order(
     assert "5. Enjoy" in prompt
 
 
+async def test_a_judged_claim_with_no_letter_or_digit_is_no_claim(
+    small_personas: list[Persona],
+) -> None:
+    """The guard arm tags every judged claim, and a text that states nothing ("...", a
+    zero-width space) cannot be a candidate: such a claim is left out, the rest numbered."""
+    judged = {"claims": [
+        {"text": "Likes tea", "label": "GROUNDED"},
+        {"text": "\u200b...", "label": "FABRICATED"},
+        {"text": "Has two cats", "label": "FABRICATED"},
+    ]}  # fmt: skip
+    llm = FunctionLLM(lambda messages, schema: json.dumps(judged), model="judge/m")
+    claims, _ = await run_judge(
+        llm, small_personas[0], evidence=[], request="r", output=ANSWER, claim_prefix="x",
+        params=PARAMS,
+    )  # fmt: skip
+    assert [(c.claim_id, c.text) for c in claims] == [
+        ("x/c01", "Likes tea"),
+        ("x/c02", "Has two cats"),
+    ]
+
+
 async def test_an_answer_too_long_to_label_whole_fails_before_any_call(
     small_personas: list[Persona],
 ) -> None:

@@ -112,6 +112,7 @@ async def test_guarded_memory_update_keeps_only_what_the_guard_allows() -> None:
         MemoryItem(text="builds keyboards!", basis="stated"),
         MemoryItem(text="Likes tea"),
         MemoryItem(text="Has two sisters"),
+        MemoryItem(text="\u200b..."),  # says nothing: not tagged (the guard refuses it), dropped
     ]
     kept, dropped = await guard_memory_update(
         tagger, evidence, [FACT], proposed, writer_model="m", round_no=2
@@ -121,7 +122,7 @@ async def test_guarded_memory_update_keeps_only_what_the_guard_allows() -> None:
         ("Builds keyboards", "fact"),
         ("Likes tea", "hypothesis"),
     ]
-    assert dropped == ["Has two sisters"]
+    assert dropped == ["\u200b...", "Has two sisters"]
     unguarded, none = await guard_memory_update(
         None, evidence, [FACT], proposed, writer_model="m", round_no=2
     )

@@ -19,6 +19,7 @@ from mirage_guard.guard import (
     Provenance,
     Role,
     Turn,
+    has_text,
 )
 
 CAND = Candidate(id="c1", text="Works as an ICU nurse")
@@ -176,3 +177,28 @@ def test_markdown_table_escapes_pipes_and_aligns() -> None:
         "|---:|---:|",
         "| x\\|y | 1 |",
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("Likes tea", True),
+        ("Zoë", True),  # letters of any script
+        ("東京に住んでいる", True),
+        ("42", True),
+        ("x", True),
+        ("", False),
+        ("   \n\t", False),
+        ("\u200b\u200b", False),  # zero-width spaces: `str.strip` keeps them
+        ("\ufeff", False),  # a byte-order mark
+        ("\u2060\u00a0", False),  # a word joiner, a no-break space
+        ("...", False),
+        ("!!! ?", False),
+        ("🎉", False),
+    ],
+)
+def test_has_text_is_a_letter_or_digit_of_any_script(text: str, says: bool) -> None:
+    assert has_text(text) is says
+    if not says:
+        with pytest.raises(ValidationError, match=r"no letter or digit|at least 1 character"):
+            Candidate(text=text)

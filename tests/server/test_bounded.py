@@ -108,13 +108,44 @@ def test_empty_messages_answer_that_nothing_was_written(
     make_client: Client, store: InMemoryStore
 ) -> None:
     client = make_client()
-    for infer in (True, False):
-        body = {"messages": [{"role": "user", "content": "  "}], "user_id": "u1", "infer": infer}
-        r = client.post("/memories", json=body)
-        assert r.status_code == 200
-        assert r.json()["results"] == []
-        assert r.json()["message"] == "nothing was written: no message has any text"
+    # whitespace, and what `str.strip` keeps: zero-width spaces, a byte-order mark, punctuation
+    for content in ("  ", "\u200b\u200b\u200b", "\ufeff", ".", "!!! ?"):
+        for infer in (True, False):
+            body = {"messages": [{"role": "user", "content": content}], "user_id": "u1",
+                    "infer": infer}  # fmt: skip
+            r = client.post("/memories", json=body)
+            assert r.status_code == 200
+            assert r.json()["results"] == []
+            assert r.json()["message"] == "nothing was written: no message has any text"
     assert store.items == {}
+
+
+def test_text_that_states_nothing_is_never_a_stated_fact(
+    make_client: Client, store: InMemoryStore
+) -> None:
+    """A zero-width space, a byte-order mark or punctuation alone was stored as a stated fact
+    (by add, by an edit) and tagged stated by /v1/guard/tag: `str.strip` keeps them."""
+    client = make_client()
+    added = client.post(
+        "/memories",
+        json={"messages": [{"role": "user", "content": "I like tea"}, {"role": "user",
+              "content": "\u200b"}], "user_id": "u1", "infer": False},
+    )  # fmt: skip
+    assert [m["memory"] for m in added.json()["results"]] == ["I like tea"]
+    memory_id = added.json()["results"][0]["id"]
+    for text in ("\u200b", "\ufeff", "..."):
+        r = client.put(f"/memories/{memory_id}", json={"text": text})
+        assert r.status_code == 400, r.text
+        assert "no letter or digit" in r.json()["error"]["message"]
+    assert client.get(f"/memories/{memory_id}").json()["memory"] == "I like tea"
+    turns = [{"id": "t1", "role": "user", "content": "I like tea. Really!"}]
+    for text in ("\u200b", "\ufeff", ".", "!", "-"):
+        r = client.post("/v1/guard/tag", json={"turns": turns, "candidates": [{"text": text}]})
+        assert r.status_code == 422, r.text
+        assert "no letter or digit" in r.text
+    ok = client.post("/v1/guard/tag", json={"turns": turns, "candidates": [{"text": "Likes tea"}]})
+    assert ok.status_code == 200
+    assert len(store.items) == 1
 
 
 def test_clients_cannot_set_mem0_timestamps_in_metadata(
