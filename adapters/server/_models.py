@@ -35,7 +35,10 @@ MetaValue = (
     | None
 )
 Metadata = Annotated[dict[MetaKey, MetaValue], Field(max_length=50)]
-Text = Annotated[str, StringConstraints(max_length=20_000)]
+# no length of its own: MIRAGE_MAX_TURN_CHARS / MIRAGE_MAX_CANDIDATE_CHARS bound what the guard
+# reads (413 limit_exceeded, the limit named) and MIRAGE_MAX_BODY_BYTES the request (413); a
+# fixed cap here answered 422 first and ignored a raised setting
+Text = str
 Query = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4000)]
 RESERVED_FILTER_KEYS = frozenset({"AND", "OR", "NOT"})
 
@@ -150,7 +153,7 @@ class V3ListRequest(_Write):
 class UpdateRequest(_Write):
     """``PUT /memories/{id}`` and ``PUT /v1/memories/{id}/``."""
 
-    text: Annotated[str, StringConstraints(min_length=1, max_length=20_000)] | None = None
+    text: Annotated[str, StringConstraints(min_length=1)] | None = None
     metadata: Metadata | None = None
 
 

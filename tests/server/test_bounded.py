@@ -287,3 +287,27 @@ def test_tag_takes_the_users_name(make_client: Client) -> None:
     assert "alice" in unsaid({})
     assert "alice" not in unsaid({"user_name": "Alice Moreau"})
     assert client.post("/v1/guard/tag", json={**body, "user_name": ""}).status_code == 422
+
+
+def test_the_turn_limit_is_the_setting_on_every_route(
+    make_client: Client, store: InMemoryStore
+) -> None:
+    """A fixed 20,000-character cap on the wire answered 422 before the setting was read: a
+    raised MIRAGE_MAX_TURN_CHARS was ignored, and at the default a long turn got 422, not the
+    413 `limit_exceeded` /v1/guard/tag gave for the same turn."""
+    default = make_client()
+    long_turn = "I like tea. " * 1_700  # 20,400 characters: over the default 20,000
+    body = {"messages": [{"role": "user", "content": long_turn}], "user_id": "u1", "infer": False}
+    for path in ("/memories", "/v3/memories/add/"):
+        r = default.post(path, json=body)
+        assert (r.status_code, r.json()["error"]["type"]) == (413, "limit_exceeded"), r.text
+        assert "turn_chars" in r.json()["detail"]
+    assert store.items == {}
+    raised = make_client(max_turn_chars=50_000, max_sentences_per_request=5_000)
+    stored = raised.post("/memories", json=body)
+    assert stored.status_code == 200, stored.text
+    assert [m["memory"] for m in stored.json()["results"]] == [long_turn.strip()]
+    memory_id = stored.json()["results"][0]["id"]
+    edit = raised.put(f"/memories/{memory_id}", json={"text": "Likes tea. " * 300})
+    assert (edit.status_code, edit.json()["error"]["type"]) == (413, "limit_exceeded")
+    assert "candidate_chars" in edit.json()["detail"]
