@@ -18,16 +18,35 @@ the next pass (the others wait on a condition).
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from mirage_guard.guard.errors import EncoderBusyError
 from mirage_guard.guard.evidence import Vectors
 
 _RECHECK_S = 0.05
+# set while a process starts: its own encodes (the linker's attribute prototypes) are not a
+# request, and a budget meant for requests waiting on a shared encoder must not stop it from
+# starting (a budget of 0.2 s did: "nothing was written, retry later" at start-up)
+_UNBUDGETED: ContextVar[bool] = ContextVar("mirage_unbudgeted", default=False)
+
+
+@contextmanager
+def without_budget() -> Iterator[None]:
+    """Within the block, this thread's encodes wait as long as they need (start-up only)."""
+    token = _UNBUDGETED.set(True)
+    try:
+        yield
+    finally:
+        _UNBUDGETED.reset(token)
+
+
 Encode = Callable[[list[str]], Vectors]
 EncodeWithTokens = Callable[[list[str]], tuple[Vectors, list[Any]]]
 
@@ -119,9 +138,8 @@ class FairEncoder:
 
     def run(self, texts: Sequence[str], *, tokens: bool = False) -> EncodeJob:
         """Vectors (and token vectors if ``tokens``) of ``texts`` in ``job.vectors``."""
-        job = EncodeJob(
-            texts, chunk=self.chunk, tokens=tokens, deadline=self._clock() + self.budget_s
-        )
+        budget = math.inf if _UNBUDGETED.get() else self.budget_s
+        job = EncodeJob(texts, chunk=self.chunk, tokens=tokens, deadline=self._clock() + budget)
         with self._turn:
             self._queue.add(job)
             while not job.done and job.error is None:

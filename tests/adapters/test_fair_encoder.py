@@ -5,14 +5,19 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
+import pytest
 
+from mirage_guard.adapters import GuardedMemory
 from mirage_guard.adapters._embedding import CachingEmbedder
-from mirage_guard.adapters._fair_encoder import EncodeJob, FairEncoder, FairQueue
+from mirage_guard.adapters._fair_encoder import EncodeJob, FairEncoder, FairQueue, without_budget
+from mirage_guard.guard import GuardSettings
 from mirage_guard.guard.errors import EncoderBusyError
 from mirage_guard.guard.evidence import Vectors
 from tests.fakes.embedder import HashingEmbedder
+from tests.fakes.mem0 import InMemoryStore
 
 
 def _job(owner: str, n: int, chunk: int = 2) -> EncodeJob:
@@ -166,3 +171,29 @@ def test_the_shared_embedder_does_not_let_a_large_request_hold_a_small_one() -> 
     assert "another tenant's fact" in passes[1]
     assert sum(len(p) for p in passes) == 81
     assert np.allclose(out[0], HashingEmbedder(dimension=16).encode(["another tenant's fact"]))
+
+
+def test_start_up_encodes_are_not_held_to_a_requests_budget() -> None:
+    """A process's own encodes while it starts (the linker's attribute prototypes) are not a
+    request: a small MIRAGE_ENCODE_BUDGET_S stopped the sidecar from starting. Each pass here
+    takes 1 s of a fake clock against a budget of 0.5 s."""
+    now = [0.0]
+
+    def slow(texts: Sequence[str]) -> Vectors:
+        now[0] += 1.0
+        return np.zeros((len(texts), 3), np.float32)
+
+    fair = FairEncoder(slow, chunk=2, budget_s=0.5, clock=lambda: now[0])
+    texts = [f"prototype {i}" for i in range(6)]  # three passes
+    with without_budget():
+        assert set(fair.run(texts).vectors) == set(texts)
+    with pytest.raises(EncoderBusyError, match=r"0\.5 s"):  # a request still is
+        fair.run(["a request", "of", "several", "chunks"])
+
+
+def test_a_guarded_memory_starts_with_a_tiny_budget(tmp_path: Path) -> None:
+    settings = GuardSettings(data_dir=tmp_path, encode_budget_s=1e-6, encode_chunk_texts=1)
+    memory = GuardedMemory.from_settings(
+        settings, embedder=HashingEmbedder(), backend=InMemoryStore()
+    )
+    memory.close()
