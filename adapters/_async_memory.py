@@ -72,6 +72,8 @@ from mirage_guard.guard.extraction import Extractor
 log = logging.getLogger("mirage.memory")
 
 _DELETE_BATCH = 200
+_ENTITIES_MAX = 100_000  # memories read to list a tenant's users, agents and runs
+ENTITY_KINDS = {"user": "user_id", "agent": "agent_id", "run": "run_id"}
 P = ParamSpec("P")
 R = TypeVar("R")
 NOTHING_TO_WRITE = "nothing was written: no message has any text"
@@ -459,6 +461,43 @@ class AsyncGuardedMemory(BaseGuardedMemory):
             await self._delete_each(ids)
         await self._deleted(sorted(seen), "delete_all")
         return {"message": "Memories deleted successfully!"}
+
+    async def entities(self) -> list[dict[str, Any]]:
+        """The users, agents and runs this tenant has memories of, any status, with how many
+        each and when the first and last was stored (what ``MemoryClient.users()`` lists; not
+        ``mem0.Memory``'s). Read from the store by the tenant key; a store that cannot list
+        across scopes is read scope by scope, each scope the decision log knows."""
+        try:
+            items = await self.backend.scan(filters={TENANT_KEY: self.tenant}, limit=_ENTITIES_MAX)
+        except ConfigError:
+            if self.decision_log is None:
+                raise
+            box = outbox_for(self.decision_log)
+            items = []
+            for scope in await anyio.to_thread.run_sync(box.scopes, self.tenant):
+                filters = {**scope.as_kwargs(), TENANT_KEY: self.tenant}
+                items += await self.backend.get_all(filters=filters, top_k=_ENTITIES_MAX)
+        found: dict[tuple[str, str], dict[str, Any]] = {}
+        seen: set[str] = set()
+        for item in items:
+            if not self.tenancy.mine(item) or str(item["id"]) in seen:
+                continue
+            seen.add(str(item["id"]))
+            for kind, key in ENTITY_KINDS.items():
+                name = item.get(key) or (item.get("metadata") or {}).get(key)
+                if not name:
+                    continue
+                entry = found.setdefault(
+                    (kind, str(name)),
+                    {"id": f"{kind}:{name}", "name": str(name), "type": kind,
+                     "total_memories": 0, "created_at": None, "updated_at": None},
+                )  # fmt: skip
+                entry["total_memories"] += 1
+                for field, pick in (("created_at", min), ("updated_at", max)):
+                    at = item.get(field)
+                    if at:
+                        entry[field] = pick(at, entry[field]) if entry[field] else at
+        return [found[k] for k in sorted(found)]
 
     async def reset(self) -> None:
         """Wipe the store; a tenant-isolated memory deletes everything the store holds for its

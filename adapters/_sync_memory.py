@@ -196,6 +196,11 @@ class GuardedMemory(BaseGuardedMemory):
             self._async.delete_all(user_id=user_id, agent_id=agent_id, run_id=run_id)
         )
 
+    def entities(self) -> list[dict[str, Any]]:
+        """The users, agents and runs this tenant has memories of, any status, with how many
+        each (what ``MemoryClient.users()`` lists; not ``mem0.Memory``'s)."""
+        return self._runner.run(self._async.entities())
+
     def reset(self) -> None:
         """Wipe the store; a tenant-isolated memory deletes everything the store holds for its
         tenant (listed from the store, not from the decision log)."""

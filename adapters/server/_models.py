@@ -102,6 +102,8 @@ class SearchFilters(BaseModel):
         for key, value in (self.model_extra or {}).items():
             if key in RESERVED_FILTER_KEYS or not key.isidentifier():
                 raise ValueError(f"filter key {key!r} is not supported")
+            if key == "app_id":  # read as a metadata key, it matched nothing, silently
+                raise ValueError("app_id is not a scope here: filter by user_id, agent_id, run_id")
             if isinstance(value, float) and not math.isfinite(value):
                 raise ValueError(f"filter {key!r} must be a finite number")
             if not isinstance(value, str | bool | int | float):
@@ -199,6 +201,24 @@ class PagedItems(ItemList):
     count: int
     next: str | None = None
     previous: str | None = None
+
+
+class Entity(BaseModel):
+    """A user, agent or run the tenant has memories of (``MemoryClient.users()``)."""
+
+    id: str
+    name: str
+    type: Literal["user", "agent", "run"]
+    total_memories: int
+    created_at: str | None = None
+    updated_at: str | None = None
+
+
+class EntityList(BaseModel):
+    count: int
+    next: str | None = None
+    previous: str | None = None
+    results: list[Entity]
 
 
 class TurnRef(BaseModel):

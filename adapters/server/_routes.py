@@ -13,6 +13,7 @@ from fastapi import APIRouter, Header, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from mirage_guard.adapters._async_memory import ENTITY_KINDS
 from mirage_guard.adapters._data_dir import data_dir_problem
 from mirage_guard.adapters._decision_log import DecisionQuery, claim_key
 from mirage_guard.adapters._outbox import IdempotentCall, idempotent_call
@@ -23,6 +24,7 @@ from mirage_guard.adapters.server._models import (
     AddRequest,
     AddResponse,
     DecisionList,
+    EntityList,
     ErrorResponse,
     Health,
     ItemList,
@@ -308,6 +310,36 @@ async def client_delete_all(
     run_id: ScopeId = None,
 ) -> Any:
     return await delete_all_memories(sidecar, tenant, user_id, agent_id, run_id)
+
+
+@mem0_router.get("/v1/entities/", tags=["mem0 client"], response_model=EntityList)
+async def client_entities(sidecar: SidecarDep, tenant: TenantDep) -> dict[str, Any]:
+    """``MemoryClient.users()``: the users, agents and runs the tenant has memories of (any
+    status), with how many each."""
+    found = await sidecar.memory_for(tenant).entities()
+    return {"count": len(found), "next": None, "previous": None, "results": found}
+
+
+@mem0_router.delete(
+    "/v2/entities/{entity_type}/{entity_id}/", tags=["mem0 client"], response_model=Message
+)
+async def client_delete_entity(
+    entity_type: Annotated[str, Path(min_length=1, max_length=20)],
+    entity_id: MemoryId,
+    sidecar: SidecarDep,
+    tenant: TenantDep,
+) -> dict[str, str]:
+    """``MemoryClient.delete_users(...)`` and ``reset()``: every memory of one user, agent or
+    run of the tenant (any status). Apps are not a scope here (400, nothing deleted)."""
+    key = ENTITY_KINDS.get(entity_type)
+    if key is None:
+        raise InputError(
+            f"entity type {entity_type!r} is not kept here: one of {', '.join(ENTITY_KINDS)} "
+            "(nothing was deleted)"
+        )
+    ids = {k: entity_id if k == key else None for k in ENTITY_KINDS.values()}
+    await sidecar.memory_for(tenant).delete_all(**scope_of(**ids).as_kwargs())
+    return {"message": "Entity deleted successfully."}
 
 
 @mem0_router.get("/v1/memories/{memory_id}/history/", tags=["mem0 client"])

@@ -84,3 +84,32 @@ def test_a_wrong_key_is_refused_at_construction(sidecar_url: str) -> None:
 
     with pytest.raises(ValueError, match="invalid API key"):
         MemoryClient(api_key="wrong", host=sidecar_url)
+
+
+def test_memory_client_users_delete_users_and_reset(sidecar_url: str) -> None:
+    """`users()`, `delete_users()` and `reset()` call the entity routes; each answered 404."""
+    from mem0 import MemoryClient
+
+    client = MemoryClient(api_key="key-a", host=sidecar_url)
+    other = MemoryClient(api_key="key-b", host=sidecar_url)
+    client.add("I live in Lisbon.", user_id="alice", infer=False)
+    client.add("I grow tomatoes.", user_id="alice", infer=False)
+    client.add("I play chess.", user_id="bob", agent_id="coach", infer=False)
+    other.add("I keep bees.", user_id="carol", infer=False)
+
+    users = client.users()
+    assert [(e["type"], e["name"], e["total_memories"]) for e in users["results"]] == [
+        ("agent", "coach", 1),
+        ("user", "alice", 2),
+        ("user", "bob", 1),
+    ]
+    assert users["count"] == 3
+    assert all(e["created_at"] for e in users["results"])
+
+    client.delete_users(user_id="alice")
+    assert client.get_all(filters={"user_id": "alice"})["results"] == []
+    assert [e["name"] for e in client.users()["results"]] == ["coach", "bob"]
+
+    client.reset()
+    assert client.users()["results"] == []
+    assert [e["name"] for e in other.users()["results"]] == ["carol"]  # another tenant's stay

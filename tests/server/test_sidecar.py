@@ -355,3 +355,29 @@ def test_get_all_pages_reach_every_memory_and_count_is_the_total(
     past = client.post("/v3/memories/", params={"page": 12, "page_size": 100},
                        json={"filters": {"user_id": "u1"}}).json()  # fmt: skip
     assert (past["count"], past["results"], past["next"]) == (1_080, [], None)
+
+
+def test_entity_routes_refuse_what_is_not_a_scope_and_delete_nothing(
+    make_client: Client, store: InMemoryStore
+) -> None:
+    client = make_client(api_keys=KEYS)
+    assert _add(client, A, "I like tea", infer=False).status_code == 200
+    before = dict(store.items)
+    for path in ("/v2/entities/app/u1/", "/v2/entities/org/u1/", "/v2/entities/user/*/"):
+        r = client.delete(path, headers=A)
+        assert r.status_code in (400, 422), r.text
+    assert store.items == before
+    listed = client.get("/v1/entities/", headers=A).json()
+    assert [(e["type"], e["name"], e["total_memories"]) for e in listed["results"]] == [
+        ("user", "u1", 1)
+    ]
+    assert client.get("/v1/entities/", headers=B).json()["results"] == []
+    assert client.delete("/v2/entities/user/u1/", headers=B).status_code == 200  # not B's
+    assert store.items == before
+    app = client.post(
+        "/v3/memories/", json={"filters": {"user_id": "u1", "app_id": "a"}}, headers=A
+    )
+    assert app.status_code == 422  # matched nothing, silently, read as a metadata key
+    assert "app_id is not a scope here" in app.text
+    assert client.delete("/v2/entities/user/u1/", headers=A).status_code == 200
+    assert store.items == {}
