@@ -17,6 +17,7 @@ from pydantic import (
 from mirage_guard.adapters._decision_log import LoggedDecision
 from mirage_guard.adapters._scope import MemoryScope, refuse_wildcard
 from mirage_guard.guard import AuditVerdict, Candidate, Decision, DecisionSummary, Turn
+from mirage_guard.guard.errors import InputError
 from mirage_guard.guard.scoring import DriftReading
 
 Id = Annotated[
@@ -41,6 +42,17 @@ Metadata = Annotated[dict[MetaKey, MetaValue], Field(max_length=50)]
 Text = str
 Query = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4000)]
 RESERVED_FILTER_KEYS = frozenset({"AND", "OR", "NOT"})
+
+
+_SCOPE = ("user_id", "agent_id", "run_id")
+
+
+def _one_of(key: str, top: str | None, in_filters: str | None) -> str | None:
+    """A scope id given at the top of a body and in its ``filters``: the same, or refused (the
+    top one silently won, filing a memory under the other user than ``filters`` named)."""
+    if top is not None and in_filters is not None and top != in_filters:
+        raise InputError(f"{key} {top!r} and filters.{key} {in_filters!r} differ: give one")
+    return top if top is not None else in_filters
 
 
 class _Write(BaseModel):
@@ -81,11 +93,7 @@ class V3AddRequest(AddRequest):
 
     def scope(self) -> MemoryScope:
         f = self.filters or ScopeFilters()
-        return MemoryScope(
-            user_id=self.user_id or f.user_id,
-            agent_id=self.agent_id or f.agent_id,
-            run_id=self.run_id or f.run_id,
-        )
+        return MemoryScope(**{k: _one_of(k, getattr(self, k), getattr(f, k)) for k in _SCOPE})
 
 
 class SearchFilters(BaseModel):
@@ -130,8 +138,8 @@ class SearchRequest(_Write):
 
     def merged_filters(self) -> dict[str, Any]:
         f = self.filters.as_filters() if self.filters else {}
-        for key in ("user_id", "agent_id", "run_id"):
-            value = getattr(self, key)
+        for key in _SCOPE:
+            value = _one_of(key, getattr(self, key), f.get(key))
             if value is not None:
                 f[key] = value
         return f

@@ -381,3 +381,19 @@ def test_entity_routes_refuse_what_is_not_a_scope_and_delete_nothing(
     assert "app_id is not a scope here" in app.text
     assert client.delete("/v2/entities/user/u1/", headers=A).status_code == 200
     assert store.items == {}
+
+
+def test_a_scope_id_given_twice_must_agree(make_client: Client, store: InMemoryStore) -> None:
+    """A top-level user_id and filters.user_id that differ silently filed the memory (and read
+    it) under the top-level one; now the request is refused and nothing is written."""
+    client = make_client()
+    msgs = [{"role": "user", "content": "I like tea"}]
+    both = {"messages": msgs, "user_id": "a", "filters": {"user_id": "b"}, "infer": False}
+    r = client.post("/v3/memories/add/", json=both)
+    assert (r.status_code, r.json()["error"]["type"]) == (400, "invalid_input"), r.text
+    assert "differ" in r.json()["error"]["message"]
+    r = client.post("/search", json={"query": "tea", "user_id": "a", "filters": {"user_id": "b"}})
+    assert r.status_code == 400
+    assert store.items == {}
+    same = {**both, "filters": {"user_id": "a"}}
+    assert client.post("/v3/memories/add/", json=same).status_code == 200
