@@ -99,8 +99,15 @@ def get_tenant(
         return DEFAULT_TENANT
     key = presented_key(request)
     if key is None:
+        sent = request.headers.get("authorization")
+        # never echoed: a header without a scheme ("Authorization: k1") is the key itself
+        what = (
+            "the Authorization header is not 'Token <key>' or 'Bearer <key>'"
+            if sent
+            else ("missing API key")
+        )
         raise UnauthorizedError(
-            "missing API key: send 'Authorization: Token <key>' (or Bearer) or 'X-API-Key'"
+            f"{what}: send 'Authorization: Token <key>' (or Bearer) or 'X-API-Key'"
         )
     tenant: str | None = None
     for known, owner in sidecar.keys.items():

@@ -35,6 +35,11 @@ def test_api_keys_are_required_in_any_header_mem0_clients_send(make_client: Clie
     assert missing.status_code == 401
     assert missing.json()["error"]["type"] == "unauthorized"
     assert client.get("/v1/ping/", headers={"Authorization": "Token nope"}).status_code == 401
+    for header in ("key-a", "Basic a2V5LWE="):  # no scheme, or one not read: said, key not echoed
+        r = client.get("/v1/ping/", headers={"Authorization": header})
+        assert r.status_code == 401
+        assert "is not 'Token <key>' or 'Bearer <key>'" in r.json()["error"]["message"]
+        assert header not in r.text
     for headers in (A, {"Authorization": "Bearer key-a"}, {"X-API-Key": "key-a"}):
         assert client.get("/v1/ping/", headers=headers).json()["status"] == "ok"
     assert client.get("/healthz").status_code == 200
