@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from mirage_guard.adapters import ExtractionMode
+from mirage_guard.adapters._data_dir import data_dir_problem
 from mirage_guard.guard.settings import GuardSettings
 
 
@@ -56,6 +57,14 @@ def serve(
     logging.basicConfig(
         level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
     )
+    # the app's start-up refuses an unusable data directory too, but inside uvicorn's lifespan,
+    # which prints a traceback after the line; here it is the one CRITICAL line, and exit 3
+    problem = data_dir_problem(settings.data_dir, min_free_bytes=settings.min_free_bytes)
+    if problem is not None:
+        logging.getLogger("mirage.server").critical(
+            "mirage sidecar cannot start: %s (MIRAGE_DATA_DIR)", problem
+        )
+        raise typer.Exit(3)
     uvicorn.run(
         create_app(settings, extraction=mode, reload_on_sighup=True),
         host=host or settings.host,

@@ -59,3 +59,20 @@ def test_perf_sidecar_measures_both_paths_without_errors(tmp_path: Path) -> None
     assert r.guarded_p50_ms > 0
     assert r.direct_p50_ms > 0
     assert (tmp_path / "sidecar" / "decisions.db").is_file()
+
+
+def test_serve_refuses_a_full_data_dir_in_one_line_without_starting(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The refusal was the CRITICAL line and then uvicorn's lifespan traceback."""
+    started: list[bool] = []
+    monkeypatch.setattr("uvicorn.run", lambda *a, **k: started.append(True))
+    monkeypatch.setenv("MIRAGE_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("MIRAGE_MIN_FREE_BYTES", str(10**18))
+    result = CliRunner().invoke(app, ["serve"])
+    assert result.exit_code == 3
+    assert started == []
+    lines = [r for r in caplog.records if r.name == "mirage.server"]
+    assert [r.levelname for r in lines] == ["CRITICAL"]
+    assert "cannot start: disk nearly full" in lines[0].getMessage()
+    assert "Traceback" not in result.output
