@@ -8,9 +8,12 @@ handler), where ``asyncio.run`` would refuse.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import threading
 from collections.abc import Awaitable
 from typing import TypeVar
+
+from mirage_guard.guard.errors import ClosedError
 
 T = TypeVar("T")
 
@@ -24,6 +27,11 @@ class EventLoopThread:
         self._thread.start()
 
     def run(self, awaitable: Awaitable[T]) -> T:
+        if self._loop.is_closed():
+            if inspect.iscoroutine(awaitable):
+                awaitable.close()  # never run: no "coroutine was never awaited" warning
+            raise ClosedError()
+
         async def wrap() -> T:
             return await awaitable
 

@@ -24,7 +24,8 @@ One root, subclasses carry context and say whether a retry can help::
     │   └── LLMOutputError           output is not valid JSON for the schema (malformed, partial)
     ├── BackendError                 the memory backend failed (.retryable)
     │   └── BackendUnavailableError  upstream store cannot be reached
-    └── EncoderBusyError             a request's encoding ran past its budget (retryable)
+    ├── EncoderBusyError             a request's encoding ran past its budget (retryable)
+    └── ClosedError                  a guarded memory was used after close()
 """
 
 from __future__ import annotations
@@ -212,3 +213,10 @@ class EncoderBusyError(MirageError):
         self.budget_s = budget_s
         self.encoded = encoded
         self.total = total
+
+
+class ClosedError(MirageError):
+    """A guarded memory was called after :meth:`close`: build a new one (nothing was done)."""
+
+    def __init__(self) -> None:
+        super().__init__("this guarded memory is closed: build a new one (nothing was done)")

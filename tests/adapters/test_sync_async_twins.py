@@ -146,3 +146,22 @@ async def test_a_failed_composition_inside_an_event_loop_closes_too(
     with pytest.raises(Exception, match="nosuchdb"):
         GuardedMemory.from_settings(broken, embedder=HashingEmbedder())
     assert closes == ["backend", "guard"]
+
+
+def test_a_closed_memory_says_so(tmp_path: Path, recwarn: pytest.WarningsRecorder) -> None:
+    """A call after close() raised `RuntimeError: Event loop is closed` and warned that a
+    coroutine was never awaited; it is a typed error now, and nothing runs."""
+    from mirage_guard.guard.errors import ClosedError
+    from tests.fakes.mem0 import InMemoryStore
+
+    store = InMemoryStore()
+    memory = GuardedMemory.from_settings(
+        GuardSettings(data_dir=tmp_path), embedder=HashingEmbedder(), backend=store
+    )
+    memory.close()
+    with pytest.raises(ClosedError, match="closed"):
+        memory.add([{"role": "user", "content": "I like tea"}], user_id="u1", infer=False)
+    with pytest.raises(ClosedError):
+        memory.get_all(filters={"user_id": "u1"})
+    assert store.items == {}
+    assert not [w for w in recwarn if "never awaited" in str(w.message)]
