@@ -77,6 +77,7 @@ ENTITY_KINDS = {"user": "user_id", "agent": "agent_id", "run": "run_id"}
 P = ParamSpec("P")
 R = TypeVar("R")
 NOTHING_TO_WRITE = "nothing was written: no message has any text"
+ONLY_SYSTEM = "nothing was written: only system messages have text, and they are no one's facts"
 
 
 def tenant_caches(
@@ -231,6 +232,8 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         turns = await self._turns(messages, scope)
         if not any(has_text(t.content) for t in turns):  # nothing to extract or store
             return {**add_result([], turns), "message": NOTHING_TO_WRITE}
+        if not any(has_text(t.content) for t in turns if t.role is not Role.SYSTEM):
+            return {**add_result([], turns), "message": ONLY_SYSTEM}
         if infer:
             writer_model, decisions = await self._inferred(turns, user_name)
         else:

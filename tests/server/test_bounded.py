@@ -117,6 +117,12 @@ def test_empty_messages_answer_that_nothing_was_written(
             assert r.status_code == 200
             assert r.json()["results"] == []
             assert r.json()["message"] == "nothing was written: no message has any text"
+    for infer in (True, False):
+        body = {"messages": [{"role": "system", "content": "Be brief."}], "user_id": "u1",
+                "infer": infer}  # fmt: skip
+        r = client.post("/memories", json=body).json()
+        assert (r["results"], r["decisions"]) == ([], [])
+        assert r["message"].startswith("nothing was written: only system messages")
     assert store.items == {}
 
 
