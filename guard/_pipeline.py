@@ -339,6 +339,13 @@ class Guard:
         audit: Sequence[AuditVerdict] | None,
     ) -> tuple[dict[str, AuditVerdict], LLMError | None]:
         if audit is not None:  # the guard checks every quote itself, whoever parsed it
+            ids = {c.id for c in candidates}
+            stray = sorted({v.candidate_id for v in audit} - ids)
+            if stray:  # a verdict for no candidate was dropped silently: the caller's ids are off
+                raise InputError(
+                    f"audit verdicts name {len(stray)} candidate ids this write has not (first: "
+                    f"{stray[0]!r}): each verdict's candidate_id must be a candidate's id"
+                )
             return {v.candidate_id: v for v in check_quotes(audit, turns)}, None
         if self.audit_mode is not AuditMode.SEPARATE or self.auditor is None:
             return {}, None

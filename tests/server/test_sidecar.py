@@ -402,3 +402,18 @@ def test_a_scope_id_given_twice_must_agree(make_client: Client, store: InMemoryS
     assert store.items == {}
     same = {**both, "filters": {"user_id": "a"}}
     assert client.post("/v3/memories/add/", json=same).status_code == 200
+
+
+def test_an_audit_verdict_for_no_candidate_is_refused(make_client: Client) -> None:
+    """A verdict whose candidate_id no candidate has was dropped silently."""
+    client = make_client()
+    body = {
+        "turns": [{"id": "t1", "role": "user", "content": "I like tea."}],
+        "candidates": [{"id": "c1", "text": "Likes tea"}],
+        "audit": [{"candidate_id": "c9", "label": "GROUNDED", "confidence": 0.9}],
+    }
+    r = client.post("/v1/guard/tag", json=body)
+    assert (r.status_code, r.json()["error"]["type"]) == (400, "invalid_input"), r.text
+    assert "'c9'" in r.json()["error"]["message"]
+    body["audit"][0]["candidate_id"] = "c1"
+    assert client.post("/v1/guard/tag", json=body).status_code == 200
