@@ -99,13 +99,10 @@ def get_tenant(
         return DEFAULT_TENANT
     key = presented_key(request)
     if key is None:
-        sent = request.headers.get("authorization")
         # never echoed: a header without a scheme ("Authorization: k1") is the key itself
-        what = (
-            "the Authorization header is not 'Token <key>' or 'Bearer <key>'"
-            if sent
-            else ("missing API key")
-        )
+        what = "missing API key"
+        if request.headers.get("authorization"):
+            what = "the Authorization header is not 'Token <key>' or 'Bearer <key>'"
         raise UnauthorizedError(
             f"{what}: send 'Authorization: Token <key>' (or Bearer) or 'X-API-Key'"
         )
