@@ -12,6 +12,7 @@ import anyio.to_thread
 from fastapi import APIRouter, Header, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from pydantic import BeforeValidator
 
 from mirage_guard.adapters._async_memory import ENTITY_KINDS
 from mirage_guard.adapters._data_dir import data_dir_problem
@@ -63,7 +64,12 @@ IdempotencyKey = Annotated[
     ),
 ]
 MemoryId = Annotated[str, Path(min_length=1, max_length=200, pattern=r"^\S+$")]
-ScopeId = Annotated[str | None, Query(min_length=1, max_length=200, pattern=r"^\S+$")]
+# trimmed as a body's ids are (" u1 " is "u1" there, and was a 422 here)
+ScopeId = Annotated[
+    str | None,
+    BeforeValidator(lambda v: v.strip() if isinstance(v, str) else v),
+    Query(min_length=1, max_length=200, pattern=r"^\S+$"),
+]
 
 mem0_router = APIRouter(responses=ERRORS)
 guard_router = APIRouter(responses=ERRORS, tags=["guard"])

@@ -417,3 +417,17 @@ def test_an_audit_verdict_for_no_candidate_is_refused(make_client: Client) -> No
     assert "'c9'" in r.json()["error"]["message"]
     body["audit"][0]["candidate_id"] = "c1"
     assert client.post("/v1/guard/tag", json=body).status_code == 200
+
+
+def test_a_padded_id_in_a_query_is_trimmed_as_in_a_body(
+    make_client: Client, store: InMemoryStore
+) -> None:
+    """A body's " u1 " is "u1"; the same id as a query parameter was a 422."""
+    client = make_client()
+    assert _add(client, {}, "I like tea", infer=False, user_id=" u1 ").status_code == 200
+    listed = client.get("/memories", params={"user_id": " u1 "})
+    assert [m["memory"] for m in listed.json()["results"]] == ["I like tea"]
+    assert len(client.get("/v1/decisions", params={"user_id": " u1 "}).json()["results"]) == 1
+    assert client.get("/memories", params={"user_id": "u 1"}).status_code == 422
+    assert client.delete("/memories", params={"user_id": " u1 "}).status_code == 200
+    assert store.items == {}
