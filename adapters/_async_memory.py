@@ -24,7 +24,7 @@ import anyio
 import anyio.to_thread
 from pydantic import ValidationError
 
-from mirage_guard.adapters._backend import TENANT_KEY, Item, MemoryBackend
+from mirage_guard.adapters._backend import TENANT_KEY, Item, MemoryBackend, _field
 from mirage_guard.adapters._compose import BaseGuardedMemory, Components
 from mirage_guard.adapters._decision_log import DecisionLog
 from mirage_guard.adapters._edit import guarded_edit
@@ -487,7 +487,7 @@ class AsyncGuardedMemory(BaseGuardedMemory):
                 continue
             seen.add(str(item["id"]))
             for kind, key in ENTITY_KINDS.items():
-                name = item.get(key) or (item.get("metadata") or {}).get(key)
+                name = _field(item, key)
                 if not name:
                     continue
                 entry = found.setdefault(

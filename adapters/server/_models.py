@@ -14,6 +14,7 @@ from pydantic import (
     model_validator,
 )
 
+from mirage_guard.adapters._backend import SCOPE_KEYS
 from mirage_guard.adapters._decision_log import LoggedDecision
 from mirage_guard.adapters._scope import MemoryScope, refuse_wildcard
 from mirage_guard.guard import AuditVerdict, Candidate, Decision, DecisionSummary, Turn
@@ -42,9 +43,6 @@ Metadata = Annotated[dict[MetaKey, MetaValue], Field(max_length=50)]
 Text = str
 Query = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4000)]
 RESERVED_FILTER_KEYS = frozenset({"AND", "OR", "NOT"})
-
-
-_SCOPE = ("user_id", "agent_id", "run_id")
 
 
 def _one_of(key: str, top: str | None, in_filters: str | None) -> str | None:
@@ -93,7 +91,7 @@ class V3AddRequest(AddRequest):
 
     def scope(self) -> MemoryScope:
         f = self.filters or ScopeFilters()
-        return MemoryScope(**{k: _one_of(k, getattr(self, k), getattr(f, k)) for k in _SCOPE})
+        return MemoryScope(**{k: _one_of(k, getattr(self, k), getattr(f, k)) for k in SCOPE_KEYS})
 
 
 class SearchFilters(BaseModel):
@@ -138,7 +136,7 @@ class SearchRequest(_Write):
 
     def merged_filters(self) -> dict[str, Any]:
         f = self.filters.as_filters() if self.filters else {}
-        for key in _SCOPE:
+        for key in SCOPE_KEYS:
             value = _one_of(key, getattr(self, key), f.get(key))
             if value is not None:
                 f[key] = value
