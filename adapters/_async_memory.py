@@ -230,10 +230,10 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         scope = scope_of(user_id, agent_id, run_id)
         meta = caller_metadata(metadata)
         turns = await self._turns(messages, scope)
-        if not any(has_text(t.content) for t in turns):  # nothing to extract or store
-            return {**add_result([], turns), "message": NOTHING_TO_WRITE}
-        if not any(has_text(t.content) for t in turns if t.role is not Role.SYSTEM):
-            return {**add_result([], turns), "message": ONLY_SYSTEM}
+        said = {t.role for t in turns if has_text(t.content)}
+        if not said - {Role.SYSTEM}:  # nothing to extract or store
+            message = ONLY_SYSTEM if said else NOTHING_TO_WRITE
+            return {**add_result([], turns), "message": message}
         if infer:
             writer_model, decisions = await self._inferred(turns, user_name)
         else:

@@ -79,26 +79,26 @@ def compose(
     """Build the missing parts from ``settings``; each one built is pushed on ``resources``.
     If building one fails, those built before it are closed again."""
     try:
-        # building is start-up, not a request: its encodes (the linker's prototypes) are not
-        # held to MIRAGE_ENCODE_BUDGET_S
-        with without_budget():
-            s = settings
-            if writer_llm is None and s.writer_model:
-                writer_llm = RetryingLLM(create_llm(s.writer_model, api_base=s.writer_api_base))
-                resources.push_async_callback(writer_llm.aclose)
-            # one MiniLM, one encode per text: the store reuses the guard's candidate vectors
-            needs_model = guard is None or (backend is None and not s.upstream_url)
-            shared = (
-                CachingEmbedder(
-                    embedder or shared_minilm(),
-                    max_bytes=s.embedding_cache_bytes,
-                    chunk=s.encode_chunk_texts,
-                    budget_s=s.encode_budget_s,
-                )
-                if needs_model
-                else None
+        s = settings
+        if writer_llm is None and s.writer_model:
+            writer_llm = RetryingLLM(create_llm(s.writer_model, api_base=s.writer_api_base))
+            resources.push_async_callback(writer_llm.aclose)
+        # one MiniLM, one encode per text: the store reuses the guard's candidate vectors
+        needs_model = guard is None or (backend is None and not s.upstream_url)
+        shared = (
+            CachingEmbedder(
+                embedder or shared_minilm(),
+                max_bytes=s.embedding_cache_bytes,
+                chunk=s.encode_chunk_texts,
+                budget_s=s.encode_budget_s,
             )
-            if guard is None:
+            if needs_model
+            else None
+        )
+        if guard is None:
+            # start-up, not a request: the linker's prototype encodes are not held to
+            # MIRAGE_ENCODE_BUDGET_S (a small one stopped the sidecar from starting)
+            with without_budget():
                 guard = Guard.from_settings(
                     s,
                     writer_llm=writer_llm,
@@ -106,25 +106,25 @@ def compose(
                     metrics=metrics,
                     linker_thread=linker_thread,
                 )
-                resources.callback(guard.close)
-            if backend is None:
-                backend = (
-                    RemoteMem0Backend(s.upstream_url)
-                    if s.upstream_url
-                    else Mem0Backend.from_settings(s, embedder=shared)
-                )
-                resources.push_async_callback(backend.aclose)
-            if decision_log is None:
-                decision_log = DecisionLog.from_settings(s)
-                resources.callback(decision_log.close)
-            extractor = make_extractor(writer_llm, extraction, s) if writer_llm else None
-            return Components(
-                backend=backend,
-                guard=guard,
-                extractor=extractor,
-                decision_log=decision_log,
-                metrics=metrics,
+            resources.callback(guard.close)
+        if backend is None:
+            backend = (
+                RemoteMem0Backend(s.upstream_url)
+                if s.upstream_url
+                else Mem0Backend.from_settings(s, embedder=shared)
             )
+            resources.push_async_callback(backend.aclose)
+        if decision_log is None:
+            decision_log = DecisionLog.from_settings(s)
+            resources.callback(decision_log.close)
+        extractor = make_extractor(writer_llm, extraction, s) if writer_llm else None
+        return Components(
+            backend=backend,
+            guard=guard,
+            extractor=extractor,
+            decision_log=decision_log,
+            metrics=metrics,
+        )
     except BaseException:
         unwind(resources)
         raise
