@@ -18,6 +18,10 @@ _PROBE_BYTES = 4096
 _MAX_FILES_CHECKED = 2000
 
 
+# what a sidecar logs (CRITICAL) when it refuses to start on an unusable data directory
+CANNOT_START = "mirage sidecar cannot start: %s (MIRAGE_DATA_DIR)"
+
+
 def data_dir_problem(data_dir: Path, *, min_free_bytes: int) -> str | None:
     """Why ``data_dir`` cannot take writes (None when it can): not a directory, not writable,
     a read-only file inside it, or less than ``min_free_bytes`` free."""

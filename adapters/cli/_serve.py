@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from mirage_guard.adapters import ExtractionMode
-from mirage_guard.adapters._data_dir import data_dir_problem
+from mirage_guard.adapters._data_dir import CANNOT_START, data_dir_problem
 from mirage_guard.guard.settings import GuardSettings
 
 
@@ -61,9 +61,7 @@ def serve(
     # which prints a traceback after the line; here it is the one CRITICAL line, and exit 3
     problem = data_dir_problem(settings.data_dir, min_free_bytes=settings.min_free_bytes)
     if problem is not None:
-        logging.getLogger("mirage.server").critical(
-            "mirage sidecar cannot start: %s (MIRAGE_DATA_DIR)", problem
-        )
+        logging.getLogger("mirage.server").critical(CANNOT_START, problem)
         raise typer.Exit(3)
     uvicorn.run(
         create_app(settings, extraction=mode, reload_on_sighup=True),

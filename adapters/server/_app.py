@@ -14,7 +14,7 @@ from fastapi import FastAPI
 from prometheus_client import CollectorRegistry
 
 from mirage_guard.adapters import AsyncGuardedMemory, ExtractionMode, MemoryBackend
-from mirage_guard.adapters._data_dir import data_dir_problem
+from mirage_guard.adapters._data_dir import CANNOT_START, data_dir_problem
 from mirage_guard.adapters._decision_log import DecisionLog
 from mirage_guard.adapters._prometheus import GuardMetrics
 from mirage_guard.adapters.server._admin import admin_router, reload_on_signal
@@ -52,7 +52,7 @@ def create_app(
             lambda: data_dir_problem(s.data_dir, min_free_bytes=s.min_free_bytes)
         )
         if problem is not None:  # refuse to start rather than fail (or SIGBUS) on first write
-            log.critical("mirage sidecar cannot start: %s (MIRAGE_DATA_DIR)", problem)
+            log.critical(CANNOT_START, problem)
             raise ConfigError(f"data directory unusable: {problem}")
         profiles = ProfileStore(s.profile_dir)
         # model labels only from configuration: a caller's writer_model never becomes a series
