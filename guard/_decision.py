@@ -51,6 +51,7 @@ from mirage_guard.guard.evidence import (
     said_age,
     said_of_user,
     says_habit,
+    says_nothing,
     stem,
     swapped_names,
     third_persons_fact,
@@ -647,6 +648,9 @@ def _provenance(
     profile's threshold)."""
     if not math.isfinite(p_oi) or not math.isfinite(p_stated):
         reasons.append(reason(ReasonCode.SCORE_UNDECIDABLE))
+        return Provenance.GENERATED
+    if says_nothing(claim):
+        reasons.append(reason(ReasonCode.NO_CONTENT))
         return Provenance.GENERATED
     if link.turn_id is None:
         reasons.append(reason(ReasonCode.NO_USER_TURN))

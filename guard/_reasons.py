@@ -25,6 +25,7 @@ class ReasonCode(StrEnum):
     UNCALIBRATED_WRITER = "uncalibrated_writer"  # writer_model
     SCORE_UNDECIDABLE = "score_undecidable"
     NO_USER_TURN = "no_user_turn"
+    NO_CONTENT = "no_content"  # only stopwords, frame verbs, "user": a fact about no one
     OVER_INFERENCE_SCORE = "over_inference_score"  # p_oi, threshold
     STATED_SCORE = "stated_score"  # p_stated, threshold
     BELOW_STATED_FLOOR = "below_stated_floor"  # p_stated, floor: the policy's stated_min
@@ -73,6 +74,7 @@ _TEMPLATES: dict[ReasonCode, str] = {
     ),
     ReasonCode.SCORE_UNDECIDABLE: "score undecidable: failing closed",
     ReasonCode.NO_USER_TURN: "no user turn to link: generated",
+    ReasonCode.NO_CONTENT: "no word of the claim says anything about the user: not a fact",
     ReasonCode.OVER_INFERENCE_SCORE: "P(over-inference)={p_oi:.3f} >= {threshold:.3f}",
     ReasonCode.STATED_SCORE: "P(stated)={p_stated:.3f} >= {threshold:.3f}",
     ReasonCode.BELOW_STATED_FLOOR: (
@@ -167,6 +169,7 @@ _DESCRIPTIONS: dict[ReasonCode, str] = {
     ReasonCode.UNCALIBRATED_WRITER: "no self-audit profile for the writer model: uncalibrated",
     ReasonCode.SCORE_UNDECIDABLE: "score undecidable: failing closed",
     ReasonCode.NO_USER_TURN: "no user turn to link: generated",
+    ReasonCode.NO_CONTENT: "no content word in the claim: not a fact",
     ReasonCode.OVER_INFERENCE_SCORE: "P(over-inference) at or above the profile's threshold",
     ReasonCode.STATED_SCORE: "P(stated) at or above the profile's threshold",
     ReasonCode.BELOW_STATED_FLOOR: (

@@ -350,6 +350,16 @@ def unsaid_names(names: Iterable[str], said: frozenset[str]) -> list[str]:
     ]  # fmt: skip
 
 
+_ACRONYM = re.compile(r"\b[A-Z]{2,}\b")  # "IT", "NYC": a word, though "it" is not
+
+
+def says_nothing(text: str) -> bool:
+    """No word of the claim says anything: only stopwords, frame verbs and "user" ("Likes",
+    "User is", "Has a", "I like it"). Such text is no fact about anyone, whatever a turn says."""
+    content = content_stems(text) - FRAME_STEMS - {"user"}
+    return not content and not numbers(text) and not _ACRONYM.search(text)
+
+
 def has_negation(text: str) -> bool:
     return any(w in NEGATIONS for w in words(text))
 

@@ -65,6 +65,24 @@ def test_each_branch_has_its_code(profile: CalibrationProfile) -> None:
     assert undecidable.score is None
 
 
+@pytest.mark.parametrize("text", ["User is", "Likes", "I like it", "the"])
+def test_a_claim_that_says_nothing_is_no_fact_whatever_its_scores(
+    profile: CalibrationProfile, text: str
+) -> None:
+    said = EvidenceLink(turn_id="u2", similarity=0.99, span="I like it, the user is happy")
+    d = decide(Candidate(id="c", text=text), said, p_oi=0.0, p_stated=1.0, profile=profile,
+               policy=Policy())  # fmt: skip
+    assert (d.provenance, d.action, d.source_turn_id) == (
+        Provenance.GENERATED,
+        Action.QUARANTINE,
+        None,
+    )
+    assert _codes(d.reasons) == [ReasonCode.SCORED_WITH_PROFILE, ReasonCode.NO_CONTENT]
+    assert render_reason(d.reasons[1]) == (
+        "no word of the claim says anything about the user: not a fact"
+    )
+
+
 def test_unsupported_specifics_keep_a_restatement_from_being_stated(
     profile: CalibrationProfile,
 ) -> None:

@@ -869,3 +869,14 @@ def test_a_known_misread_is_tagged_as_labelled(
     chat, _, _ = PROBES[name]
     (d,) = shipped_guard.tag(chat_turns(chat), [Candidate(text=entry)])
     assert d.provenance.value == label
+
+
+def test_an_entry_that_says_nothing_is_never_stored_as_a_fact(shipped_guard: Guard) -> None:
+    """Before 2026-12-07 the shipped guard stored each of these as a stated fact of this turn."""
+    chat = [("u", "I live in Lisbon. The flat is small but I like it.")]
+    entries = ["User is", "Likes", "I like it", "Has a", "the", "Lives in Lisbon"]
+    decisions = shipped_guard.tag(chat_turns(chat), [Candidate(text=t) for t in entries])
+    got = {t: (d.provenance.value, d.action.value) for t, d in zip(entries, decisions, strict=True)}
+    assert got == {t: ("generated", "quarantine") for t in entries[:-1]} | {
+        "Lives in Lisbon": ("stated", "store")
+    }
