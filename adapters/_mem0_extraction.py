@@ -23,7 +23,7 @@ from mirage_guard.guard.llm import LLMClient, Message, SamplingParams
 class Mem0Fact(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    text: str = Field(min_length=1, max_length=2000)
+    text: str = Field(max_length=2000)  # blank: dropped with the others that say nothing
 
 
 class Mem0ExtractionOutput(BaseModel):

@@ -25,7 +25,9 @@ from mirage_guard.guard.llm import LLMClient, Message, SamplingParams
 from mirage_guard.prompts import Prompt, load_prompt
 
 PROMPT_NAME = "extract_candidates"
-ClaimText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
+# blank allowed: a claim of no text is dropped with the others that say nothing, so one blank
+# claim never fails the write's other facts
+ClaimText = Annotated[str, StringConstraints(strip_whitespace=True, max_length=2000)]
 
 
 class ExtractedClaim(BaseModel):

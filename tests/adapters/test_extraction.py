@@ -6,6 +6,7 @@ import pytest
 
 from mirage_guard.guard import Label, Role, Turn
 from mirage_guard.guard.errors import LLMOutputError
+from mirage_guard.adapters import Mem0PromptExtractor
 from mirage_guard.guard.extraction import CandidateExtractor, ExtractionOutput
 from mirage_guard.guard.llm import ScriptedLLM
 from mirage_guard.prompts import load_prompt
@@ -62,13 +63,25 @@ async def test_inline_mode_returns_the_labels_as_audit_verdicts() -> None:
         '{"claims": [{"text": "x", "source_turn_id": null, "label": "GROUNDED", '
         '"confidence": 1.5}]}',
         '{"claims": [], "extra": 1}',
-        '{"claims": [{"text": "  ", "source_turn_id": null, "label": "GROUNDED", '
-        '"confidence": 1}]}',
     ],
 )
 async def test_anything_off_schema_fails_closed(reply: str) -> None:
     with pytest.raises(LLMOutputError):
         await CandidateExtractor(ScriptedLLM([reply])).extract(TURNS)
+
+
+@pytest.mark.parametrize("blank", ["", "   ", "\u200b", "..."])
+async def test_a_blank_claim_is_dropped_and_the_others_kept(blank: str) -> None:
+    """One claim of no text used to fail the whole answer (its facts lost), "..." did not."""
+    reply = claims_reply((blank, None, "GROUNDED", 1.0), ("User is a nurse", "u1", "GROUNDED", 0.9))
+    result = await CandidateExtractor(ScriptedLLM([reply])).extract(TURNS)
+    assert [c.text for c in result.candidates] == ["User is a nurse"]
+
+
+async def test_a_blank_mem0_fact_is_dropped_and_the_others_kept() -> None:
+    reply = '{"memory": [{"id": "0", "text": ""}, {"id": "1", "text": "User is a nurse"}]}'
+    result = await Mem0PromptExtractor(ScriptedLLM([reply])).extract(TURNS)
+    assert [c.text for c in result.candidates] == ["User is a nurse"]
 
 
 async def test_no_turns_no_call() -> None:
