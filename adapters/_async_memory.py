@@ -298,11 +298,8 @@ class AsyncGuardedMemory(BaseGuardedMemory):
 
     def _verbatim(self, turns: Sequence[Turn]) -> list[Decision]:
         decisions = verbatim_decisions(turns, self.guard.policy)
-        if self.metrics:
-            for d in decisions:
-                self.metrics.decisions.labels(
-                    model="none", provenance=d.provenance.value, action=d.action.value
-                ).inc()
+        if self.metrics:  # counted as the log and the pollution report count them
+            self.metrics.on_decisions(decisions, writer_model=None)
         return decisions
 
     async def _write(

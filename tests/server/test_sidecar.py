@@ -233,6 +233,27 @@ def test_metrics_have_low_cardinality_labels_and_logs_carry_no_memory_text(
     assert SECRET not in text
 
 
+def test_verbatim_writes_are_counted_with_their_reasons_as_the_report_counts_them(
+    make_client: Client,
+) -> None:
+    """infer=False decisions used to reach only mirage_guard_decisions_total: no reasons, no
+    uncalibrated count, though the decision log and the pollution report have both."""
+    client = make_client()
+    messages = [
+        {"role": "user", "content": "I keep bees on my roof."},
+        {"role": "assistant", "content": "You must like honey."},
+    ]
+    r = client.post("/memories", json={"messages": messages, "user_id": "u1", "infer": False})
+    assert r.status_code == 200
+    text = client.get("/metrics").text
+    for line in (
+        'mirage_guard_decision_reasons_total{code="verbatim_user_message",model="none"} 1.0',
+        'mirage_guard_decision_reasons_total{code="not_user_words",model="none"} 1.0',
+        'mirage_guard_uncalibrated_decisions_total{model="none"} 2.0',
+    ):
+        assert line in text
+
+
 def _audit_fails(messages: Any, schema: Any) -> str:
     from mirage_guard.guard.extraction import ExtractionOutput
 
