@@ -38,6 +38,7 @@ from mirage_guard.guard._policy import Policy
 from mirage_guard.guard._quotes import check_quotes, quote_links
 from mirage_guard.guard.errors import InputError, LLMError, LLMOutputError, ProfileError
 from mirage_guard.guard.evidence import (
+    FEATURE_NAMES,
     Embedder,
     EvidenceLinker,
     known_people,
@@ -47,6 +48,7 @@ from mirage_guard.guard.evidence import (
 )
 from mirage_guard.guard.llm import LLMClient, create_llm
 from mirage_guard.guard.scoring import (
+    AUDIT_FEATURES,
     QUOTE_FEATURES,
     CalibrationProfile,
     ProfileMode,
@@ -147,9 +149,11 @@ class Guard:
         evidence.check_embedder(embedder_names)  # another embedder's profile: refused
         support = self.linker.support_sha256
         evidence.check_support_model(support)  # ... or another claim-support model's
+        evidence.check_features(FEATURE_NAMES)  # ... or one that reads a feature never computed
         if audit is not None:
             audit.check_embedder(embedder_names)
             audit.check_support_model(support)
+            audit.check_features((*FEATURE_NAMES, *AUDIT_FEATURES, *QUOTE_FEATURES))
             # refuse another model's (or another prompt's) profile, loudly
             audit.check_applicable(
                 mode=_MODE_FOR_AUDIT.get(self.audit_mode, ProfileMode.SELF_AUDIT_SEPARATE),

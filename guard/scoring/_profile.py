@@ -218,6 +218,18 @@ class CalibrationProfile(BaseModel):
                 self.profile_id, "support model", sha256[:12], self.support_model[:12]
             )
 
+    def check_features(self, computed: Sequence[str]) -> None:
+        """Raise ProfileMismatchError when a model of this profile reads a feature the guard
+        does not compute (a profile from another version of the guard, or edited by hand):
+        scoring would fail on every write."""
+        unknown = sorted(
+            {*self.oi_model.features, *self.stated_model.features}.difference(computed)
+        )
+        if unknown:
+            raise ProfileMismatchError(
+                self.profile_id, "features", "features this guard computes", ", ".join(unknown)
+            )
+
     def check_applicable(
         self, *, mode: ProfileMode, writer_model: str | None, prompt_version: str | None
     ) -> None:

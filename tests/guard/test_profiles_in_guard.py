@@ -258,3 +258,32 @@ def test_a_profile_fitted_with_another_support_model_is_refused() -> None:
         linker=linker, evidence_profile=fitted_with_a.model_copy(update={"support_model": "b" * 64})
     ).close()
     Guard(linker=linker, evidence_profile=make_profile()).close()
+
+
+def test_a_profile_that_reads_a_feature_the_guard_never_computes_is_refused_at_start(
+    linker: object, make_guard: Callable[..., Guard]
+) -> None:
+    """Such a profile (another version's, or edited by hand) used to load, then fail every
+    write with a bare KeyError."""
+    base = make_profile()
+    renamed = base.oi_model.model_copy(
+        update={"features": ["no_such_feature", *base.oi_model.features[1:]]}
+    )
+    edited = base.model_copy(update={"oi_model": renamed})
+    with pytest.raises(ProfileMismatchError) as info:
+        Guard(linker=linker, evidence_profile=edited)  # type: ignore[arg-type]
+    assert (info.value.field, info.value.actual) == ("features", "no_such_feature")
+    # a self-audit profile may read the audit's features, and nothing else new
+    audit = audit_profile(WRITER_A)
+    stated = audit.stated_model.model_copy(
+        update={"features": [*audit.stated_model.features[:-1], "audit_vibes"]}
+    )
+    llm = labelling_llm(Label.GROUNDED, model=WRITER_A)
+    with pytest.raises(ProfileMismatchError) as info:
+        make_guard(
+            auditor=SelfAuditor(llm),
+            audit_mode=AuditMode.SEPARATE,
+            audit_profile=audit.model_copy(update={"stated_model": stated}),
+            writer_model=WRITER_A,
+        )
+    assert (info.value.field, info.value.actual) == ("features", "audit_vibes")
