@@ -30,6 +30,9 @@ from mirage_guard.guard.llm._structured import (
 
 # a 5xx whose body is a request validation error (llama.cpp's server answers 500 for those)
 _VALIDATION_5XX = re.compile(r"validation error|Input should be|literal_error", re.I)
+# a provider's key is missing: litellm raises it as a 500 or a connection error for some
+# providers (openai, gemini), though no retry can help
+_MISSING_KEY = re.compile(r"missing credentials|missing [\w -]*api[ _-]?key", re.I)
 
 
 def _import_litellm() -> Any:
@@ -75,6 +78,10 @@ def _translate(exc: Exception, model: str) -> LLMError:
                 retry_after = None
         return LLMRateLimitError(msg, model=model, retry_after=retry_after)
     if isinstance(exc, litellm.AuthenticationError | litellm.PermissionDeniedError):
+        return LLMAuthError(msg, model=model)
+    if isinstance(exc, litellm.InternalServerError | litellm.APIConnectionError) and (
+        _MISSING_KEY.search(msg)
+    ):
         return LLMAuthError(msg, model=model)
     if isinstance(
         exc,

@@ -215,6 +215,26 @@ LITELLM_ERRORS: dict[str, tuple[Exception, type[LLMError]]] = {
         ),
         LLMUnavailableError,
     ),
+    # litellm's own words for a provider key not set (openai, gemini): no retry helps
+    "missing-key-500": (
+        litellm.InternalServerError(
+            "OpenAIException - Missing credentials. Please pass an `api_key`, or set the "
+            "`OPENAI_API_KEY` environment variable.",
+            llm_provider="openai",
+            model=MODEL,
+            response=_response(500),
+        ),
+        LLMAuthError,
+    ),
+    "missing-key-connection": (
+        litellm.APIConnectionError(
+            "Missing Gemini API key. Set the GEMINI_API_KEY or GOOGLE_API_KEY environment "
+            "variable.",
+            llm_provider="gemini",
+            model=MODEL,
+        ),
+        LLMAuthError,
+    ),
     "bad-request": (
         litellm.BadRequestError("b", model=MODEL, llm_provider="openai", response=_response(400)),
         LLMRequestError,
