@@ -60,6 +60,7 @@ from mirage_guard.guard import (
 )
 from mirage_guard.guard.errors import (
     BackendError,
+    ClosedError,
     ConfigError,
     InputError,
     LLMError,
@@ -92,6 +93,21 @@ def tenant_caches(
 
     functools.update_wrapper(scoped, method)  # name, docstring and signature of the method
     return scoped
+
+
+def while_open(
+    method: Callable[Concatenate[AsyncGuardedMemory, P], Coroutine[Any, Any, R]],
+) -> Callable[Concatenate[AsyncGuardedMemory, P], Coroutine[Any, Any, R]]:
+    """After :meth:`AsyncGuardedMemory.aclose` (of this memory or of the one it was scoped
+    from), a call raises :class:`ClosedError` and does nothing, as the sync twin does."""
+
+    async def checked(self: AsyncGuardedMemory, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        if self.closed:
+            raise ClosedError()
+        return await method(self, *args, **kwargs)
+
+    functools.update_wrapper(checked, method)
+    return checked
 
 
 def _candidate(candidate: str | Candidate, i: int) -> Candidate:
@@ -162,6 +178,8 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         self.metrics = metrics
         self.tenancy = Tenancy(backend, decision_log, tenant, isolated)
         self._resources = AsyncExitStack()
+        self._closed = False
+        self._parent: AsyncGuardedMemory | None = None  # the memory for_tenant scoped this from
         self._needs_reconcile = False
         self._reconcile_lock = anyio.Lock()
 
@@ -186,9 +204,13 @@ class AsyncGuardedMemory(BaseGuardedMemory):
     def isolated(self) -> bool:
         return self.tenancy.isolated
 
+    @property
+    def closed(self) -> bool:
+        return self._closed or (self._parent is not None and self._parent.closed)
+
     def for_tenant(self, tenant: str, *, isolated: bool = True) -> Self:
         """The same components, scoped to one tenant (owns nothing: close the parent)."""
-        return type(self)(
+        scoped = type(self)(
             backend=self.backend,
             guard=self.guard,
             extractor=self.extractor,
@@ -197,8 +219,11 @@ class AsyncGuardedMemory(BaseGuardedMemory):
             tenant=tenant,
             isolated=isolated,
         )
+        scoped._parent = self
+        return scoped
 
     # ------------------------------------------------------------------ writes
+    @while_open
     @tenant_caches
     async def add(
         self,
@@ -240,6 +265,7 @@ class AsyncGuardedMemory(BaseGuardedMemory):
             writer_model, decisions = None, self._verbatim(turns)
         return await self._write(decisions, scope, meta, turns, writer_model)
 
+    @while_open
     @tenant_caches
     async def remember(
         self,
@@ -333,6 +359,7 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         return result
 
     # ------------------------------------------------------------------ reads
+    @while_open
     async def search(
         self,
         query: str,
@@ -365,6 +392,7 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         )
         return {"results": [present(i) for i in items if self.tenancy.visible(i, statuses)]}
 
+    @while_open
     async def get_all(
         self,
         *,
@@ -388,6 +416,7 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         items = await self.backend.get_all(filters=f, top_k=top_k)
         return {"results": [present(i) for i in items if self.tenancy.visible(i, statuses)]}
 
+    @while_open
     async def get(self, memory_id: str) -> Item | None:
         """``Memory.get``: the item whatever its status (its ``status`` field says which)."""
         item = await self.backend.get(memory_id)
@@ -395,12 +424,14 @@ class AsyncGuardedMemory(BaseGuardedMemory):
             return None
         return present(item)
 
+    @while_open
     async def history(self, memory_id: str) -> list[Item]:
         """``Memory.history``: ADD / UPDATE / DELETE events, also of a deleted memory."""
         await self.tenancy.require_owned(memory_id, allow_deleted=True)
         return await self.backend.history(memory_id)
 
     # ------------------------------------------------------------------ changes
+    @while_open
     @tenant_caches
     async def update(
         self,
@@ -437,6 +468,7 @@ class AsyncGuardedMemory(BaseGuardedMemory):
             tenant=self.tenant,
         )
 
+    @while_open
     async def delete(self, memory_id: str) -> dict[str, str]:
         """``Memory.delete`` of one of this tenant's memories."""
         await self.tenancy.require_owned(memory_id)
@@ -444,6 +476,7 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         await self._deleted([memory_id], "delete")
         return {"message": "Memory deleted successfully!"}
 
+    @while_open
     async def delete_all(
         self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None
     ) -> dict[str, str]:
@@ -462,6 +495,7 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         await self._deleted(sorted(seen), "delete_all")
         return {"message": "Memories deleted successfully!"}
 
+    @while_open
     async def entities(self) -> list[dict[str, Any]]:
         """The users, agents and runs this tenant has memories of, any status, with how many
         each and when the first and last was stored (what ``MemoryClient.users()`` lists; not
@@ -499,6 +533,7 @@ class AsyncGuardedMemory(BaseGuardedMemory):
                         entry[field] = pick(at, entry[field]) if entry[field] else at
         return [found[k] for k in sorted(found)]
 
+    @while_open
     async def reset(self) -> None:
         """Wipe the store; a tenant-isolated memory deletes everything the store holds for its
         tenant (listed from the store by the tenant key, whatever the scope, so a memory the
@@ -551,6 +586,7 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         await anyio.to_thread.run_sync(lambda: box.deleted(who, ids, cause))
 
     # ------------------------------------------------------------------ consistency
+    @while_open
     async def reconcile(self, *, older_than_s: float = 0.0) -> ReconcileReport:
         """Resolve every write intent pending for ``older_than_s`` (a crash left it): complete
         it if all its facts are stored, else remove them (:mod:`._reconcile`)."""
@@ -572,6 +608,7 @@ class AsyncGuardedMemory(BaseGuardedMemory):
     async def aclose(self) -> None:
         """Close what :meth:`from_settings` / :meth:`from_config` built, in reverse order
         (components passed in stay open). Idempotent."""
+        self._closed = True
         await self._resources.aclose()
 
     async def __aenter__(self) -> Self:

@@ -23,6 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from mirage_guard.guard.errors import (
     BackendError,
     BackendUnavailableError,
+    ClosedError,
     ConfigError,
     EncoderBusyError,
     IdempotencyConflictError,
@@ -90,6 +91,7 @@ _MAPPING: list[tuple[type[MirageError], int, str]] = [
     (LLMRequestError, 502, "model_request_rejected"),
     (LLMError, 502, "model_failed"),
     (BackendUnavailableError, 503, "upstream_unavailable"),
+    (ClosedError, 503, "shutting_down"),  # a request that arrives while the sidecar stops
     (EncoderBusyError, 503, "encoder_busy"),
     (BackendError, 502, "backend_error"),
 ]

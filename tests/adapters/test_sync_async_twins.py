@@ -165,3 +165,43 @@ def test_a_closed_memory_says_so(tmp_path: Path, recwarn: pytest.WarningsRecorde
         memory.get_all(filters={"user_id": "u1"})
     assert store.items == {}
     assert not [w for w in recwarn if "never awaited" in str(w.message)]
+
+
+async def test_the_async_twin_after_aclose_raises_closed_error_and_does_nothing(
+    tmp_path: Path,
+) -> None:
+    """It used to raise BackendUnavailableError (retryable: a retry loop spun for ever) or
+    InputError("this Guard is closed"), depending on the method."""
+    from mirage_guard.guard.errors import ClosedError
+    from tests.fakes.mem0 import InMemoryStore
+
+    store = InMemoryStore()
+    memory = AsyncGuardedMemory.from_settings(
+        GuardSettings(data_dir=tmp_path), embedder=HashingEmbedder(), backend=store
+    )
+    view, other = memory.for_tenant("t"), memory.for_tenant("o")
+    await other.aclose()  # a tenant view owns nothing: closing it leaves its parent open
+    assert await memory.get_all(filters={"user_id": "u1"}) == {"results": []}
+    with pytest.raises(ClosedError):
+        await other.get("m1")
+    await memory.aclose()
+    calls = {
+        "add": lambda m: m.add([{"role": "user", "content": "I like tea"}], user_id="u1"),
+        "remember": lambda m: m.remember("I like tea", ["Likes tea"], user_id="u1"),
+        "search": lambda m: m.search("tea", filters={"user_id": "u1"}),
+        "get_all": lambda m: m.get_all(filters={"user_id": "u1"}),
+        "get": lambda m: m.get("m1"),
+        "history": lambda m: m.history("m1"),
+        "update": lambda m: m.update("m1", text="Likes coffee"),
+        "delete": lambda m: m.delete("m1"),
+        "delete_all": lambda m: m.delete_all(user_id="u1"),
+        "entities": lambda m: m.entities(),
+        "reset": lambda m: m.reset(),
+        "reconcile": lambda m: m.reconcile(),
+    }
+    for target in (memory, view):
+        for name, call in calls.items():
+            with pytest.raises(ClosedError) as info:
+                await call(target)
+            assert info.value.retryable is False, name
+    assert store.items == {}
