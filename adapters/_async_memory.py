@@ -18,7 +18,7 @@ import logging
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from contextlib import AsyncExitStack
-from typing import Any, Concatenate, ParamSpec, Self, TypeVar
+from typing import Any, Concatenate, ParamSpec, Self, TypeVar, cast
 
 import anyio
 import anyio.to_thread
@@ -57,6 +57,7 @@ from mirage_guard.guard import (
     check_turns,
     has_text,
     reason,
+    well_formed,
 )
 from mirage_guard.guard.errors import (
     BackendError,
@@ -77,6 +78,7 @@ _ENTITIES_MAX = 100_000  # memories read to list a tenant's users, agents and ru
 ENTITY_KINDS = {"user": "user_id", "agent": "agent_id", "run": "run_id"}
 P = ParamSpec("P")
 R = TypeVar("R")
+_Method = TypeVar("_Method", bound=Callable[..., Coroutine[Any, Any, Any]])
 NOTHING_TO_WRITE = "nothing was written: no message has any text"
 ONLY_SYSTEM = "nothing was written: only system messages have text, and they are no one's facts"
 
@@ -95,19 +97,17 @@ def tenant_caches(
     return scoped
 
 
-def while_open(
-    method: Callable[Concatenate[AsyncGuardedMemory, P], Coroutine[Any, Any, R]],
-) -> Callable[Concatenate[AsyncGuardedMemory, P], Coroutine[Any, Any, R]]:
+def while_open(method: _Method) -> _Method:
     """After :meth:`AsyncGuardedMemory.aclose` (of this memory or of the one it was scoped
     from), a call raises :class:`ClosedError` and does nothing, as the sync twin does."""
 
-    async def checked(self: AsyncGuardedMemory, /, *args: P.args, **kwargs: P.kwargs) -> R:
+    @functools.wraps(method)
+    async def checked(self: AsyncGuardedMemory, /, *args: Any, **kwargs: Any) -> Any:
         if self.closed:
             raise ClosedError()
         return await method(self, *args, **kwargs)
 
-    functools.update_wrapper(checked, method)
-    return checked
+    return cast("_Method", checked)
 
 
 def _candidate(candidate: str | Candidate, i: int) -> Candidate:
@@ -379,8 +379,8 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         reject_kwargs(kwargs, "search")
         if explain or reference_date is not None or show_expired:
             raise InputError("explain / reference_date / show_expired are not supported here")
-        if not isinstance(query, str) or not query.strip():
-            raise InputError("query must be a non-empty string")
+        if not isinstance(query, str) or not query.strip() or not well_formed(query):
+            raise InputError("query must be a non-empty string without a lone surrogate")
         if not 0.0 <= threshold <= 1.0 or top_k < 1:
             raise InputError("threshold must be in [0, 1] and top_k >= 1")
         statuses = statuses_for(
@@ -451,6 +451,8 @@ class AsyncGuardedMemory(BaseGuardedMemory):
             raise InputError("at least one of text or metadata must be provided")
         if text is not None and not has_text(text):
             raise InputError("text must not be empty: it has no letter or digit")
+        if text is not None and not well_formed(text):
+            raise InputError("text holds a lone surrogate (half a character): not storable")
         meta = caller_metadata(metadata) if metadata is not None else None
         item = await self.backend.get(memory_id)
         if item is None or not self.tenancy.mine(item):
