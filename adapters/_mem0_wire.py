@@ -7,8 +7,11 @@ Nothing here does I/O.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from pydantic import ValidationError
 
 from mirage_guard.adapters._backend import (
     PROTECTED_KEYS,
@@ -19,8 +22,8 @@ from mirage_guard.adapters._backend import (
     Item,
 )
 from mirage_guard.adapters._decision_log import WrittenDecision
-from mirage_guard.guard import MemoryStatus, Role, Turn
-from mirage_guard.guard.errors import InputError
+from mirage_guard.guard import MemoryStatus, Role, Turn, well_formed
+from mirage_guard.guard.errors import InputError, validation_message
 
 # ``Memory.update``'s "not given" default for expiration_date (mem0 uses its own sentinel too).
 UNSET: Any = object()
@@ -45,7 +48,7 @@ def to_turns(messages: Any) -> list[Turn]:
     if not isinstance(messages, list | tuple):
         raise InputError("messages must be a str, a dict or a list of dicts")
     turns: list[Turn] = []
-    for m in messages:
+    for i, m in enumerate(messages):
         if not isinstance(m, Mapping):
             raise InputError("every message must be a dict with role and content")
         content = m.get("content")
@@ -60,8 +63,11 @@ def to_turns(messages: Any) -> list[Turn]:
         turn_id = m.get("id")
         if turn_id is not None and not (isinstance(turn_id, str) and turn_id.strip()):
             raise InputError("a message id must be a non-empty string")
-        turns.append(Turn(id=turn_id, role=role, content=content) if turn_id else
-                     Turn(role=role, content=content))  # fmt: skip
+        try:
+            turns.append(Turn(id=turn_id, role=role, content=content) if turn_id else
+                         Turn(role=role, content=content))  # fmt: skip
+        except ValidationError as exc:  # e.g. a lone surrogate: no store can encode it
+            raise InputError(f"messages[{i}] {validation_message(exc)}") from exc
     ids = [t.id for t in turns]
     if len(ids) != len(set(ids)):
         raise InputError("message ids must be unique within one call")
@@ -77,6 +83,8 @@ def caller_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
     clash = PROTECTED_KEYS.intersection(metadata) | set(SCOPE_KEYS).intersection(metadata)
     if clash:
         raise InputError(f"metadata keys reserved for the guard: {sorted(clash)}")
+    if not well_formed(json.dumps(dict(metadata), ensure_ascii=False, default=str)):
+        raise InputError("metadata holds a lone surrogate (half a character): not storable")
     return dict(metadata)
 
 

@@ -17,6 +17,7 @@ import anyio.to_thread
 from mirage_guard.adapters._backend import SCOPE_KEYS, TENANT_KEY, MemoryBackend, matches
 from mirage_guard.adapters._decision_log import DecisionLog
 from mirage_guard.adapters._scope import MemoryScope, refuse_wildcard
+from mirage_guard.guard import well_formed
 from mirage_guard.guard.errors import ConfigError, InputError, MemoryNotFoundError
 
 
@@ -27,8 +28,10 @@ def scope_of(user_id: str | None, agent_id: str | None, run_id: str | None) -> M
     for name, value in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id)):
         if value is not None:
             value = str(value).strip()
-            if not value or any(c.isspace() for c in value):
-                raise InputError(f"{name} must be a non-empty id without whitespace")
+            if not value or any(c.isspace() for c in value) or not well_formed(value):
+                raise InputError(
+                    f"{name} must be a non-empty id without whitespace or a lone surrogate"
+                )
             try:
                 refuse_wildcard(name, value)
             except ValueError as exc:

@@ -34,6 +34,7 @@ from mirage_guard.guard._domain import (
     Role,
     Turn,
     has_text,
+    well_formed,
 )
 from mirage_guard.guard._limits import RequestLimits, check_limits, check_turns
 from mirage_guard.guard._markdown import markdown_table
@@ -98,4 +99,5 @@ __all__ = [
     "quote_links",
     "reason",
     "render_reason",
+    "well_formed",
 ]

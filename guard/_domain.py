@@ -19,6 +19,24 @@ from pydantic import (
 
 from mirage_guard.guard._reasons import Reason, as_reasons
 
+
+def well_formed(text: str) -> bool:
+    """Whether ``text`` is Unicode that can be stored: no lone surrogate (``"\\ud83d"``, half
+    an emoji, as a JSON escape or a cut string leaves it), which no store can encode."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _well_formed(text: str) -> str:
+    if not well_formed(text):
+        raise ValueError("is not well-formed Unicode (it holds a lone surrogate, half a character)")
+    return text
+
+
+# pydantic refuses a lone surrogate in a constrained str itself ("unable to parse raw data")
 NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
 
@@ -111,7 +129,7 @@ class Turn(BaseModel):
 
     id: NonEmpty = Field(default_factory=new_turn_id)
     role: Role
-    content: str
+    content: Annotated[str, AfterValidator(_well_formed)]
 
 
 class Candidate(BaseModel):

@@ -452,3 +452,24 @@ def test_a_padded_id_in_a_query_is_trimmed_as_in_a_body(
     assert client.get("/memories", params={"user_id": "u 1"}).status_code == 422
     assert client.delete("/memories", params={"user_id": " u1 "}).status_code == 200
     assert store.items == {}
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/memories", '{"messages": [{"role": "user", "content": "tea \\ud83d"}], "user_id": "u"}'),
+        ("/memories", '{"messages": "I like tea", "user_id": "u\\ud83d", "infer": false}'),
+        ("/memories", '{"messages": "I like tea", "user_id": "u", "metadata": {"k": "\\ud83d"}}'),
+        ("/search", '{"query": "tea \\ud83d", "user_id": "u"}'),
+        ("/v1/guard/tag", '{"turns": [{"id": "t1", "role": "user", "content": "tea \\ud83d"}], '
+                          '"candidates": [{"text": "Likes tea"}]}'),
+    ],
+)  # fmt: skip
+def test_half_a_character_in_json_is_a_client_error(
+    make_client: Client, store: InMemoryStore, path: str, body: str
+) -> None:
+    """A JSON escape of a lone surrogate is valid JSON and no storable text: 400 or 422, never
+    a 5xx, and nothing is written."""
+    r = make_client().post(path, content=body, headers={"content-type": "application/json"})
+    assert r.status_code in (400, 422), r.text
+    assert store.items == {}
