@@ -49,6 +49,8 @@ from mirage_guard.calibration._data import (
 from mirage_guard.calibration._eval import (
     ClaimRow,
     EvalReport,
+    check_not_an_input,
+    check_writable,
     claim_rows,
     decide_all,
     evaluate,
@@ -163,6 +165,8 @@ __all__ = [
     "build_eval_guard",
     "build_pairs",
     "chat_lines",
+    "check_not_an_input",
+    "check_writable",
     "choose_floor",
     "choose_threshold",
     "claim_rows",

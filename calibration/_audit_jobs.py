@@ -9,6 +9,7 @@ from pathlib import Path
 import anyio
 
 from mirage_guard.calibration._data import Example, group_by_conversation
+from mirage_guard.calibration._eval import write_whole
 from mirage_guard.guard import AuditVerdict, SelfAuditor
 from mirage_guard.guard.errors import InputError, LLMError
 
@@ -57,15 +58,20 @@ def save_verdicts(
     prompt_version: str,
     structured_output: str | None = None,
 ) -> None:
-    with path.open("w", encoding="utf-8") as f:
-        for v in verdicts.values():
-            rec = AuditRecord(
-                **v.model_dump(),
-                writer_model=writer_model,
-                prompt_version=prompt_version,
-                structured_output=structured_output,
-            )
-            f.write(rec.model_dump_json() + "\n")
+    """The verdicts as JSON Lines, written whole (a file there before is replaced only by a
+    complete one); none at all is an :class:`InputError` and ``path`` is left as it was."""
+    if not verdicts:
+        raise InputError(f"no verdict was collected, so {path} was left as it was")
+    records = (
+        AuditRecord(
+            **v.model_dump(),
+            writer_model=writer_model,
+            prompt_version=prompt_version,
+            structured_output=structured_output,
+        ).model_dump_json()
+        for v in verdicts.values()
+    )
+    write_whole(path, records, "the verdicts")
 
 
 def load_verdicts(path: Path) -> tuple[dict[str, AuditVerdict], str, str]:

@@ -14,6 +14,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from mirage_guard.calibration._eval import check_not_an_input, check_writable, write_whole
 from mirage_guard.guard import Label
 from mirage_guard.guard.errors import InputError
 
@@ -66,9 +67,9 @@ def convert_begin(tsv: Path) -> tuple[list[dict[str, object]], Counter[str]]:
 
 
 def write_begin(tsv: Path, out: Path) -> tuple[int, Counter[str]]:
+    """BEGIN's rows as labelled claims in ``out``, written whole (never over the TSV itself)."""
+    check_not_an_input(out, [tsv], "the claims")
+    check_writable(out, "the claims")
     claims, seen = convert_begin(tsv)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", encoding="utf-8") as f:
-        for c in claims:
-            f.write(json.dumps(c, ensure_ascii=False) + "\n")
+    write_whole(out, (json.dumps(c, ensure_ascii=False) for c in claims), "the claims")
     return len(claims), seen

@@ -291,16 +291,31 @@ def _partial(path: Path) -> Path:
     return path.with_name(f".{path.name}.partial")
 
 
-def check_writable(path: Path) -> None:
-    """Fail before a long evaluation, not after it, when ``path`` cannot be written."""
+def check_not_an_input(out: Path, inputs: Iterable[Path | None], what: str) -> None:
+    """An :class:`InputError` when ``out`` is one of the command's ``inputs`` (a file, or a file
+    of an input folder): writing it would replace the data it reads, labels included."""
+    target = out.resolve()
+    for given in inputs:
+        if given is None:
+            continue
+        files = [given, *given.iterdir()] if given.is_dir() else [given]
+        if any(f.resolve() == target for f in files):
+            raise InputError(
+                f"{out} is an input of this command ({given}): write {what} to another file "
+                "(nothing was written)"
+            )
+
+
+def check_writable(path: Path, what: str) -> None:
+    """Fail before a long run, not after it, when ``what`` cannot be written to ``path``."""
     if path.is_dir():
-        raise InputError(f"{path} is a directory: --per-claim takes a file name")
+        raise InputError(f"{path} is a directory: {what} need a file name")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         _partial(path).touch()
         _partial(path).unlink()
     except OSError as exc:
-        raise InputError(f"cannot write the per-claim rows to {path}: {exc}") from exc
+        raise InputError(f"cannot write {what} to {path}: {exc}") from exc
 
 
 def write_whole(path: Path, lines: Iterable[str], what: str) -> None:

@@ -11,6 +11,7 @@ from mirage_guard.calibration._audit_jobs import load_verdicts
 from mirage_guard.calibration._data import Example, TextVariant, load_examples, packaged
 from mirage_guard.calibration._eval import (
     EvalReport,
+    check_not_an_input,
     check_writable,
     claim_rows,
     decide_all,
@@ -89,9 +90,11 @@ def run_eval(
     (JSON Lines of :class:`ClaimRow`); ``typographic``: claims and turns with the apostrophes a
     phone types ("don’t"), which must not move a figure; ``chat_lines``: user turns with a line
     break for each stop between two sentences."""
-    if per_claim is not None:
-        check_writable(per_claim)
     path = data or packaged("claims.jsonl")
+    if per_claim is not None:
+        inputs = (path, personas, verdicts, conversations)
+        check_not_an_input(per_claim, inputs, "the per-claim rows")
+        check_writable(per_claim, "the per-claim rows")
     examples = load_examples(
         path, personas=personas, conversations=conversations, split=split, variant=variant
     )

@@ -103,7 +103,7 @@ def run_suite(
     write every claim's decision there, each row naming its set.
     """
     if per_claim is not None:
-        check_writable(per_claim)
+        check_writable(per_claim, "the per-claim rows")
     claims: list[ClaimRow] = []
     cues = CueBaseline(load_examples(packaged("claims.jsonl"), split="train"))
     rows: list[SuiteRow] = []

@@ -29,6 +29,8 @@ from mirage_guard.calibration import (
     TrainConfig,
     TrainHalf,
     authored_side,
+    check_not_an_input,
+    check_writable,
     choose_threshold,
     collect_verdicts,
     featurize,
@@ -518,7 +520,12 @@ def audit(
         float, typer.Option("--timeout", help="seconds one conversation's audit may take")
     ] = 120.0,
 ) -> None:
-    """Ask WRITER_MODEL to self-audit every labelled claim (one call per conversation)."""
+    """Ask WRITER_MODEL to self-audit every labelled claim (one call per conversation).
+
+    OUT is written whole at the end; when no call gave a verdict it is left as it was (exit 1).
+    """
+    check_not_an_input(out, [data or packaged("claims.jsonl"), personas], "the verdicts")
+    check_writable(out, "the verdicts")  # before any call, not after them all
     examples = load_examples(data, personas=personas)
     auditor = SelfAuditor(
         RetryingLLM(create_llm(writer_model, api_base=api_base, timeout_s=timeout_s)),
@@ -529,6 +536,8 @@ def audit(
         lambda: collect_verdicts(examples, auditor, concurrency=concurrency)
     )
     mode = mode_of(writer_model, api_base)
+    for conv_id, why in list(failed.items())[:20]:
+        console.print(f"  failed {conv_id}: {why}", markup=False)
     save_verdicts(
         out,
         verdicts,
@@ -541,8 +550,6 @@ def audit(
         f"{len(failed)} conversation(s) failed (not retried into the file); "
         f"structured output: {mode.value if mode else 'not decided'}"
     )
-    for conv_id, why in list(failed.items())[:20]:
-        console.print(f"  failed {conv_id}: {why}", markup=False)
 
 
 @app.command("fit")

@@ -52,7 +52,27 @@ def one_line_summaries(command: Command) -> None:
 
 
 class _LazyGroup(TyperGroup):
-    """A root group whose sub-apps are imported on first use."""
+    """A root group whose sub-apps are imported on first use, and that reports what goes wrong
+    with the user's input in one line."""
+
+    def invoke(self, ctx: Context) -> object:
+        """A typed error, a file that cannot be read or written, or a record of the wrong shape
+        is one line ``error: ...`` on stderr and exit status 1, not a traceback; anything else
+        (a bug) keeps its traceback."""
+        from pydantic import ValidationError
+
+        from mirage_guard.guard.errors import MirageError, validation_message
+
+        try:
+            return super().invoke(ctx)
+        except MirageError as exc:
+            message = str(exc)
+        except OSError as exc:  # FileNotFoundError, IsADirectoryError, PermissionError, ...
+            message = f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc)
+        except ValidationError as exc:
+            message = f"not a valid {exc.title}: {validation_message(exc)}"
+        typer.echo(f"error: {message}", err=True)
+        raise typer.Exit(1)
 
     def list_commands(self, ctx: Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *LAZY_SUBAPPS})

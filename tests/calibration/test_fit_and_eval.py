@@ -548,7 +548,7 @@ async def test_claim_rows_say_what_the_guard_decided_about_each_claim(
     assert cells["over-inference stored as stated (share)"] == [f"{len(leaked)} ({share})"]
     _many_sets_print_whole(row)
     out = tmp_path / "deep" / "claims-out.jsonl"
-    check_writable(out)
+    check_writable(out, "the per-claim rows")
     write_claim_rows(out, rows)
     back = [ClaimRow.model_validate_json(line) for line in out.read_text("utf-8").splitlines()]
     assert back == rows
@@ -589,10 +589,10 @@ def test_a_per_claim_file_that_cannot_be_written_fails_before_any_scoring(
     tmp_path: Path,
 ) -> None:
     with pytest.raises(InputError, match="is a directory"):
-        check_writable(tmp_path)
+        check_writable(tmp_path, "the per-claim rows")
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
     with pytest.raises(InputError, match="cannot write"):
-        check_writable(blocker / "rows.jsonl")
+        check_writable(blocker / "rows.jsonl", "the per-claim rows")
     with pytest.raises(InputError, match="cannot write"):
         write_claim_rows(blocker / "rows.jsonl", [])
