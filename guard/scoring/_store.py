@@ -62,7 +62,9 @@ class ProfileStore:
                 return p
         raise ProfileNotFoundError(
             f"no {mode.value} profile for writer model {writer_model!r} and prompt "
-            f"{prompt_version}; fit one with `mirage calibrate fit --writer-model {writer_model}`"
+            f"{prompt_version}; fit one with `mirage calibrate audit --writer-model "
+            f"{writer_model} --out V.jsonl` then `mirage calibrate fit --verdicts V.jsonl "
+            "--profile-dir DIR` (or `mirage calibrate job` for the configured writer)"
         )
 
     def save(self, profile: CalibrationProfile, directory: Path | None = None) -> Path:
@@ -71,9 +73,31 @@ class ProfileStore:
             raise ProfileError("no profile directory configured (set MIRAGE_PROFILE_DIR)")
         target.mkdir(parents=True, exist_ok=True)
         path = target / f"{profile.profile_id}.json"
+        _refuse_another_key(path, profile)
         # write then rename: a reload never reads half a file (the temporary name is no *.json)
         partial = target / f".{profile.profile_id}.json.partial"
         partial.write_text(profile.model_dump_json(indent=2), encoding="utf-8")
         os.replace(partial, path)
         self._add(profile)
         return path
+
+
+def _key(p: CalibrationProfile) -> tuple[ProfileMode, str | None, str | None]:
+    return p.mode, p.writer_model, p.prompt_version
+
+
+def _refuse_another_key(path: Path, profile: CalibrationProfile) -> None:
+    """A profile id maps ``/`` to ``__``, so two writer models ("org/m__x", "org__m/x") can share
+    a file name: never replace one model's profile with another's."""
+    if not path.is_file():
+        return
+    try:
+        there = CalibrationProfile.model_validate_json(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return  # not a profile (a broken one is replaced, as before)
+    if _key(there) != _key(profile):
+        raise ProfileError(
+            f"{path} holds the {there.mode.value} profile of writer model {there.writer_model!r} "
+            f"(prompt {there.prompt_version}), whose file name {profile.writer_model!r}'s "
+            "shares: refusing to replace it; keep this model's profiles in another directory"
+        )

@@ -87,6 +87,26 @@ def test_profile_ids_do_not_collide_across_models_and_modes() -> None:
     assert all("/" not in i for i in ids)  # usable as a file name
 
 
+def test_two_models_whose_ids_share_a_file_name_never_replace_each_other(tmp_path: Path) -> None:
+    """ "/" becomes "__" in an id: "org/m__x" and "org__m/x" share one. The second save used to
+    replace the first model's profile; it is refused now, and a refit of the same key is not."""
+    first, second = audit("org/m__x"), audit("org__m/x")
+    assert first.profile_id == second.profile_id
+    store = ProfileStore(tmp_path)
+    path = store.save(first)
+    with pytest.raises(ProfileError, match="refusing to replace it"):
+        store.save(second)
+    assert ProfileStore(tmp_path).for_writer("org/m__x", SEP, REF) == first
+    assert store.save(first.model_copy(update={"oi_threshold": 0.4})) == path  # a refit
+
+
+def test_the_missing_profile_message_names_commands_that_exist(tmp_path: Path) -> None:
+    with pytest.raises(ProfileNotFoundError) as info:
+        ProfileStore(tmp_path).for_writer(B, SEP, REF)
+    assert f"mirage calibrate audit --writer-model {B}" in str(info.value)
+    assert "calibrate fit --verdicts" in str(info.value)
+
+
 def test_unknown_id_and_missing_evidence_profile(tmp_path: Path) -> None:
     store = ProfileStore(tmp_path)
     with pytest.raises(ProfileNotFoundError):
