@@ -128,7 +128,9 @@ def cluster_bootstrap(
     seed: int = 0,
     also: Mapping[str, FloatArray] | None = None,
 ) -> dict[str, list[float]]:
-    """95 % percentile CIs for AUROC, precision and recall, resampling whole conversations;
+    """95 % percentile CIs for AUROC, precision and recall, resampling whole conversations (a
+    resample without both classes counts for none, one with no claim at or above ``threshold``
+    not for precision, which it leaves undefined);
     ``also``: other rankings of the same rows, whose AUROC CI comes as ``auroc_<name>`` from the
     same resamples."""
     rng = np.random.default_rng(seed)
@@ -147,7 +149,8 @@ def cluster_bootstrap(
         for name, q in others.items():
             stats[f"auroc_{name}"].append(float(roc_auc_score(yb, q[rows])))
         prec, rec = precision_recall_at(pb, yb, threshold)
-        stats["precision"].append(prec)
+        if (pb >= threshold).any():  # no claim above the threshold: precision is undefined
+            stats["precision"].append(prec)
         stats["recall"].append(rec)
     return {
         k: [float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))]

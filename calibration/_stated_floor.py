@@ -63,7 +63,7 @@ def floor_row(
     stated = Provenance.STATED
     as_stated = np.asarray([p is stated for p in pred], dtype=np.float64)
     is_stated = np.asarray([g is stated for g in gold], dtype=np.int64)
-    # the same figures the bootstrap resamples: 0.0 precision when nothing is stored as stated
+    # 0.0 precision when nothing is stored as stated; the bootstrap leaves such resamples out
     precision, recall = precision_recall_at(as_stated, is_stated, 0.5)
     ci = cluster_bootstrap(
         as_stated, is_stated, [e.conversation_id for e in examples], 0.5, n_boot=n_boot

@@ -118,6 +118,24 @@ def test_a_floor_row_counts_what_is_stored_as_stated_against_the_labels() -> Non
     assert 0.0 <= lo <= row.precision <= hi <= 1.0
 
 
+def test_a_perfect_precision_has_a_ci_at_one_however_few_are_stored() -> None:
+    """Resamples that store nothing as stated used to count as precision 0: 2 of 2 right
+    printed [0.000, 1.000]. Such a resample has no precision; the others all have 1.0."""
+    examples = [
+        _example("a", "Works as a nurse", "stated"),
+        _example("b", "Has two cats", "generated", conv="c2"),
+        _example("c", "Moved to Porto", "stated", conv="c3"),
+        _example("d", "Sleeps badly", "inferred", conv="c4"),
+        _example("e", "Is from Lisbon", "stated", conv="c5"),
+    ]
+    made = [Provenance.STATED, Provenance.GENERATED, Provenance.INFERRED]
+    made += [Provenance.INFERRED, Provenance.STATED]
+    decisions = {e.claim.claim_id: _decided(e, p) for e, p in zip(examples, made, strict=True)}
+    row = floor_row(0.9, examples, decisions, n_boot=200)
+    assert (row.stated, row.precision) == (2, 1.0)
+    assert row.precision_ci == (1.0, 1.0)
+
+
 def test_a_floor_row_with_nothing_stored_as_stated_has_zero_precision() -> None:
     examples = [_example("a", "Works as a nurse", "stated")]
     row = floor_row(0.9, examples, {"a": _decided(examples[0], Provenance.INFERRED)}, n_boot=20)
