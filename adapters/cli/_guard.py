@@ -30,6 +30,7 @@ from mirage_guard.calibration import (
     suite_table,
     write_begin,
 )
+from mirage_guard.guard import ReasonCode
 from mirage_guard.guard.errors import MirageError
 
 app = typer.Typer(help="Tag and evaluate with the guard.", no_args_is_help=True)
@@ -139,8 +140,26 @@ def guard_eval(
             chat_lines=chat_lines,
         )
     if as_json:
-        console.print_json(json.dumps(report.model_dump(mode="json")))
-        return
+        console.print_json(report.model_dump_json())  # NaN (no figure) as null
+    else:
+        _print_report(report)
+        _per_claim_written(per_claim, [report])
+    if writer_model and verdicts is None and _every_audit_failed(report):
+        typer.echo(
+            f"error: every self-audit call to {writer_model} failed (reason self_audit_failed on "
+            "each claim): these figures are the evidence-only guard failing closed, not a "
+            "measurement of this model's self-audit",
+            err=True,
+        )
+        raise typer.Exit(1)
+
+
+def _every_audit_failed(report: EvalReport) -> bool:
+    failed = report.by_reason.get(ReasonCode.SELF_AUDIT_FAILED.value)
+    return failed is not None and failed.n == report.n
+
+
+def _print_report(report: EvalReport) -> None:
     table = Table(
         title=escape(f"guard eval on {report.data} (n={report.n}, profile {report.profile_id})")
     )
@@ -181,7 +200,6 @@ def guard_eval(
     console.print(table)
     console.print(_confusion_table(report.confusion))
     console.print(_reason_table(report))
-    _per_claim_written(per_claim, [report])
 
 
 def _confusion_table(confusion: dict[str, dict[str, int]]) -> Table:
@@ -291,7 +309,7 @@ def guard_eval_suite(
     if markdown is not None:
         markdown.write_text(render_markdown(rows, command=command), encoding="utf-8")
     if json_out is not None:
-        payload = [r.model_dump(mode="json") for r in rows]
+        payload = [json.loads(r.model_dump_json()) for r in rows]  # NaN (no figure) as null
         json_out.write_text(json.dumps(payload, indent=1), encoding="utf-8")
     _per_claim_written(per_claim, [r.report for r in rows])
 
@@ -331,7 +349,7 @@ def guard_agreement(
             sets=only or (),
         )
     if as_json:
-        console.print_json(json.dumps(report.model_dump(mode="json")))
+        console.print_json(report.model_dump_json())  # NaN (no figure) as null
         return
     for table in agreement_tables(report):
         console.print(table)
@@ -416,7 +434,7 @@ def guard_diff(
     with _typed_errors():
         report = run_diff(before, after, group or (), moved_in or ())
     if as_json:
-        console.print_json(json.dumps(report.model_dump(mode="json")))
+        console.print_json(report.model_dump_json())  # NaN (no figure) as null
         return
     console.print(diff_table(report, per_set=per_set))
     if report.only_before or report.only_after:

@@ -7,12 +7,16 @@ audit` with every call failing emptied an existing verdicts file and exited 0.""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from mirage_guard.adapters.cli import app
 from tests.calibration.test_per_claim_cli import _small_set
+
+pytestmark = pytest.mark.slow  # guard eval loads the shipped models
 
 BEGIN_HEADER = "evidence\tprevious turn\tresponse\tgold label\tcoarse label\tfull label set\n"
 
@@ -72,3 +76,15 @@ def test_an_audit_where_every_call_failed_leaves_the_verdicts_file_as_it_was(
     for target, why in ((data / "claims.jsonl", "is an input"), (tmp_path, "is a directory")):
         code, said = _run(*audit, "--out", str(target))
         assert (code, why in said, "failed" in said) == (1, True, False), said
+
+
+def test_an_eval_whose_every_self_audit_failed_says_so_and_exits_1(tmp_path: Path) -> None:
+    """It printed a full report under exit 0 (and NaN, which is no JSON, with --json)."""
+    data = _small_set(tmp_path / "mine", conversations=1)
+    result = CliRunner().invoke(
+        app, ["guard", "eval", "--data", str(data), "--writer-model", "mock/nobody", "--json"]
+    )
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)  # valid JSON: a figure that cannot be computed is null
+    assert report["calibrated_share"] == 0.0
+    assert "every self-audit call to mock/nobody failed" in " ".join(result.stderr.split())
