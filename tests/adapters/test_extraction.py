@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from mirage_guard.adapters import Mem0PromptExtractor
 from mirage_guard.guard import Label, Role, Turn
 from mirage_guard.guard.errors import LLMOutputError
-from mirage_guard.adapters import Mem0PromptExtractor
 from mirage_guard.guard.extraction import CandidateExtractor, ExtractionOutput
 from mirage_guard.guard.llm import ScriptedLLM
 from mirage_guard.prompts import load_prompt
