@@ -138,6 +138,11 @@ class RunAnalysis(BaseModel):
     failures: list[FailureRow] = Field(
         default_factory=list, description="failed share per model called and stage"
     )
+    skipped_lines: list[str] = Field(
+        default_factory=list,
+        description="records lines that are not JSON records (records/KIND.jsonl:LINE), left "
+        "out of every figure; a file's torn last line is not listed",
+    )
 
 
 def _pct(x: float) -> float:
@@ -366,4 +371,5 @@ def analyse(run_dir: str | Path, *, matcher: SemanticMatcher | None = None) -> R
         failed_units=sum(1 for r in data.all if not r.ok),
         failures=failure_rows(data.all),
         judge_agreement=run_agreement(run_dir),
+        skipped_lines=[f"{s.path.relative_to(run.path)}:{s.line}" for s in run.skipped_lines],
     )

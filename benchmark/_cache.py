@@ -22,6 +22,7 @@ from typing import IO, Any
 import anyio
 from pydantic import BaseModel
 
+from mirage_guard.guard.errors import InputError
 from mirage_guard.guard.llm import Completion, LLMClient, Message, SamplingParams
 from mirage_guard.prompts import Prompt
 
@@ -112,7 +113,8 @@ class DiskCache:
 
     def __init__(self, directory: str | Path) -> None:
         self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
+        if self.directory.exists() and not self.directory.is_dir():
+            raise InputError(f"{self.directory} is a file, not a cache directory")
         self._index: dict[str, str] | None = None
         self._segment: IO[str] | None = None
 
@@ -120,11 +122,12 @@ class DiskCache:
         if self._index is None:
             index: dict[str, str] = {}
             for path in sorted(self.directory.glob("segment-*.jsonl")):
-                for line in path.read_text(encoding="utf-8").splitlines():
+                # b"\n" only: a completion's text may hold U+2028 or U+0085 unescaped
+                for line in path.read_bytes().split(b"\n"):
                     try:
-                        row = json.loads(line)
+                        row = json.loads(line.decode("utf-8"))
                         index[row["key"]] = json.dumps(row["completion"])
-                    except (json.JSONDecodeError, KeyError, TypeError):
+                    except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError):
                         continue
             self._index = index
         return self._index
@@ -148,6 +151,7 @@ class DiskCache:
     def put_json(self, key: str, body: str) -> None:
         index = self._load()
         if self._segment is None:
+            self.directory.mkdir(parents=True, exist_ok=True)  # on the first write, not before
             name = f"segment-{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}.jsonl"
             self._segment = (self.directory / name).open("a", encoding="utf-8")
         self._segment.write(f'{{"key":"{key}","completion":{body}}}\n')

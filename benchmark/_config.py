@@ -76,6 +76,15 @@ class RunConfig(BaseModel):
         return self
 
     @model_validator(mode="after")
+    def _models_are_distinct(self) -> RunConfig:
+        twice = sorted({m for m in self.models if self.models.count(m) > 1})
+        if twice:
+            raise ValueError(
+                f"subject model {twice[0]!r} is named twice: each model is ranked once"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _judge_is_independent(self) -> RunConfig:
         if self.judge in self.models:
             raise ValueError(f"the judge {self.judge!r} must not also be a subject model")

@@ -113,17 +113,28 @@ def write_jsonl(items: list[BlindItem], path: str | Path) -> None:
 
 
 def read_labels(path: str | Path) -> dict[str, Label]:
-    """item_id -> label from a JSONL file; rows without a label are skipped."""
+    """item_id -> label from a JSONL file; rows without a label are skipped. An item labelled
+    twice with different labels is an :class:`InputError` naming it (twice alike is one label)."""
     out: dict[str, Label] = {}
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    first_line: dict[str, int] = {}
+    # "\n" only: a claim's text may hold U+2028 or U+0085, which splitlines() would cut at
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").split("\n"), 1):
         if not line.strip():
             continue
         try:
             row = LabelRow.model_validate_json(line)
         except ValidationError as exc:
             raise InputError(f"{path}:{number}: {validation_message(exc)}") from exc
-        if row.label is not None:
-            out[row.item_id] = row.label
+        if row.label is None:
+            continue
+        earlier = out.get(row.item_id)
+        if earlier is not None and earlier is not row.label:
+            raise InputError(
+                f"{path}:{number}: item {row.item_id!r} is labelled {row.label.value} here and "
+                f"{earlier.value} on line {first_line[row.item_id]}"
+            )
+        out[row.item_id] = row.label
+        first_line.setdefault(row.item_id, number)
     return out
 
 
@@ -142,7 +153,19 @@ class AgreementReport(BaseModel):
     stereotype_fabricated_confusions: int = 0
 
 
-def compare(human: dict[str, Label], judge: dict[str, Label]) -> AgreementReport:
+def compare(
+    human: dict[str, Label], judge: dict[str, Label], *, allow_missing: bool = False
+) -> AgreementReport:
+    """Judge vs human on the items both labelled. A human-labelled item the judge has no label
+    for (a sample of another run, an edited id) is an :class:`InputError` naming it, unless
+    ``allow_missing`` (then it is counted in ``missing_in_judge``)."""
+    missing = sorted(set(human) - set(judge))
+    if missing and not allow_missing:
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        raise InputError(
+            f"item {missing[0]!r}{more} of the labelled sample has no judge label: "
+            "was the sample drawn from another run?"
+        )
     shared = sorted(set(human) & set(judge))
     if not shared:
         raise InputError("no labelled item of the sample has a judge label to compare with")
@@ -153,7 +176,7 @@ def compare(human: dict[str, Label], judge: dict[str, Label]) -> AgreementReport
         adjacent_disagreement_share=structure.adjacent_share,
         stereotype_fabricated_confusions=structure.stereotype_fabricated,
         n=result.n,
-        missing_in_judge=len(set(human) - set(judge)),
+        missing_in_judge=len(missing),
         accuracy=result.accuracy,
         kappa=result.kappa,
         accuracy_binary=result.accuracy_binary,

@@ -27,6 +27,8 @@ class ReportFiles(NamedTuple):
     html: Path
     leaderboard: Path
     plots: list[Path]
+    skipped_lines: tuple[str, ...] = ()
+    """Unreadable records lines left out of the figures (``records/KIND.jsonl:LINE``)."""
 
 
 def _fmt(x: float, digits: int = 1) -> str:
@@ -457,13 +459,19 @@ def _sections(a: RunAnalysis, run_dir: Path) -> list[tuple[str, str, list[str], 
 
 
 def _banner(a: RunAnalysis) -> str | None:
+    notes = []
     offline = a.manifest.offline_models
-    if not offline:
-        return None
-    return (
-        f"Models answered by the offline mock provider ({', '.join(offline)}): these "
-        "figures exercise the pipeline and are not measurements of any model."
-    )
+    if offline:
+        notes.append(
+            f"Models answered by the offline mock provider ({', '.join(offline)}): these "
+            "figures exercise the pipeline and are not measurements of any model."
+        )
+    if a.skipped_lines:
+        notes.append(
+            f"{len(a.skipped_lines)} unreadable records line(s) left out of every figure "
+            f"({', '.join(a.skipped_lines[:5])}{', ...' * (len(a.skipped_lines) > 5)})."
+        )
+    return " ".join(notes) or None
 
 
 def render_markdown(a: RunAnalysis, run_dir: Path, plot_files: dict[str, str]) -> str:
@@ -537,6 +545,12 @@ def write_report(
     *,
     matcher: SemanticMatcher | None = None,
 ) -> ReportFiles:
+    """Write the report of a run. A records line that is not a JSON record is left out of every
+    figure: silently when it is a file's last line (the torn line of a killed run), otherwise
+    named in ``ReportFiles.skipped_lines``, in ``analysis.json`` and in the report's banner. It
+    is a warning rather than a refusal because a killed run that was then resumed legitimately
+    leaves its torn line in the middle of the file (its unit redone further down); more such
+    lines than resumes mean a damaged file, and the warning says where."""
     run_path = Path(run_dir)
     analysis = analyse(run_path, matcher=matcher)
     target = Path(out_dir) if out_dir else run_path / "report"
@@ -559,4 +573,4 @@ def write_report(
         writer.writerow(LEADERBOARD_COLUMNS)
         writer.writerows(leaderboard_rows(analysis))
     (target / "analysis.json").write_text(analysis.model_dump_json(indent=2), encoding="utf-8")
-    return ReportFiles(md, page, board, plot_paths)
+    return ReportFiles(md, page, board, plot_paths, tuple(analysis.skipped_lines))

@@ -2,7 +2,9 @@
 
 Records are appended one line per finished unit and never rewritten. A run killed mid-way leaves
 at most one torn last line, which loading skips; resuming redoes only units without a final
-record, and the call cache answers every call that had already completed.
+record, and the call cache answers every call that had already completed. An unreadable line
+anywhere else is skipped too, but listed in :attr:`RunDirectory.skipped_lines` for the report to
+warn about.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -22,7 +24,7 @@ from mirage_guard.benchmark._capabilities import ParamsSent
 from mirage_guard.benchmark._config import RunConfig
 from mirage_guard.benchmark._guard_arm import GuardProfileRef
 from mirage_guard.benchmark._records import RECORD_TYPES, Record
-from mirage_guard.guard.errors import ConfigError, InputError
+from mirage_guard.guard.errors import ConfigError, InputError, validation_message
 from mirage_guard.prompts import available_prompts, load_prompt
 
 R = TypeVar("R", bound=Record)
@@ -95,6 +97,16 @@ def _with_facts(manifest: RunManifest, facts: dict[str, Any] | None) -> RunManif
 M = TypeVar("M", bound=BaseModel)
 
 
+class SkippedLine(NamedTuple):
+    """A records line that is not a JSON object and is not a file's last line."""
+
+    path: Path
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
 def latest_per_unit(rows: Iterable[dict[str, Any]], record_type: type[M]) -> list[M]:
     """Rows that validate as ``record_type``, the last one of each ``unit`` winning."""
     by_unit: dict[str, M] = {}
@@ -112,6 +124,7 @@ class RunDirectory:
         self.path = Path(path)
         self.records_dir = self.path / "records"
         self._handles: dict[str, IO[str]] = {}
+        self._skipped: dict[Path, list[int]] = {}
 
     @property
     def manifest_path(self) -> Path:
@@ -125,9 +138,27 @@ class RunDirectory:
         return self.manifest_path.is_file()
 
     def read_manifest(self) -> RunManifest:
+        """The run's manifest; a persona-collapse run, or any manifest of another shape, is an
+        :class:`InputError` saying so."""
         if not self.exists():
             raise InputError(f"{self.path} is not a benchmark run directory (no manifest.json)")
-        return RunManifest.model_validate_json(self.manifest_path.read_text(encoding="utf-8"))
+        text = self.manifest_path.read_text(encoding="utf-8")
+        try:
+            return RunManifest.model_validate_json(text)
+        except ValidationError as exc:
+            try:
+                study = json.loads(text).get("study")
+            except (ValueError, AttributeError):
+                study = None
+            if study == "persona-collapse":
+                raise InputError(
+                    f"{self.path} holds a persona-collapse run, not a MirageBench run "
+                    "(see mirage bench collapse --help)"
+                ) from exc
+            raise InputError(
+                f"{self.path} is not a MirageBench run: {self.manifest_path.name}: "
+                f"{validation_message(exc)}"
+            ) from exc
 
     def open(
         self,
@@ -139,7 +170,8 @@ class RunDirectory:
     ) -> RunManifest:
         """``facts``: further manifest fields known at start (persona and profile hashes)."""
         """Start a new run here, or resume the one here if its config is the same."""
-        self.records_dir.mkdir(parents=True, exist_ok=True)
+        if self.path.exists() and not self.path.is_dir():
+            raise InputError(f"{self.path} is a file, not a run directory")
         if self.exists():
             manifest = self.read_manifest()
             if manifest.config_hash != config.config_hash():
@@ -171,6 +203,10 @@ class RunDirectory:
                 params_sent=params_sent or {},
             )
             manifest = _with_facts(manifest, facts)
+        try:
+            self.records_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"cannot create the run directory {self.path}: {exc}") from exc
         tmp = self.manifest_path.with_suffix(".tmp")
         tmp.write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
         tmp.replace(self.manifest_path)
@@ -196,16 +232,40 @@ class RunDirectory:
             handle.close()
         self._handles.clear()
 
+    @property
+    def skipped_lines(self) -> list[SkippedLine]:
+        """Lines skipped by the reads so far because they are not JSON objects, other than a
+        file's last line (the torn line a killed run leaves, skipped without a word). One such
+        line per resume of a killed run is expected (its unit was redone); more means the file
+        was damaged, and every figure was computed without the records those lines held."""
+        return [SkippedLine(p, n) for p, numbers in sorted(self._skipped.items()) for n in numbers]
+
     def _raw_lines(self, kind: str) -> list[dict[str, Any]]:
         path = self.records_dir / f"{kind}.jsonl"
         if not path.is_file():
             return []
         rows: list[dict[str, Any]] = []
-        for line in path.read_text(encoding="utf-8").splitlines():
+        skipped: list[int] = []
+        # split on b"\n" only: str.splitlines() also splits on U+2028, U+0085, ..., which JSON
+        # leaves unescaped inside a model's text, and would cut such a record in two
+        lines = path.read_bytes().split(b"\n")
+        if lines[-1] == b"":
+            lines.pop()
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
             try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue  # a torn line from a killed run
+                row = json.loads(line.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError):
+                row = None
+            if isinstance(row, dict):
+                rows.append(row)
+            elif number < len(lines):
+                skipped.append(number)
+            # else: the torn last line of a killed run
+        self._skipped.pop(path, None)
+        if skipped:
+            self._skipped[path] = skipped
         return rows
 
     def records(self, record_type: type[R]) -> list[R]:

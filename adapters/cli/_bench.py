@@ -9,10 +9,18 @@ from typing import Annotated
 
 import anyio
 import typer
+from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from mirage_guard.adapters.cli._collapse import app as collapse_app
+from mirage_guard.adapters.cli._collapse import (
+    check_sample_out,
+    fail,
+    invalid_options,
+    runtime_options,
+)
 from mirage_guard.benchmark import (
     BenchmarkRun,
     ClaimUnits,
@@ -247,10 +255,12 @@ def run(
             accum_policies=list(RetentionPolicy),
             families=_families(family),
         )
+    except ValidationError as exc:
+        fail(invalid_options(exc))
     except (ValueError, MirageError) as exc:
-        raise typer.BadParameter(str(exc)) from exc
+        fail(str(exc))
     shared_base, per_model_base = parse_api_bases(api_base)
-    options = RuntimeOptions(
+    options = runtime_options(
         concurrency=concurrency,
         judge_concurrency=judge_concurrency,
         api_base=shared_base,
@@ -267,20 +277,19 @@ def run(
         raise typer.Exit(2)
     target = run_dir or Path("runs") / datetime.now(UTC).strftime("bench-%Y%m%d-%H%M%S")
     everyone = [*config.models, config.judge]
-    runner = BenchmarkRun(
-        config,
-        target,
-        provider=provider_for(options),
-        options=options,
-        cache_dir=cache_dir,
-        progress=RichProgress() if progress else None,
-        offline_models=[m for m in everyone if is_offline(m)],
-    )
     try:
+        runner = BenchmarkRun(
+            config,
+            target,
+            provider=provider_for(options),
+            options=options,
+            cache_dir=cache_dir,
+            progress=RichProgress() if progress else None,
+            offline_models=[m for m in everyone if is_offline(m)],
+        )
         summary = anyio.run(runner.run)
     except MirageError as exc:
-        console.print(f"[red]error:[/] {exc}")
-        raise typer.Exit(1) from exc
+        fail(str(exc))
     _print_summary(summary)
     console.print(f"report: mirage bench report {target}")
 
@@ -292,13 +301,25 @@ def report(
         Path | None, typer.Option(help="output directory (default RUN_DIR/report)")
     ] = None,
 ) -> None:
-    """Markdown + one self-contained HTML page with plots + a leaderboard CSV."""
+    """Markdown + one self-contained HTML page with plots + a leaderboard CSV. A damaged
+    records line (not a file's torn last line) is named in a warning and left out."""
 
     try:
         files = write_report(run_dir, out)
     except MirageError as exc:
-        console.print(f"[red]error:[/] {exc}")
-        raise typer.Exit(1) from exc
+        fail(str(exc))
+    for line in files.skipped_lines:
+        console.print(
+            f"[yellow]warning:[/] {escape(str(run_dir / line))}: not a JSON record, "
+            "left out of every figure",
+            soft_wrap=True,
+        )
+    if files.skipped_lines:
+        console.print(
+            f"[yellow]warning:[/] {len(files.skipped_lines)} unreadable records line(s) skipped "
+            "(one per resume of a killed run is expected; more means a damaged file)",
+            soft_wrap=True,
+        )
     console.print(f"markdown:    {files.markdown}")
     console.print(f"html:        {files.html}")
     console.print(f"leaderboard: {files.leaderboard}")
@@ -313,12 +334,18 @@ def judge_sample(
     per_class: Annotated[int, typer.Option(help="claims per judge class")] = 100,
     seed: Annotated[int, typer.Option(help="sampling seed")] = 0,
     personas_file: Annotated[Path | None, typer.Option(help="personas JSONL")] = None,
+    overwrite: Annotated[
+        bool, typer.Option(help="replace --out if it exists (its labels are lost)")
+    ] = False,
 ) -> None:
     """A stratified blind sample (without the judge's labels) for human annotation."""
-
-    people = load_personas(personas_file) if personas_file else None
-    items = draw_sample(run_dir, per_class=per_class, seed=seed, personas=people)
-    write_jsonl(items, out)
+    check_sample_out(out, overwrite=overwrite)
+    try:
+        people = load_personas(personas_file) if personas_file else None
+        items = draw_sample(run_dir, per_class=per_class, seed=seed, personas=people)
+        write_jsonl(items, out)
+    except (MirageError, OSError) as exc:
+        fail(str(exc))
     console.print(
         f"{len(items)} claims written to {out}: fill in each 'label' "
         "(GROUNDED, INFERRED_REASONABLE, INFERRED_STEREOTYPE, FABRICATED), then run "
@@ -340,8 +367,11 @@ def judge_agreement(
 
     if (run_dir is None) == (judge_labels_file is None):
         raise typer.BadParameter("give exactly one of --run-dir or --judge-labels")
-    judge = judge_labels(run_dir) if run_dir else read_labels(judge_labels_file)  # type: ignore[arg-type]
-    result = compare(read_labels(labelled), judge)
+    try:
+        judge = judge_labels(run_dir) if run_dir else read_labels(judge_labels_file)  # type: ignore[arg-type]
+        result = compare(read_labels(labelled), judge)
+    except (MirageError, OSError) as exc:
+        fail(str(exc))
     table = Table(title=f"judge vs human on {result.n} claims")
     table.add_column("measure")
     table.add_column("value", justify="right")

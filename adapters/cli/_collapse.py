@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import anyio
 import typer
+from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from mirage_guard.benchmark import (
@@ -41,6 +43,48 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 console = Console()
+
+
+def fail(message: str) -> NoReturn:
+    """``error: message`` on one line (never wrapped, brackets printed as they are), exit 1."""
+    console.print(f"[red]error:[/] {escape(message)}", soft_wrap=True)
+    raise typer.Exit(1)
+
+
+def check_sample_out(out: Path, *, overwrite: bool) -> None:
+    """Refuse, before anything is drawn, a sample file that would replace a folder, or a file
+    whose hand-filled labels would be lost (unless ``overwrite``)."""
+    if out.is_dir():
+        fail(f"{out} is a directory: --out takes a file name")
+    if out.exists() and not overwrite:
+        fail(f"{out} exists (labels in it would be lost): pass --overwrite or another --out")
+
+
+_FLAG_OF = {
+    "mock_latency_s": "--mock-latency-ms",
+    "task_stop": "--stop",
+    "families": "--family",
+    "mapping": "--h-band/--e-band",
+}
+"""Fields of a run's config or options whose flag is not the field's name with dashes."""
+
+
+def invalid_options(exc: ValidationError) -> str:
+    """The first error of a config or options model, on one line, named by its flag."""
+    first = exc.errors()[0]
+    message = str(first["msg"]).removeprefix("Value error, ")
+    if not first["loc"]:
+        return message
+    field = str(first["loc"][0])
+    return f"{_FLAG_OF.get(field, '--' + field.replace('_', '-'))}: {message}"
+
+
+def runtime_options(**values: object) -> RuntimeOptions:
+    """The run's options, or one line naming the flag out of range, exit 1."""
+    try:
+        return RuntimeOptions.model_validate(values)
+    except ValidationError as exc:
+        fail(invalid_options(exc))
 
 
 def _split(values: list[str] | None) -> list[str]:
@@ -158,9 +202,11 @@ def run(
             mapping=PersonaThresholds(h_band=h_band, e_band=e_band),
             seed=seed,
         )
+    except ValidationError as exc:
+        fail(invalid_options(exc))
     except (ValueError, MirageError) as exc:
-        raise typer.BadParameter(str(exc)) from exc
-    options = RuntimeOptions(
+        fail(str(exc))
+    options = runtime_options(
         concurrency=concurrency,
         judge_concurrency=judge_concurrency,
         api_base=api_base,
@@ -193,8 +239,7 @@ def run(
         )
         summary = anyio.run(runner.run)
     except MirageError as exc:
-        console.print(f"[red]error:[/] {exc}")
-        raise typer.Exit(1) from exc
+        fail(str(exc))
     _print_summary(summary)
     console.print(f"report: mirage bench collapse report {target}")
 
@@ -219,8 +264,7 @@ def report(
             run_dir, out, thresholds=_thresholds(h_band, e_band), resamples=resamples
         )
     except MirageError as exc:
-        console.print(f"[red]error:[/] {exc}")
-        raise typer.Exit(1) from exc
+        fail(str(exc))
     console.print(f"markdown: {files.markdown}")
     console.print(f"html:     {files.html}")
     console.print(f"cells:    {files.leaderboard}")
@@ -232,14 +276,17 @@ def judge_sample(
     out: Annotated[Path, typer.Option(help="blind sample JSONL")] = Path("collapse_sample.jsonl"),
     per_persona: Annotated[int, typer.Option(help="answers per judged persona")] = 20,
     seed: Annotated[int, typer.Option(help="sampling seed")] = 0,
+    overwrite: Annotated[
+        bool, typer.Option(help="replace --out if it exists (its ratings are lost)")
+    ] = False,
 ) -> None:
     """A stratified blind sample of answers (no model, condition or judge score) to rate."""
+    check_sample_out(out, overwrite=overwrite)
     try:
         items = draw_blind_sample(run_dir, per_persona=per_persona, seed=seed)
-    except MirageError as exc:
-        console.print(f"[red]error:[/] {exc}")
-        raise typer.Exit(1) from exc
-    write_sample(items, out)
+        write_sample(items, out)
+    except (MirageError, OSError) as exc:
+        fail(str(exc))
     console.print(
         f"{len(items)} answers written to {out}: fill in 'persona' (Healer, Stoic, Technician, "
         "Enabler, Doomer) or 'H' and 'E' in [-1, 1], then run "
@@ -257,8 +304,7 @@ def judge_agreement(
     try:
         result = compare_ratings(read_ratings(rated), judge_ratings(run_dir))
     except MirageError as exc:
-        console.print(f"[red]error:[/] {exc}")
-        raise typer.Exit(1) from exc
+        fail(str(exc))
     table = Table(title=f"judge vs human on {result.n} answers")
     table.add_column("measure")
     table.add_column("value", justify="right")

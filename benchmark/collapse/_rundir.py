@@ -50,6 +50,8 @@ class CollapseRunDirectory(RunDirectory):
 
     def start(self, config: CollapseConfig, *, offline_models: list[str]) -> CollapseManifest:
         """Start a new run here, or resume the one here if its config and prompts are the same."""
+        if self.path.exists() and not self.path.is_dir():
+            raise InputError(f"{self.path} is a file, not a run directory")
         self.records_dir.mkdir(parents=True, exist_ok=True)
         if self.exists():
             manifest = self.read_collapse_manifest()

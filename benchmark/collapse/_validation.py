@@ -106,7 +106,8 @@ def read_ratings(
     """item_id -> rating from a JSONL file (``persona``, or ``H`` and ``E``); unrated rows are
     skipped. Given both, ``persona`` must agree with (H, E) under the thresholds."""
     out: dict[str, Rating] = {}
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    # "\n" only: an answer's text may hold U+2028 or U+0085, which splitlines() would cut at
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").split("\n"), 1):
         if not line.strip():
             continue
         try:
