@@ -156,7 +156,7 @@ class BaseGuardedMemory(ABC):
         closed with the memory, what is passed in stays open."""
         resources = AsyncExitStack()
         parts = compose(
-            settings or GuardSettings(),
+            settings or GuardSettings.from_env(),
             resources,
             writer_llm=writer_llm,
             guard=guard,
@@ -180,7 +180,7 @@ class BaseGuardedMemory(ABC):
     ) -> Self:
         """Like ``mem0.Memory.from_config``: your own Mem0 configuration (any vector store or
         embedder Mem0 supports) as the store, with the guard in front of it."""
-        s = settings or GuardSettings()
+        s = settings or GuardSettings.from_env()
         mem0 = _import_mem0(s.data_dir)
         resources = AsyncExitStack()
         backend = Mem0Backend(mem0.Memory.from_config(config_dict))  # the store: closed last

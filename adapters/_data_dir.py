@@ -14,6 +14,8 @@ import shutil
 import uuid
 from pathlib import Path
 
+from mirage_guard.guard.errors import ConfigError
+
 _PROBE_BYTES = 4096
 _MAX_FILES_CHECKED = 2000
 
@@ -49,4 +51,13 @@ def data_dir_problem(data_dir: Path, *, min_free_bytes: int) -> str | None:
     return None
 
 
-__all__ = ["data_dir_problem"]
+def usable(data_dir: Path) -> Path:
+    """``data_dir``, created if need be; a :class:`ConfigError` naming ``MIRAGE_DATA_DIR`` and
+    why when it cannot take writes (a file, a read-only or missing parent, a read-only file)."""
+    problem = data_dir_problem(data_dir, min_free_bytes=0)
+    if problem is not None:
+        raise ConfigError(f"MIRAGE_DATA_DIR: {problem}")
+    return Path(data_dir)
+
+
+__all__ = ["data_dir_problem", "usable"]

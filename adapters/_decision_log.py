@@ -48,13 +48,14 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import URL, CursorResult, Engine, make_url
-from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.exc import ArgumentError, IntegrityError, NoSuchModuleError, OperationalError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
 from mirage_guard.adapters._scope import DEFAULT_TENANT, MemoryScope
 from mirage_guard.adapters._time import as_utc
 from mirage_guard.guard import Action, Decision, Provenance, Reason, Role, Turn, as_reasons
 from mirage_guard.guard.errors import (
+    ConfigError,
     IdempotencyConflictError,
     IdempotencyInProgressError,
     InputError,
@@ -226,7 +227,13 @@ class DecisionLog:
 
     @classmethod
     def from_settings(cls, settings: GuardSettings | None = None) -> DecisionLog:
-        return cls((settings or GuardSettings()).resolved_database_url())
+        """The log at the settings' URL; one SQLAlchemy cannot open is a :class:`ConfigError`
+        naming ``MIRAGE_DATABASE_URL`` (its text names the scheme, never the password)."""
+        url = (settings or GuardSettings.from_env()).resolved_database_url()
+        try:
+            return cls(url)
+        except (ArgumentError, NoSuchModuleError) as exc:
+            raise ConfigError(f"MIRAGE_DATABASE_URL: SQLAlchemy cannot open it: {exc}") from exc
 
     @contextmanager
     def _session(self) -> Iterator[Session]:

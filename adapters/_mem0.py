@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 import anyio.to_thread
 
 from mirage_guard.adapters._backend import Item, MemoryBackend
+from mirage_guard.adapters._data_dir import usable
 from mirage_guard.adapters._embedding import Mem0Embedding
 from mirage_guard.adapters._mem0_history import SQLHistory, use_sql_history
 from mirage_guard.adapters._scope import MemoryScope
@@ -221,11 +222,19 @@ class Mem0Backend(MemoryBackend):
         """Embedded Mem0 under ``data_dir``. With ``embedder`` (the guard's MiniLM), Mem0 embeds
         through it, so a text the guard has just embedded is not embedded again.
         ``fast_commits`` applies :func:`tune_embedded_sqlite`."""
-        data_dir = Path(data_dir)
-        data_dir.mkdir(parents=True, exist_ok=True)
+        data_dir = usable(data_dir)
         mem0 = _import_mem0(data_dir)
         config = embedded_mem0_config(data_dir, collection=collection, model_path=model_path)
-        memory = mem0.Memory.from_config(config)
+        try:
+            memory = mem0.Memory.from_config(config)
+        except RuntimeError as exc:
+            if "already accessed" not in str(exc):
+                raise
+            raise ConfigError(
+                f"MIRAGE_DATA_DIR: the embedded store under {data_dir} is open in another "
+                "guarded memory (in this process or another): Qdrant's embedded mode allows "
+                "one; share that one, or give this one its own data directory"
+            ) from exc
         _use_embedder(memory, embedder)
         return cls(memory, fast_commits=fast_commits)
 
@@ -240,8 +249,7 @@ class Mem0Backend(MemoryBackend):
         embedder: Embedder | None = None,
     ) -> Mem0Backend:
         """Mem0 on PostgreSQL + pgvector at ``url``: one store for every replica."""
-        data_dir = Path(data_dir)
-        data_dir.mkdir(parents=True, exist_ok=True)
+        data_dir = usable(data_dir)
         mem0 = _import_mem0(data_dir)
         try:
             import psycopg_pool  # noqa: F401 - Mem0's pgvector needs the pool
@@ -271,7 +279,7 @@ class Mem0Backend(MemoryBackend):
         cls, settings: GuardSettings | None = None, *, embedder: Embedder | None = None
     ) -> Mem0Backend:
         """pgvector when ``vector_store_url`` is set, else embedded Qdrant in ``data_dir``."""
-        s = settings or GuardSettings()
+        s = settings or GuardSettings.from_env()
         if s.vector_store_url:
             return cls.pgvector(
                 s.vector_store_url,

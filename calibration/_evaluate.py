@@ -35,7 +35,7 @@ def build_eval_guard(
     """The guard an evaluation scores with; ``support_dir``: another claim-support model
     (default: ``MIRAGE_SUPPORT_DIR``, else the shipped one), whose profile ``profile_dir`` holds."""
     # resolved here: an explicit support_dir=None below would override MIRAGE_SUPPORT_DIR
-    support_dir = support_dir or GuardSettings().support_dir
+    support_dir = support_dir or GuardSettings.from_env().support_dir
     store = ProfileStore(profile_dir)
     if verdicts is not None and verdict_model and verdict_prompt:
         # per-model profile for the model that produced the verdicts; refused if absent

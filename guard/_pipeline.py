@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -36,7 +37,13 @@ from mirage_guard.guard._limits import RequestLimits, check_limits
 from mirage_guard.guard._observer import GuardObserver, NullObserver
 from mirage_guard.guard._policy import Policy
 from mirage_guard.guard._quotes import check_quotes, quote_links
-from mirage_guard.guard.errors import InputError, LLMError, LLMOutputError, ProfileError
+from mirage_guard.guard.errors import (
+    ConfigError,
+    InputError,
+    LLMError,
+    LLMOutputError,
+    ProfileError,
+)
 from mirage_guard.guard.evidence import (
     FEATURE_NAMES,
     Embedder,
@@ -67,6 +74,8 @@ EVIDENCE_ONLY = "evidence-only"
 _NULL_OBSERVER = NullObserver()
 LinkerThread = Literal["dedicated", "pool"]
 _R = TypeVar("_R")
+
+log = logging.getLogger("mirage.guard")
 
 
 class ActiveProfiles(NamedTuple):
@@ -233,8 +242,8 @@ class Guard:
         profiles: ProfileStore | None = None,
         linker_thread: LinkerThread = "dedicated",
     ) -> Guard:
-        s = settings or GuardSettings()
-        store = profiles or ProfileStore(s.profile_dir)
+        s = settings or GuardSettings.from_env()
+        store = profiles or ProfileStore(_profile_dir(s.profile_dir))
         writer_model = writer_llm.model if writer_llm else s.writer_model
         if writer_llm is None and s.writer_model and s.audit_mode is AuditMode.SEPARATE:
             writer_llm = create_llm(s.writer_model, api_base=s.writer_api_base)
@@ -491,6 +500,19 @@ class Guard:
         self._closed = True
         if self._linker_thread is not None:
             self._linker_thread.shutdown(wait=False)
+
+
+def _profile_dir(path: Path | None) -> Path | None:
+    """MIRAGE_PROFILE_DIR as given: a file there is a :class:`ConfigError`; a directory not
+    made yet (a calibration job may make it) is said in a warning, since a mistyped one leaves
+    every writer model on the evidence-only profile, uncalibrated, without another word."""
+    if path is not None and path.exists() and not path.is_dir():
+        raise ConfigError(f"MIRAGE_PROFILE_DIR: {path} is a file, not a directory of profiles")
+    if path is not None and not path.exists():
+        log.warning(
+            "MIRAGE_PROFILE_DIR %s does not exist: only the shipped profiles are used", path
+        )
+    return path
 
 
 def profile_embedders(embedder: Embedder) -> tuple[str, ...]:

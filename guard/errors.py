@@ -76,8 +76,11 @@ class LimitExceededError(InputError):
         super().__init__(f"request over the {limit} limit: {value} > {maximum}")
 
 
-class MemoryNotFoundError(MirageError, LookupError):
-    """No memory with that id is visible to the caller (unknown, deleted or another tenant's)."""
+class MemoryNotFoundError(MirageError, LookupError, ValueError):
+    """No memory with that id is visible to the caller (unknown, deleted or another tenant's).
+
+    Also a ``ValueError``: ``mem0.Memory.update`` / ``delete`` raise that for an unknown id, so
+    a caller's ``except ValueError`` keeps working with the drop-in."""
 
     def __init__(self, memory_id: str) -> None:
         self.memory_id = memory_id

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Self
 
-from pydantic import Field, SecretStr, ValidationInfo, field_validator
+from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mirage_guard.guard._domain import Action
 from mirage_guard.guard._policy import check_action
+from mirage_guard.guard.errors import ConfigError
 
 
 class AuditMode(StrEnum):
@@ -25,7 +26,21 @@ class AuditFailure(StrEnum):
 
 
 class GuardSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="MIRAGE_", env_file=None, extra="ignore")
+    # a timeout or a budget of inf (or NaN) is no setting: every number must be finite
+    model_config = SettingsConfigDict(
+        env_prefix="MIRAGE_", env_file=None, extra="ignore", allow_inf_nan=False
+    )
+
+    @classmethod
+    def from_env(cls) -> Self:
+        """The settings of the environment (``MIRAGE_*``); a value that is not valid is a
+        :class:`ConfigError` naming its variable, not a pydantic ``ValidationError``."""
+        try:
+            return cls()
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            name = f"MIRAGE_{str(first['loc'][0]).upper()}" if first["loc"] else "MIRAGE_*"
+            raise ConfigError(f"{name}: {first['msg']}") from exc
 
     data_dir: Path = Field(default=Path(".mirage"), description="where embedded stores live")
     min_free_bytes: int = Field(

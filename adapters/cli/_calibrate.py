@@ -110,7 +110,7 @@ StatedObjectiveOpt = Annotated[
 def _linker(support_dir: Path | None = None) -> EvidenceLinker:
     """The shipped linker, with the claim-support model of ``support_dir`` (default:
     ``MIRAGE_SUPPORT_DIR``) when one is given."""
-    return shipped_linker(support_dir=support_dir or GuardSettings().support_dir)
+    return shipped_linker(support_dir=support_dir or GuardSettings.from_env().support_dir)
 
 
 def _with_held_out(
@@ -195,7 +195,12 @@ def stated_floor_cmd(
         Path | None, typer.Option(help="conversations JSONL for conversation_id claims")
     ] = None,
     profile_dir: Annotated[
-        Path | None, typer.Option(help="directory with the profiles the guard runs with")
+        Path | None,
+        typer.Option(
+            help="directory with the profiles the guard runs with",
+            exists=True,
+            file_okay=False,
+        ),
     ] = None,
     support_dir: SupportDirOpt = None,
     verdicts: Annotated[
@@ -747,7 +752,9 @@ def _bench_models(run_dir: Path, model: list[str] | None, compare: bool) -> list
 
 @app.command("list")
 def list_profiles(
-    profile_dir: Annotated[Path | None, typer.Option(help="extra profile directory")] = None,
+    profile_dir: Annotated[
+        Path | None, typer.Option(help="extra profile directory", exists=True, file_okay=False)
+    ] = None,
 ) -> None:
     """Profiles the guard can use (shipped + PROFILE_DIR)."""
     table = Table(title="calibration profiles")

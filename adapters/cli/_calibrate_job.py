@@ -110,7 +110,7 @@ def job(
     Reads MIRAGE_WRITER_MODEL, MIRAGE_WRITER_API_BASE, MIRAGE_PROFILE_DIR, MIRAGE_AUDIT_MODE
     (must be 'separate') and MIRAGE_ADMIN_KEYS, like the sidecar it calibrates.
     """
-    settings = GuardSettings()
+    settings = GuardSettings.from_env()
     problems = job_problems(settings)
     if problems:
         for p in problems:

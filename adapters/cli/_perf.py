@@ -33,7 +33,7 @@ def _support_precision() -> str:
     from mirage_guard.guard import GuardSettings
     from mirage_guard.guard.evidence import resolve_precision
 
-    return resolve_precision(GuardSettings().support_precision)
+    return resolve_precision(GuardSettings.from_env().support_precision)
 
 
 @app.command("evidence")

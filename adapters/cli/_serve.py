@@ -52,7 +52,7 @@ def serve(
         mode = ExtractionMode(extraction)
     except ValueError as exc:
         raise typer.BadParameter("--extraction must be 'guard' or 'mem0'") from exc
-    settings = GuardSettings()
+    settings = GuardSettings.from_env()
     set_torch_threads(torch_threads)
     logging.basicConfig(
         level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"

@@ -43,7 +43,7 @@ def create_app(
     """The sidecar app. Components passed in stay the caller's; the rest is built (and closed)
     in the lifespan from ``settings``. ``reload_on_sighup`` (``mirage serve``; the main thread
     only): SIGHUP reloads the calibration profiles, like ``POST /v1/admin/profiles/reload``."""
-    s = settings or GuardSettings()
+    s = settings or GuardSettings.from_env()
     keys = s.tenant_keys()  # invalid MIRAGE_API_KEYS fails here, at startup
 
     @asynccontextmanager
