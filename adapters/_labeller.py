@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mirage_guard.calibration import read_jsonl, write_whole
+from mirage_guard.calibration import LABEL_ALIASES, label_key, read_jsonl, write_whole
 from mirage_guard.guard import Label, Role
 from mirage_guard.guard.errors import InputError
 
@@ -36,7 +36,8 @@ SOURCED = frozenset({Label.GROUNDED, Label.INFERRED_REASONABLE})
 def read_claims(path: Path) -> list[dict[str, Any]]:
     """Every line of ``path`` as an object; an :class:`InputError` naming the line for anything
     the labeller cannot show (not JSON, not an object, no ``text``, no ``turns`` list, a
-    ``label`` that is not one of the four)."""
+    ``label`` that ``guard eval`` would not read: one of the four in any case, or the guard's
+    own tags "stated", "inferred", "generated")."""
     rows: list[dict[str, Any]] = []
     for n, row in read_jsonl(path):
         where = f"{path}:{n}"
@@ -52,8 +53,13 @@ def read_claims(path: Path) -> list[dict[str, Any]]:
                 "writes it, with an `id`, `role` and `content` per turn)"
             )
         label = row.get("label")
-        if label is not None and label not in Label.__members__:
-            raise InputError(f"{where}: label {label!r} is not one of {', '.join(Label)}")
+        if label is not None and not (
+            isinstance(label, str) and label_key(label) in Label.__members__
+        ):
+            raise InputError(
+                f"{where}: label {label!r} is not one of {', '.join(Label)} (any case) or "
+                f"{', '.join(LABEL_ALIASES).lower()}"
+            )
         rows.append(row)
     if not rows:
         raise InputError(f"{path}: no claim to label")

@@ -554,13 +554,48 @@ def render_markdown(s: PollutionSummary, regen: Regenerate, source: str) -> str:
     return "\n".join(lines)
 
 
+_HTML_SUFFIXES = frozenset({".html", ".htm"})
+_REPORT_SUFFIXES = _HTML_SUFFIXES | {".md", ".json"}
+
+
+def report_files(out: Path) -> ReportFiles:
+    """The three files ``--out`` names: ``out`` itself when it ends in .html or .htm, else
+    ``out`` with a .md or .json suffix replaced (or any other name kept whole) plus .html; the
+    .md and .json beside it. The three always differ: r.md gives r.html, r.md and r.json."""
+    stem = out.with_suffix("") if out.suffix.lower() in _REPORT_SUFFIXES else out
+
+    def beside(suffix: str) -> Path:
+        return stem.with_name(stem.name + suffix)
+
+    html_file = out if out.suffix.lower() in _HTML_SUFFIXES else beside(".html")
+    return ReportFiles(html_file, beside(".md"), beside(".json"))
+
+
+def check_report_out(out: Path) -> ReportFiles:
+    """The files ``out`` names, refused before anything is read when one of them is a
+    directory."""
+    files = report_files(out)
+    for path in (out, *files):
+        if path.is_dir():
+            raise InputError(f"{path} is a directory: --out takes a file name")
+    return files
+
+
 def write_report(s: PollutionSummary, out: Path, regen: Regenerate, source: str) -> ReportFiles:
-    """Write ``out`` (HTML) and the ``.md`` and ``.json`` next to it."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    files = ReportFiles(out, out.with_suffix(".md"), out.with_suffix(".json"))
-    files.html.write_text(render_html(s, regen, source), encoding="utf-8")
-    files.markdown.write_text(render_markdown(s, regen, source), encoding="utf-8")
-    files.json.write_text(s.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    """Write the HTML page, the Markdown and the JSON :func:`report_files` names; an
+    :class:`InputError` naming the file for one that cannot be written."""
+    files = check_report_out(out)
+    texts = (
+        render_html(s, regen, source),
+        render_markdown(s, regen, source),
+        s.model_dump_json(indent=2) + "\n",
+    )
+    for path, text in zip(files, texts, strict=True):
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"cannot write the report to {path}: {exc.strerror or exc}") from exc
     return files
 
 
@@ -589,15 +624,17 @@ def parse_when(text: str, now: datetime, *, end_of_day: bool = False) -> datetim
         raise InputError(f"{text!r} is not an ISO date/time or a span like 24h, 7d, 2w") from exc
 
 
-def open_decision_log(url: str) -> DecisionLog:
+def open_decision_log(
+    url: str, *, where_set: str = "--database-url, MIRAGE_DATABASE_URL or MIRAGE_DATA_DIR"
+) -> DecisionLog:
     """The decision log at ``url`` for reading; a missing SQLite file is an error (opening it
-    would create an empty one)."""
+    would create an empty one). ``where_set``: how the error says to point at another log."""
     parsed = make_url(url)
     db = parsed.database
     if parsed.get_backend_name() == "sqlite" and db and db != ":memory:" and not Path(db).exists():
-        raise ConfigError(
-            f"no decision log at {db}: set --database-url, MIRAGE_DATABASE_URL or MIRAGE_DATA_DIR"
-        )
+        folder = Path(db).parent
+        why = f" ({folder} is not a directory)" if folder.exists() and not folder.is_dir() else ""
+        raise ConfigError(f"no decision log at {db}{why}: set {where_set}")
     return DecisionLog(url)
 
 
@@ -644,6 +681,7 @@ def regenerate_commands(
 __all__ = [
     "Regenerate",
     "ReportFiles",
+    "check_report_out",
     "load_decisions",
     "mask_url",
     "open_decision_log",
@@ -651,6 +689,7 @@ __all__ = [
     "regenerate_commands",
     "render_html",
     "render_markdown",
+    "report_files",
     "summarize",
     "write_report",
 ]

@@ -32,6 +32,7 @@ from mirage_guard.calibration._claim_diff import (
 )
 from mirage_guard.calibration._cues import CueBaseline
 from mirage_guard.calibration._data import (
+    LABEL_ALIASES,
     Example,
     LabelledClaim,
     TextVariant,
@@ -39,6 +40,7 @@ from mirage_guard.calibration._data import (
     chat_lines,
     conversation_key,
     group_by_conversation,
+    label_key,
     load_examples,
     packaged,
     read_jsonl,
@@ -128,6 +130,7 @@ from mirage_guard.guard.evidence import resolve_precision
 
 __all__ = [
     "DEFAULT_FLOORS",
+    "LABEL_ALIASES",
     "AgreementReport",
     "AuthoredPair",
     "ClaimDiff",
@@ -185,6 +188,7 @@ __all__ = [
     "floor_row",
     "group_by_conversation",
     "is_never_stated",
+    "label_key",
     "labelled_set_pairs",
     "load_authored",
     "load_claim_rows",

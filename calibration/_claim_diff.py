@@ -19,17 +19,27 @@ from scipy.stats import binomtest
 
 from mirage_guard.calibration._data import read_models
 from mirage_guard.calibration._eval import ClaimRow, confusion_matrix, stored_as_fact
+from mirage_guard.guard import Provenance
 from mirage_guard.guard.errors import InputError
 
 ALL = "all"
+_PROVENANCES = tuple(p.value for p in Provenance)
 _Key = tuple[str, str]  # (set, claim_id)
 
 
 def load_claim_rows(path: Path) -> dict[_Key, ClaimRow]:
     """The rows of a ``--per-claim`` file by (set, claim id); an :class:`InputError` naming the
-    file and line for a row that is not one, or a claim given twice in a set."""
+    file and line for a row that is not one (a provenance that is none of the guard's three
+    included), or a claim given twice in a set."""
     out: dict[_Key, ClaimRow] = {}
     for n, row in read_models(path, ClaimRow, what="a --per-claim row"):
+        for field in ("expected", "provenance"):
+            value = getattr(row, field)
+            if value not in _PROVENANCES:
+                raise InputError(
+                    f"{path}:{n}: not a --per-claim row ({field}: {value!r} is not one of "
+                    f"{', '.join(_PROVENANCES)})"
+                )
         key = (row.set, row.claim_id)
         if key in out:
             raise InputError(f"{path}:{n}: claim {row.claim_id!r} of set {row.set!r} twice")

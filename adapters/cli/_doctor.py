@@ -8,18 +8,21 @@ Qdrant admits one process).
 from __future__ import annotations
 
 import json
+from contextlib import closing
 from typing import Annotated
 
 import anyio
 import typer
 from rich.console import Console
 from rich.table import Table
+from sqlalchemy.exc import SQLAlchemyError
 
 from mirage_guard.adapters._decision_log import DecisionLog
 from mirage_guard.adapters._doctor import DoctorReport, examine, repair
 from mirage_guard.adapters._mem0 import Mem0Backend
+from mirage_guard.adapters._pollution_report import mask_url, open_decision_log
 from mirage_guard.adapters._remote import RemoteMem0Backend
-from mirage_guard.guard.errors import MirageError
+from mirage_guard.guard.errors import ConfigError, MirageError
 from mirage_guard.guard.settings import GuardSettings
 
 app = typer.Typer(help="Check that the store is explained by the decision log.")
@@ -46,13 +49,15 @@ def doctor(
     ] = None,
 ) -> None:
     """Orphans (stored memories without a decision row), pending write intents and decision
-    rows whose memory is gone, per tenant. Exit code 1 while any problem remains."""
-    settings = GuardSettings()
+    rows whose memory is gone, per tenant. Exit code 1 while any problem remains, and when
+    there is no decision log to check against (nothing is created) or it cannot be read."""
+    settings = GuardSettings.from_env()
+    url = settings.resolved_database_url()
+    log = _open_log(url)  # before the store: a mistyped data dir creates nothing
     try:
-        report = anyio.run(_run, settings, fix, older_than)
-    except MirageError as exc:
-        console.print(f"[red]mirage doctor: {exc}[/red]")
-        raise typer.Exit(2) from exc
+        report = anyio.run(_run, settings, log, fix, older_than)
+    except SQLAlchemyError as exc:  # the server went away, a table it cannot read
+        raise _unreadable(url, exc) from exc
     if as_json:
         typer.echo(_json(report))
     else:
@@ -60,23 +65,40 @@ def doctor(
     raise typer.Exit(1 if report.problems else 0)
 
 
-async def _run(settings: GuardSettings, fix: bool, older_than: float | None) -> DoctorReport:
-    log = DecisionLog.from_settings(settings)
-    backend = (
-        RemoteMem0Backend(settings.upstream_url)
-        if settings.upstream_url
-        else Mem0Backend.from_settings(settings)
-    )
+def _open_log(url: str) -> DecisionLog:
+    """The deployment's decision log; a :class:`ConfigError` when there is none (a mistyped
+    MIRAGE_DATA_DIR, or a directory that was never served from) or it cannot be opened."""
     try:
-        if not fix:
-            return await examine(backend, log)
-        if older_than is None:
-            shared = log.engine.dialect.name != "sqlite"
-            older_than = settings.idempotency_lease_s if shared else 0.0
-        return await repair(backend, log, older_than_s=older_than)
-    finally:
-        await backend.aclose()
-        log.close()
+        return open_decision_log(url, where_set="MIRAGE_DATABASE_URL or MIRAGE_DATA_DIR")
+    except MirageError:
+        raise
+    except (SQLAlchemyError, ImportError) as exc:  # not a database, unknown dialect, no driver
+        raise _unreadable(url, exc) from exc
+
+
+def _unreadable(url: str, exc: Exception) -> ConfigError:
+    return ConfigError(f"cannot read the decision log at {mask_url(url)}: {type(exc).__name__}")
+
+
+async def _run(
+    settings: GuardSettings, log: DecisionLog, fix: bool, older_than: float | None
+) -> DoctorReport:
+    """The report (or the repair) on the store of ``settings``; ``log`` is closed at the end."""
+    with closing(log):
+        backend = (
+            RemoteMem0Backend(settings.upstream_url)
+            if settings.upstream_url
+            else Mem0Backend.from_settings(settings)
+        )
+        try:
+            if not fix:
+                return await examine(backend, log)
+            if older_than is None:
+                shared = log.engine.dialect.name != "sqlite"
+                older_than = settings.idempotency_lease_s if shared else 0.0
+            return await repair(backend, log, older_than_s=older_than)
+        finally:
+            await backend.aclose()
 
 
 def _json(report: DoctorReport) -> str:

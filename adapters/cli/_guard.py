@@ -46,7 +46,12 @@ SupportDirOpt = Annotated[
 ]
 
 
-ProfileDirOpt = Annotated[Path | None, typer.Option(help="directory with per-model profiles")]
+ProfileDirOpt = Annotated[
+    Path | None,
+    typer.Option(
+        help="directory with per-model profiles", exists=True, file_okay=False, dir_okay=True
+    ),
+]
 
 
 PerClaimOpt = Annotated[
@@ -413,7 +418,7 @@ def guard_diff(
         bool, typer.Option(help="a row per set (--no-per-set: only the groups and all)")
     ] = True,
     moved: Annotated[
-        int, typer.Option(help="also list up to this many claims whose provenance moved")
+        int, typer.Option(min=0, help="also list up to this many claims whose provenance moved")
     ] = 0,
     moved_in: Annotated[
         list[str] | None,

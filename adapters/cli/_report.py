@@ -4,6 +4,7 @@ label`` (labelling that sample at the terminal)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -25,6 +26,7 @@ from mirage_guard.adapters._labeller import (
     unlabelled,
 )
 from mirage_guard.adapters._pollution_report import (
+    check_report_out,
     load_decisions,
     mask_url,
     open_decision_log,
@@ -79,7 +81,7 @@ def _reading_log(database_url: str | None) -> Iterator[None]:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2) from exc
     except (SQLAlchemyError, ImportError) as exc:  # unreachable server, missing driver
-        where = mask_url(database_url or GuardSettings().resolved_database_url())
+        where = mask_url(database_url or GuardSettings.from_env().resolved_database_url())
         typer.echo(
             f"error: cannot read the decision log at {where}: {type(exc).__name__}", err=True
         )
@@ -90,7 +92,11 @@ def _reading_log(database_url: str | None) -> Iterator[None]:
 def report_pollution(
     database_url: DatabaseUrl = None,
     out: Annotated[
-        Path, typer.Option(help="HTML file to write; the .md and .json go next to it")
+        Path,
+        typer.Option(
+            help="HTML file to write; the .md and .json go next to it (r.html, r.md or r.json "
+            "all give r.html, r.md and r.json)"
+        ),
     ] = Path("pollution.html"),
     since: Since = None,
     until: Until = None,
@@ -105,8 +111,9 @@ def report_pollution(
 ) -> None:
     """Memory-pollution report from the decision log: HTML page, Markdown and JSON, with one
     line per writer model on its calibration profile's drift ("profile for M is stale since")."""
+    check_report_out(out)  # a folder as --out is refused before the log is read
     with _reading_log(database_url):
-        settings = GuardSettings()
+        settings = GuardSettings.from_env()
         url = database_url or settings.resolved_database_url()
         lo, hi = _window(since, until)
         rows = load_decisions(url, lo, hi)
@@ -160,7 +167,7 @@ def report_label_sample(
     them with `mirage guard eval --data FILE` and choose a floor with `mirage calibrate
     stated-floor --data FILE`. The file holds your users' messages: keep it as you keep the log."""
     with _reading_log(database_url):
-        url = database_url or GuardSettings().resolved_database_url()
+        url = database_url or GuardSettings.from_env().resolved_database_url()
         lo, hi = _window(since, until)
         check_out(out, overwrite=overwrite)
         log = open_decision_log(url)
@@ -220,7 +227,7 @@ def report_label(
         raise typer.Exit(code=2) from exc
     order = unlabelled(rows)  # this session's claims, in file order; [b]ack walks it back
     console = Console(highlight=False)
-    done = 0
+    done: set[int] = set()  # claims labelled this session (one relabelled after [b] counts once)
     k = 0
     try:
         while k < len(order):
@@ -235,7 +242,7 @@ def report_label(
                 k = max(k - 1, 0) if key == "b" else k + 1
                 continue
             if key not in ANSWERS:
-                console.print(f"answer one of: {_LABEL_PROMPT}")
+                console.print(f"answer one of: {escape(_LABEL_PROMPT)}")
                 continue
             label = ANSWERS[key]
             source = None
@@ -244,17 +251,17 @@ def report_label(
             try:
                 answer(rows[i], label, source or None)
             except InputError as exc:
-                console.print(f"[red]{escape(str(exc))}[/red]")
+                console.print(f"[red]{_shown(exc)}[/red]")
                 continue
             save(file, rows)
-            done += 1
+            done.add(i)
             k += 1
     except typer.Abort:  # end of input or Ctrl-C: every answer given is already in the file
         console.print()
     left = len(unlabelled(rows))
     then = "label the rest, then run" if left else "now run"
     typer.echo(
-        f"{done} labelled this session, {left} of {len(rows)} still unlabelled in {file}; "
+        f"{len(done)} labelled this session, {left} of {len(rows)} still unlabelled in {file}; "
         f"{then} `mirage guard eval --data {file}`"
     )
 
@@ -270,7 +277,24 @@ def _show_claim(console: Console, rows: list[dict[str, Any]], i: int, last: int)
         role = str(t.get("role", ""))
         style = "bold" if role == Role.USER.value else "dim"
         line = f"{t['id']}  {role:<9} {t.get('content', '')}"
-        console.print(f"[{style}]{escape(line)}[/{style}]")
+        console.print(f"[{style}]{_shown(line)}[/{style}]")
     if row.get("label") is not None:
-        console.print(f"labelled {row['label']} (source turn {row.get('source_turn_id')})")
-    console.print(f"[bold cyan]claim:[/bold cyan] {escape(row['text'])}")
+        shown = f"labelled {row['label']} (source turn {row.get('source_turn_id')})"
+        console.print(_shown(shown))
+    console.print(f"[bold cyan]claim:[/bold cyan] {_shown(row['text'])}")
+
+
+# C0 controls but tab and line feed, DEL, C1 controls, and the bidirectional overrides
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _shown(text: object) -> str:
+    """Text from the file as the terminal shows it: a control character (an ANSI escape, a
+    carriage return, a bidi override) written out as ``\\x1b`` or ``\\u202e`` and never sent
+    to the terminal, and Rich markup escaped."""
+
+    def spelled(m: re.Match[str]) -> str:
+        code = ord(m.group())
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+    return escape(_CONTROL.sub(spelled, str(text)))
