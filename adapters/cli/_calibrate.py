@@ -53,6 +53,7 @@ from mirage_guard.calibration import (
     train_half,
     train_support,
     write_pairs,
+    write_whole,
 )
 from mirage_guard.guard import GuardSettings, SelfAuditor
 from mirage_guard.guard.errors import InputError, MirageError
@@ -131,13 +132,25 @@ def _show_metrics(title: str, metrics: dict[str, float | list[float]]) -> None:
     console.print(table)
 
 
+SHIPPED_PROFILE = Path("guard/scoring/profiles/evidence-only.json")
+SHIPPED_SUPPORT = Path("guard/evidence/support_cross")
+
+
+def _in_checkout(out: Path, shipped: Path) -> None:
+    """The default ``--out`` regenerates a shipped file of the repository: refused anywhere but
+    a checkout's root (it made a stray ``guard/...`` tree in the user's directory)."""
+    if out == shipped and not shipped.parent.is_dir():
+        raise InputError(
+            f"--out defaults to the shipped {shipped}, which only a checkout of the repository "
+            "has: run this from its root to regenerate it, or pass --out"
+        )
+
+
 @app.command("fit-evidence")
 def fit_evidence(
     data: DataOpt = None,
     personas: PersonasOpt = None,
-    out: Annotated[Path, typer.Option(help="where to write the profile")] = Path(
-        "guard/scoring/profiles/evidence-only.json"
-    ),
+    out: Annotated[Path, typer.Option(help="where to write the profile")] = SHIPPED_PROFILE,
     split: Annotated[str, typer.Option(help="split to fit on")] = "train",
     eval_split: Annotated[str, typer.Option(help="split to report on")] = "dev",
     oi_objective: OiObjectiveOpt = "recall>=0.8",
@@ -155,6 +168,8 @@ def fit_evidence(
     On the train split it fits on the profile half only: the claim-support model learned from the
     other half, so its outputs are weighed as they come out on conversations it never saw.
     """
+    _in_checkout(out, SHIPPED_PROFILE)
+    check_writable(out, "the profile")
     path = data or packaged("claims.jsonl")
     try:
         linker = _linker(support_dir)
@@ -178,8 +193,9 @@ def fit_evidence(
     held_out = featurize(load_examples(path, personas=personas, split=eval_split), linker)
     scored = summarize_scores(profile, held_out)
     profile = _with_held_out(profile, eval_split, scored)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(profile.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    write_whole(
+        out, [profile.model_dump_json(indent=2)], "the profile"
+    )  # a reload never reads half
     _show_metrics(f"evidence-only profile -> {out}", dict(profile.metrics))
 
 
@@ -287,9 +303,7 @@ def stated_floor_cmd(
 
 @app.command("train-support")
 def train_support_cmd(
-    out: Annotated[Path, typer.Option(help="model folder to write")] = Path(
-        "guard/evidence/support_cross"
-    ),
+    out: Annotated[Path, typer.Option(help="model folder to write")] = SHIPPED_SUPPORT,
     data: DataOpt = None,
     personas: PersonasOpt = None,
     epochs: Annotated[int, typer.Option(help="passes over the pairs")] = TrainConfig().epochs,
@@ -400,6 +414,7 @@ def train_support_cmd(
     """Fine-tune the claim-support cross-encoder on the support half of the train split and the
     train side of the hand-written pairs (deterministic, 12-20 min on 2 idle cores); measure it on
     the pairs' test side. This made the shipped one."""
+    _in_checkout(out, SHIPPED_SUPPORT)
     try:
         resolve_precision(precision)
     except InputError as exc:
@@ -744,7 +759,10 @@ def _matcher(linker: EvidenceLinker) -> SemanticMatcher:
 def _bench_models(run_dir: Path, model: list[str] | None, compare: bool) -> list[str]:
     known = run_models(run_dir)
     if compare:
-        return list(model) if model else known
+        chosen = list(model) if model else known
+        if len(chosen) < 2:
+            raise InputError(f"--compare needs two models or more, not {', '.join(chosen)}")
+        return chosen
     if not model:
         raise InputError(f"give --model (one of: {', '.join(known)}) or --compare")
     return list(model)

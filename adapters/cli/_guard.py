@@ -129,6 +129,11 @@ def guard_eval(
 
     ``--data`` takes a claims file or a set folder (claims.jsonl + conversations.jsonl).
     """
+    if writer_model and verdicts:
+        raise typer.BadParameter(
+            "give --writer-model (live calls) or --verdicts (whose lines name their model), "
+            "not both"
+        )
     with _typed_errors():
         report = run_eval(
             data=data,

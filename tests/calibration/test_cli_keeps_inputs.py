@@ -88,3 +88,21 @@ def test_an_eval_whose_every_self_audit_failed_says_so_and_exits_1(tmp_path: Pat
     report = json.loads(result.stdout)  # valid JSON: a figure that cannot be computed is null
     assert report["calibrated_share"] == 0.0
     assert "every self-audit call to mock/nobody failed" in " ".join(result.stderr.split())
+
+
+def test_the_shipped_files_are_regenerated_only_from_a_checkout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run elsewhere, the default --out made a stray guard/... tree in the user's directory."""
+    monkeypatch.chdir(tmp_path)
+    for command in (["calibrate", "fit-evidence"], ["calibrate", "train-support", "--limit", "2"]):
+        code, said = _run(*command)
+        assert (code, "only a checkout of the repository has" in said) == (1, True), said
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_options_that_contradict_each_other_are_refused(tmp_path: Path) -> None:
+    verdicts = tmp_path / "v.jsonl"
+    verdicts.write_text("", "utf-8")
+    code, said = _run("guard", "eval", "--writer-model", "m", "--verdicts", str(verdicts))
+    assert (code, "not both" in said) == (2, True), said
