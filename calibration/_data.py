@@ -291,11 +291,18 @@ def load_examples(
     inline_personas: dict[str, str] = {}
     persona_path = personas or packaged("personas.jsonl")
     out: list[Example] = []
+    first_line: dict[str, int] = {}  # a claim's decision and its per-claim row go by its id
     for n, obj in read_jsonl(path):
         try:
             claim = LabelledClaim.model_validate(obj).variant(variant)
         except ValidationError as exc:
             raise InputError(f"{path}:{n}: {validation_message(exc)}") from exc
+        if claim.claim_id in first_line:
+            raise InputError(
+                f"{path}:{n}: claim_id {claim.claim_id!r} again (first on line "
+                f"{first_line[claim.claim_id]}): each claim needs its own id"
+            )
+        first_line[claim.claim_id] = n
         if split is not None and claim.split != split:
             continue
         if claim.turns is not None:

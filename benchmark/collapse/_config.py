@@ -69,6 +69,9 @@ class CollapseConfig(BaseModel):
     def _check(self) -> CollapseConfig:
         if self.judge in self.models:
             raise ValueError(f"the judge {self.judge!r} must not also be a subject model")
+        twice = sorted({m for m in self.models if self.models.count(m) > 1})
+        if twice:  # its cells would count twice in every figure over models
+            raise ValueError(f"subject model {twice[0]!r} is named twice: each model is rated once")
         if not self.conditions:
             raise ValueError("at least one condition")
         if any(m is not MemoryArm.NONE for m in self.memory) and (

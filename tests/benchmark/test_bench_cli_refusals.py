@@ -126,6 +126,14 @@ def test_run_refuses_a_model_named_twice(tmp_path: Path, models: list[str]) -> N
         RunConfig(models=["mock/x", "mock/x"], judge="mock/judge")
 
 
+def test_a_persona_collapse_run_refuses_a_model_named_twice(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    args = ["collapse", "run", "--models", "mock/a,mock/a", "--judge", "mock/j"]
+    line = _one_error_line(RUNNER.invoke(bench, [*args, "--run-dir", str(run_dir)]))
+    assert "'mock/a' is named twice" in line
+    assert _tree(tmp_path) == []
+
+
 # -- 3. bad input: one line, nothing left behind ----------------------------------------------
 
 

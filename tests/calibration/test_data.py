@@ -191,6 +191,18 @@ def test_conversations_that_reuse_turn_ids_are_not_merged(tmp_path: Path) -> Non
     assert by_id["b"].turns[0].content == "I repair vintage motorbikes."
 
 
+def test_a_claim_id_used_twice_is_refused_with_both_lines(tmp_path: Path) -> None:
+    """Within one conversation the guard said "duplicate candidate id" with no file or line;
+    across two, the file loaded and its per-claim rows were then refused by guard diff."""
+    for rows in (
+        [_inline("a", "Keeps bees", ALICE), _inline("a", "Has a roof", ALICE)],
+        [_inline("a", "Keeps bees", ALICE), _inline("a", "Repairs motorbikes", BOB)],
+    ):
+        claims = write(tmp_path / "c.jsonl", rows)
+        with pytest.raises(InputError, match=r"c\.jsonl:2: claim_id 'a' again \(first on line 1\)"):
+            load_examples(claims)
+
+
 def test_a_persona_id_names_the_conversation_but_groups_it_the_same(tmp_path: Path) -> None:
     rows = [_inline("a", "Keeps bees", ALICE), _inline("b", "Repairs motorbikes", BOB)]
     plain = load_examples(write(tmp_path / "plain.jsonl", rows))
