@@ -271,13 +271,12 @@ def stated_floor_cmd(
         )
     )
     table.caption = (
-        "stated: claims stored as stated facts; precision: the share of them labelled stated "
-        "(95 % CI over conversations); recall: of the claims labelled stated; generated / "
-        "inferred: claims so labelled stored as stated"
+        "stated: claims stored as stated facts; prec.: the share of them labelled stated "
+        "(95 % CI over conversations); recall: of the claims labelled stated; gen. / inf.: "
+        "claims labelled generated / inferred stored as stated; 3-way: 3-way accuracy"
     )
-    for column in ("floor", "stated", "precision", "95 % CI", "recall", "generated"):
-        table.add_column(column, justify="right", no_wrap=True)
-    for column in ("inferred", "3-way acc."):
+    # short headers: the rows fit an 80-column console whole (longer ones cut the floor to "0.…")
+    for column in ("floor", "stated", "prec.", "95 % CI", "recall", "gen.", "inf.", "3-way"):
         table.add_column(column, justify="right", no_wrap=True)
     for row in report.rows:
         lo, hi = row.precision_ci
@@ -777,7 +776,7 @@ def list_profiles(
     """Profiles the guard can use (shipped + PROFILE_DIR)."""
     table = Table(title="calibration profiles")
     for col in ("profile_id", "mode", "writer_model", "prompt", "AUROC (dev)", "threshold"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")  # a long id or model wraps, never cut to "…"
     for p in ProfileStore(profile_dir).all():
         auroc = p.metrics.get("dev_auroc")
         table.add_row(

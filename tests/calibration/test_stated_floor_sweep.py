@@ -249,6 +249,7 @@ def test_the_command_prints_the_rows_and_refuses_a_bad_floor_in_one_line(tmp_pat
     table = runner.invoke(app, [*base, "--floor", "0.9", "--target-precision", "1.0"])
     assert table.exit_code == 0, table.output
     said = " ".join(table.output.split())
+    assert "…" not in table.output  # every figure whole at 80 columns
     assert "stated floor on mine" in said
     assert "MIRAGE_STATED_MIN" in said or "no floor measured reaches" in said
     for bad in (["--floor", "1.5"], ["--target-precision", "0"]):
