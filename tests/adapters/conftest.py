@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -58,3 +59,33 @@ def build_memory(
         )
 
     return build
+
+
+# -- a label-sample file, as `mirage report label-sample` writes it (the labeller's tests)
+
+TURNS = [
+    {"id": "t1", "role": "user", "content": "I went climbing last weekend."},
+    {"id": "t2", "role": "assistant", "content": "Sounds fun! Where?"},
+    {"id": "t3", "role": "user", "content": "At the gym near my flat in Leeds."},
+]
+
+
+def _row(claim_id: str, text: str, label: str | None = None) -> dict[str, Any]:
+    """A line as `mirage report label-sample` writes it (with the fields it adds)."""
+    return {"claim_id": claim_id, "text": text, "label": label, "source_turn_id": None,
+            "turns": TURNS, "tenant": "acme", "user_id": "alice", "writer_model": "m",
+            "decided_at": "2026-12-06T10:00:00+00:00"}  # fmt: skip
+
+
+def _write(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def sample(tmp_path: Path) -> Path:
+    return _write(
+        tmp_path / "to_label.jsonl",
+        [_row("log-1", "Went climbing last weekend"), _row("log-2", "Lives in Leeds"),
+         _row("log-3", "Has two younger sisters")],
+    )  # fmt: skip

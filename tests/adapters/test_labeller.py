@@ -15,37 +15,11 @@ from mirage_guard.adapters.cli import app
 from mirage_guard.calibration import load_examples
 from mirage_guard.guard import Label
 from mirage_guard.guard.errors import InputError
-
-TURNS = [
-    {"id": "t1", "role": "user", "content": "I went climbing last weekend."},
-    {"id": "t2", "role": "assistant", "content": "Sounds fun! Where?"},
-    {"id": "t3", "role": "user", "content": "At the gym near my flat in Leeds."},
-]
-
-
-def _row(claim_id: str, text: str, label: str | None = None) -> dict[str, Any]:
-    """A line as `mirage report label-sample` writes it (with the fields it adds)."""
-    return {"claim_id": claim_id, "text": text, "label": label, "source_turn_id": None,
-            "turns": TURNS, "tenant": "acme", "user_id": "alice", "writer_model": "m",
-            "decided_at": "2026-12-06T10:00:00+00:00"}  # fmt: skip
-
-
-def _write(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
+from tests.adapters.conftest import TURNS, _row
 
 
 def _read(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-
-
-@pytest.fixture
-def sample(tmp_path: Path) -> Path:
-    return _write(
-        tmp_path / "to_label.jsonl",
-        [_row("log-1", "Went climbing last weekend"), _row("log-2", "Lives in Leeds"),
-         _row("log-3", "Has two younger sisters")],
-    )  # fmt: skip
 
 
 def _label(path: Path, keys: str, *args: str) -> Any:

@@ -18,6 +18,7 @@ from mirage_guard.adapters.cli import app
 from mirage_guard.calibration import load_examples
 from mirage_guard.calibration._eval import write_claim_rows
 from mirage_guard.guard import Label
+from tests.adapters.conftest import TURNS, _write
 from tests.calibration.test_claim_diff import AFTER, BEFORE
 from tests.fakes.mem0 import InMemoryStore
 
@@ -153,30 +154,10 @@ def test_report_out_that_cannot_be_written_is_one_line(tmp_path: Path, empty_log
 
 # -- mirage report label ----------------------------------------------------------------------
 
-TURNS = [
-    {"id": "t1", "role": "user", "content": "I went climbing last weekend."},
-    {"id": "t2", "role": "assistant", "content": "Sounds fun! Where?"},
-    {"id": "t3", "role": "user", "content": "At the gym near my flat in Leeds."},
-]
-
 
 def _claim(claim_id: str, text: str, label: str | None = None, turn: str | None = None) -> Any:
     return {"claim_id": claim_id, "text": text, "label": label, "source_turn_id": turn,
             "turns": TURNS}  # fmt: skip
-
-
-def _claims(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
-
-
-@pytest.fixture
-def sample(tmp_path: Path) -> Path:
-    return _claims(
-        tmp_path / "to_label.jsonl",
-        [_claim("log-1", "Went climbing last weekend"), _claim("log-2", "Lives in Leeds"),
-         _claim("log-3", "Has two younger sisters")],
-    )  # fmt: skip
 
 
 def test_an_unknown_key_lists_the_keys_with_their_brackets(sample: Path) -> None:
@@ -193,7 +174,7 @@ def test_an_unknown_key_lists_the_keys_with_their_brackets(sample: Path) -> None
 def test_labels_guard_eval_reads_are_read_by_the_labeller(
     tmp_path: Path, labels: tuple[str, str]
 ) -> None:
-    path = _claims(
+    path = _write(
         tmp_path / "mixed.jsonl",
         [_claim("c1", "Went climbing", labels[0], "t1"), _claim("c2", "Has sisters", labels[1]),
          _claim("c3", "Lives in Leeds")],
@@ -221,7 +202,7 @@ def test_control_characters_in_the_file_never_reach_the_terminal(tmp_path: Path)
         {"id": "t\x1b[2J", "role": "user", "content": "bell\x07"},
     ]
     row = {**_claim("c1", "Title \x1b]0;pwned\x07 here"), "turns": turns}
-    path = _claims(tmp_path / "ansi.jsonl", [row])
+    path = _write(tmp_path / "ansi.jsonl", [row])
     result = _run("report", "label", str(path), input="s\nt9\nq\n")
     assert result.exit_code == 0, result.output
     for control in ("\x1b", "\x07", "\r", "\u202e"):
