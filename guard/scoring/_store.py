@@ -98,6 +98,7 @@ def _refuse_another_key(path: Path, profile: CalibrationProfile) -> None:
     if _key(there) != _key(profile):
         raise ProfileError(
             f"{path} holds the {there.mode.value} profile of writer model {there.writer_model!r} "
-            f"(prompt {there.prompt_version}), whose file name {profile.writer_model!r}'s "
-            "shares: refusing to replace it; keep this model's profiles in another directory"
+            f"(prompt {there.prompt_version}), and the one of {profile.writer_model!r} would take "
+            "the same file name: refusing to replace it; keep this model's profiles in another "
+            "directory"
         )
