@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from mirage_guard.adapters._label_sample import check_out
 from mirage_guard.benchmark import (
     ProviderFactory,
     RunSummary,
@@ -35,7 +36,7 @@ from mirage_guard.benchmark.collapse import (
     write_collapse_report,
     write_sample,
 )
-from mirage_guard.guard.errors import MirageError
+from mirage_guard.guard.errors import InputError, MirageError
 from mirage_guard.guard.llm import LLMClient, missing_provider_keys
 
 app = typer.Typer(
@@ -52,12 +53,12 @@ def fail(message: str) -> NoReturn:
 
 
 def check_sample_out(out: Path, *, overwrite: bool) -> None:
-    """Refuse, before anything is drawn, a sample file that would replace a folder, or a file
-    whose hand-filled labels would be lost (unless ``overwrite``)."""
-    if out.is_dir():
-        fail(f"{out} is a directory: --out takes a file name")
-    if out.exists() and not overwrite:
-        fail(f"{out} exists (labels in it would be lost): pass --overwrite or another --out")
+    """``report label-sample``'s refusal, before anything is drawn (a folder, or a file whose
+    hand-filled labels would be lost unless ``overwrite``), as one line and exit 1."""
+    try:
+        check_out(out, overwrite=overwrite)
+    except InputError as exc:
+        fail(str(exc))
 
 
 _FLAG_OF = {
