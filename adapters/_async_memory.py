@@ -353,8 +353,10 @@ class AsyncGuardedMemory(BaseGuardedMemory):
             result = add_result(written, turns)
             await write.record(turns, written, writer_model, reply=result)
         log.info(
-            "guarded write: tenant=%s turns=%d decisions=%d written=%d",
-            self.tenant, len(turns), len(decisions), sum(1 for w in written if w.memory_id),
+            "guarded write: tenant=%s turns=%d decisions=%d written=%d already stored=%d",
+            self.tenant, len(turns), len(decisions),
+            sum(1 for w in written if w.memory_id and not w.already_stored),
+            sum(1 for w in written if w.already_stored),
         )  # fmt: skip
         return result
 

@@ -145,13 +145,20 @@ class KeyClaim:
         return self.token is None and self.response is None
 
 
+# fields of a DecisionSummary a decision row holds in other columns, or not at all (whether the
+# write found its fact already stored: the row's memory_id is that memory either way)
+NOT_COLUMNS: set[str] = {"text", "reasons", "already_stored"}
+
+
 class WrittenDecision(BaseModel):
-    """A decision and the id of the memory written for it (None when blocked)."""
+    """A decision and the id of the memory written for it (None when blocked), or of the memory
+    that already held the same fact (``already_stored``: nothing was written)."""
 
     model_config = ConfigDict(frozen=True)
 
     decision: Decision
     memory_id: str | None = None
+    already_stored: bool = False
 
 
 class LoggedDecision(BaseModel):
@@ -268,7 +275,7 @@ class DecisionLog:
                         created_at=now,
                         candidate_text=row.text,
                         reasons=[r.as_stored() for r in row.reasons],
-                        **row.model_dump(mode="json", exclude={"text", "reasons"}),
+                        **row.model_dump(mode="json", exclude=NOT_COLUMNS),
                     )
                 )
 

@@ -114,12 +114,15 @@ def present(item: Mapping[str, Any]) -> Item:
 def decision_summary(w: WrittenDecision) -> dict[str, Any]:
     """One guard decision as the ``decisions`` list of an add result shows it (JSON values;
     reasons as code, params and rendered text)."""
-    summary: dict[str, Any] = w.decision.summary(w.memory_id).model_dump(mode="json")
+    summary: dict[str, Any] = w.decision.summary(
+        w.memory_id, already_stored=w.already_stored
+    ).model_dump(mode="json")
     return summary
 
 
 def add_result(written: Sequence[WrittenDecision], turns: Sequence[Turn]) -> dict[str, Any]:
-    """``Memory.add``'s answer (``results``: what was written) plus ``decisions`` and ``turns``."""
+    """``Memory.add``'s answer (``results``: what was written, not a fact the scope already held)
+    plus ``decisions`` and ``turns``."""
     return {
         "results": [
             {
@@ -129,7 +132,7 @@ def add_result(written: Sequence[WrittenDecision], turns: Sequence[Turn]) -> dic
                 **w.decision.memory_metadata(),
             }
             for w in written
-            if w.memory_id
+            if w.memory_id and not w.already_stored
         ],
         "decisions": [decision_summary(w) for w in written],
         "turns": [{"id": t.id, "role": t.role.value} for t in turns],

@@ -22,7 +22,7 @@ import contextvars
 import json
 import uuid
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -34,6 +34,7 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from mirage_guard.adapters._backend import WRITE_KEY
 from mirage_guard.adapters._decision_log import (
+    NOT_COLUMNS,
     DecisionLog,
     WrittenDecision,
     _Base,
@@ -122,6 +123,8 @@ class WriteIntent(BaseModel):
     writer_model: str | None = None
     idempotency_key: str | None = None
     request_hash: str | None = None
+    # decision index -> the memory that already held that fact: nothing is written for it
+    existing: dict[int, str] = {}
     status: str = PENDING
     created_at: datetime | None = None
     note: str | None = None
@@ -136,6 +139,7 @@ class WriteIntent(BaseModel):
         decisions: Sequence[Decision],
         writer_model: str | None,
         call: IdempotentCall | None,
+        existing: Mapping[int, str] | None = None,
     ) -> WriteIntent:
         return cls(
             id=uuid.uuid4().hex,
@@ -146,14 +150,20 @@ class WriteIntent(BaseModel):
             writer_model=writer_model,
             idempotency_key=call.key if call else None,
             request_hash=call.request_hash if call else None,
+            existing=dict(existing or {}),
         )
 
     def write_key(self, index: int) -> str:
         return f"{self.id}/{index}"
 
     def planned_keys(self) -> dict[str, int]:
-        """Write key -> decision index, for every decision that stores a fact."""
-        return {self.write_key(i): i for i, d in enumerate(self.decisions) if d.status is not None}
+        """Write key -> decision index, for every decision that stores a fact (not one the scope
+        already held)."""
+        return {
+            self.write_key(i): i
+            for i, d in enumerate(self.decisions)
+            if d.status is not None and i not in self.existing
+        }
 
 
 class IntentLostError(IdempotencyConflictError):
@@ -224,6 +234,7 @@ class Outbox:
                         "turns": [t.model_dump(mode="json") for t in intent.turns],
                         "decisions": [d.model_dump(mode="json") for d in intent.decisions],
                         "writer_model": intent.writer_model,
+                        "existing": {str(i): m for i, m in intent.existing.items()},
                     },
                     created_at=datetime.now(UTC),
                 )
@@ -359,6 +370,7 @@ def _intent(row: _IntentRow) -> WriteIntent:
         turns=[Turn.model_validate(t) for t in p.get("turns", [])],
         decisions=[Decision.model_validate(d) for d in p.get("decisions", [])],
         writer_model=p.get("writer_model"),
+        existing={int(i): str(m) for i, m in (p.get("existing") or {}).items()},
         idempotency_key=row.idempotency_key,
         request_hash=row.request_hash,
         status=row.status,
@@ -384,7 +396,7 @@ def _decision_rows(
                 created_at=now,
                 candidate_text=row.text,
                 reasons=[r.as_stored() for r in row.reasons],
-                **row.model_dump(mode="json", exclude={"text", "reasons"}),
+                **row.model_dump(mode="json", exclude=NOT_COLUMNS),
             )
         )
     return rows

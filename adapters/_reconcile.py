@@ -77,7 +77,11 @@ async def resolve(
         keys = intent.planned_keys()
         ids = {keys[k]: str(items[0]["id"]) for k, items in found.items()}
         written = [
-            WrittenDecision(decision=d, memory_id=ids.get(i))
+            WrittenDecision(
+                decision=d,
+                memory_id=ids.get(i, intent.existing.get(i)),
+                already_stored=i in intent.existing,
+            )
             for i, d in enumerate(intent.decisions)
         ]
         call = (

@@ -37,6 +37,15 @@ from mirage_guard.guard.errors import BackendError, InputError
 
 log = logging.getLogger("mirage.memory")
 
+_REPEAT_NEIGHBOURS = 5  # of a fact's nearest stored items, compared for a repeat
+_CLOSING = ".!"
+
+
+def fact_key(text: str) -> str:
+    """A fact's text for spotting a repeat: case, runs of spaces and a closing full stop or
+    exclamation mark do not make another fact."""
+    return " ".join(text.split()).rstrip(_CLOSING).rstrip().casefold()
+
 
 class GuardedWrite:
     """Writes one call's decisions for ``tenant`` in ``scope``; undoes them if the block fails.
@@ -68,6 +77,7 @@ class GuardedWrite:
         self._start = 0.0
         self.intent: WriteIntent | None = None  # committed before the first store write
         self._index = 0  # of the next decision passed to store()
+        self._existing: dict[int, str] = {}  # decision index -> the memory already holding it
 
     async def __aenter__(self) -> Self:
         self._start = time.perf_counter()
@@ -94,21 +104,57 @@ class GuardedWrite:
         """Fail before the first write if the store is down (nothing to undo then)."""
         await self.backend.ping()
 
+    async def already_stored(self, decisions: Sequence[Decision]) -> dict[int, str]:
+        """Decision index -> id of a memory of this tenant and scope that holds the same fact
+        (the same text, but for case, spacing and a closing full stop) with the same status.
+        Mem0 skips such a repeat; a conversation sent again would otherwise store its facts
+        twice. The store's nearest items by meaning are compared, as Mem0 compares hashes."""
+        found: dict[int, str] = {}
+        for i, d in enumerate(decisions):
+            if d.status is None:
+                continue
+            filters = {
+                **self.scope.as_kwargs(),
+                TENANT_KEY: self.tenant,
+                "status": d.status.value,
+            }
+            items = await self.backend.search(
+                d.candidate.text, filters=filters, top_k=_REPEAT_NEIGHBOURS, threshold=0.5
+            )
+            key = fact_key(d.candidate.text)
+            same = [
+                str(it["id"])
+                for it in items
+                if it.get("id") and fact_key(str(it.get("memory", ""))) == key
+            ]
+            if same:
+                found[i] = same[0]
+        return found
+
     async def begin(
         self, turns: Sequence[Turn], decisions: Sequence[Decision], writer_model: str | None
     ) -> None:
-        """Commit the write intent (before any store write; nothing to do if nothing is
-        stored). An intent its idempotency key left behind (its writer died; this request now
-        holds the key) is removed first, so the re-run cannot store a fact twice."""
+        """Find the facts the scope already holds (:meth:`already_stored`: nothing is written
+        for them), then commit the write intent (before any store write; nothing to do if
+        nothing is stored). An intent its idempotency key left behind (its writer died; this
+        request now holds the key) is removed first, so the re-run cannot store a fact twice,
+        nor take the dead attempt's facts for ones stored before."""
         self._index = 0
-        if self.decision_log is None or all(d.status is None for d in decisions):
+        self._existing = {}
+        if all(d.status is None for d in decisions):
             return
         call = current_call()
-        outbox = outbox_for(self.decision_log)
-        if call is not None:
-            stale = await anyio.to_thread.run_sync(outbox.for_key, self.tenant, call.key)
+        if self.decision_log is not None and call is not None:
+            stale = await anyio.to_thread.run_sync(
+                outbox_for(self.decision_log).for_key, self.tenant, call.key
+            )
             if stale is not None:
                 await _remove_stale(self.backend, self.decision_log, stale)
+        self._existing = await self.already_stored(decisions)
+        if self.decision_log is None or all(
+            d.status is None or i in self._existing for i, d in enumerate(decisions)
+        ):
+            return
         intent = WriteIntent.plan(
             tenant=self.tenant,
             scope=self.scope,
@@ -116,9 +162,10 @@ class GuardedWrite:
             decisions=decisions,
             writer_model=writer_model,
             call=call,
+            existing=self._existing,
         )
         try:
-            await anyio.to_thread.run_sync(outbox.begin, intent)
+            await anyio.to_thread.run_sync(outbox_for(self.decision_log).begin, intent)
         except Exception as exc:  # database down or full: nothing was written yet
             raise BackendError(f"decision log write failed: {type(exc).__name__}") from exc
         self.intent = intent
@@ -129,6 +176,10 @@ class GuardedWrite:
         index, self._index = self._index, self._index + 1
         if decision.status is None:
             return WrittenDecision(decision=decision)
+        if index in self._existing:
+            return WrittenDecision(
+                decision=decision, memory_id=self._existing[index], already_stored=True
+            )
         role = "user" if decision.provenance is Provenance.STATED else "assistant"
         meta = {**self.caller_metadata, **decision.memory_metadata(), TENANT_KEY: self.tenant}
         if self.intent is not None:

@@ -261,7 +261,9 @@ class Decision(BaseModel):
     def status(self) -> MemoryStatus | None:
         return ACTION_TO_STATUS[self.action]
 
-    def summary(self, memory_id: str | None = None) -> DecisionSummary:
+    def summary(
+        self, memory_id: str | None = None, *, already_stored: bool = False
+    ) -> DecisionSummary:
         """This decision flattened for answers and logs (the one Decision -> row mapping)."""
         return DecisionSummary(
             candidate_id=self.candidate.id,
@@ -277,6 +279,7 @@ class Decision(BaseModel):
             calibrated=self.calibrated,
             reasons=self.reasons,
             memory_id=memory_id,
+            already_stored=already_stored,
         )
 
     def memory_metadata(self) -> dict[str, str | float | None]:
@@ -311,5 +314,8 @@ class DecisionSummary(BaseModel):
     calibrated: bool
     reasons: list[Reason]
     memory_id: str | None = None
+    # the same fact, with the same status, was in the scope already (as ``memory_id``): nothing
+    # was written for this decision (Mem0 skips such a repeat too)
+    already_stored: bool = False
 
     _reasons = field_validator("reasons", mode="before")(as_reasons)

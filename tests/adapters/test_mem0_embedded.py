@@ -210,3 +210,22 @@ def test_mem0s_wildcard_is_no_user_id(memory: GuardedMemory) -> None:
     for user, text in (("alice", "I like tea"), ("bob", "I like chess")):
         stored = memory.get_all(filters={"user_id": user})["results"]
         assert [r["memory"] for r in stored] == [text]
+
+
+def test_a_fact_sent_again_is_stored_once_on_real_qdrant(memory: GuardedMemory) -> None:
+    """The repeat is found through the store's own search (MiniLM vectors in Qdrant)."""
+    turns = [{"id": "t1", "role": "user", "content": "I keep bees on the roof."}]
+    first = memory.add(turns, user_id="alice", infer=False)
+    again = memory.add(turns, user_id="alice", infer=False)
+    assert again["results"] == []
+    assert again["decisions"][0]["already_stored"] is True
+    assert again["decisions"][0]["memory_id"] == first["results"][0]["id"]
+    memory.remember(turns, ["Keeps bees on the roof"], user_id="alice")
+    memory.remember(turns, ["keeps bees on the roof."], user_id="alice")
+    memory.add(turns, user_id="bob", infer=False)
+    alice = memory.get_all(filters={"user_id": "alice"})["results"]
+    assert sorted(r["memory"] for r in alice) == [
+        "I keep bees on the roof.",
+        "Keeps bees on the roof",
+    ]
+    assert len(memory.get_all(filters={"user_id": "bob"})["results"]) == 1
