@@ -2,13 +2,16 @@
 
 Registered lazily on the root CLI (``_main.LAZY_SUBAPPS``). It opens the store and the decision
 log from settings, like the sidecar: with the embedded stores, stop the sidecar first (embedded
-Qdrant admits one process).
+Qdrant admits one process). Its exit status tells a finding from trouble (:class:`DoctorExit`):
+a check it cannot run is its own one-line error with status 2, so the root group's handler,
+which gives 1 to every command, never sees it.
 """
 
 from __future__ import annotations
 
 import json
 from contextlib import closing
+from enum import IntEnum
 from typing import Annotated
 
 import anyio
@@ -22,11 +25,29 @@ from mirage_guard.adapters._doctor import DoctorReport, examine, repair
 from mirage_guard.adapters._mem0 import Mem0Backend
 from mirage_guard.adapters._pollution_report import mask_url, open_decision_log
 from mirage_guard.adapters._remote import RemoteMem0Backend
+from mirage_guard.adapters.cli._main import error_line, user_errors
 from mirage_guard.guard.errors import ConfigError, MirageError
 from mirage_guard.guard.settings import GuardSettings
 
-app = typer.Typer(help="Check that the store is explained by the decision log.")
+app = typer.Typer(
+    help="Check that the store is explained by the decision log.\n\n"
+    "Orphans (stored memories without a decision row), pending write intents and decision rows "
+    "whose memory is gone, per tenant.\n\n"
+    "Exit status: 0 when there is no problem; 1 while any problem remains (after --repair: one "
+    "it could not fix); 2 when it cannot check: no decision log where MIRAGE_DATABASE_URL or "
+    "MIRAGE_DATA_DIR point (nothing is created), a log it cannot read, a store it cannot open "
+    "or reach (one line error: ... on stderr), or a usage error."
+)
 console = Console()
+
+
+class DoctorExit(IntEnum):
+    """``mirage doctor``'s exit status. As for grep and diff, 2 is trouble, not a finding: a
+    script can tell "problems remain" from "could not check"."""
+
+    NO_PROBLEMS = 0
+    PROBLEMS_REMAIN = 1
+    CANNOT_CHECK = 2  # also click's status for a usage error (an unknown option, a bad value)
 
 
 @app.callback(invoke_without_command=True)
@@ -49,20 +70,31 @@ def doctor(
     ] = None,
 ) -> None:
     """Orphans (stored memories without a decision row), pending write intents and decision
-    rows whose memory is gone, per tenant. Exit code 1 while any problem remains, and when
-    there is no decision log to check against (nothing is created) or it cannot be read."""
-    settings = GuardSettings.from_env()
-    url = settings.resolved_database_url()
-    log = _open_log(url)  # before the store: a mistyped data dir creates nothing
+    rows whose memory is gone, per tenant; the exit status is a :class:`DoctorExit` (the help
+    text, in ``app``, says which is which)."""
     try:
-        report = anyio.run(_run, settings, log, fix, older_than)
-    except SQLAlchemyError as exc:  # the server went away, a table it cannot read
-        raise _unreadable(url, exc) from exc
+        report = _check(fix, older_than)
+    except user_errors() as exc:
+        typer.echo(error_line(exc), err=True)
+        raise typer.Exit(DoctorExit.CANNOT_CHECK.value) from exc
     if as_json:
         typer.echo(_json(report))
     else:
         _print(report, repaired=fix)
-    raise typer.Exit(1 if report.problems else 0)
+    status = DoctorExit.PROBLEMS_REMAIN if report.problems else DoctorExit.NO_PROBLEMS
+    raise typer.Exit(status.value)
+
+
+def _check(fix: bool, older_than: float | None) -> DoctorReport:
+    """The report (or the repair) on the deployment the settings name; one of
+    :func:`user_errors` when there is nothing to check against or it cannot be read."""
+    settings = GuardSettings.from_env()
+    url = settings.resolved_database_url()
+    log = _open_log(url)  # before the store: a mistyped data dir creates nothing
+    try:
+        return anyio.run(_run, settings, log, fix, older_than)
+    except SQLAlchemyError as exc:  # the server went away, a table it cannot read
+        raise _unreadable(url, exc) from exc
 
 
 def _open_log(url: str) -> DecisionLog:

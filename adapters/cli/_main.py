@@ -51,28 +51,55 @@ def one_line_summaries(command: Command) -> None:
         one_line_summaries(sub)
 
 
+INTERRUPTED = 130
+"""Exit status of a command stopped by Ctrl-C (128 + SIGINT, as a shell reports it)."""
+
+
+def user_errors() -> tuple[type[Exception], ...]:
+    """What goes wrong with the user's input rather than in the code: a typed error, a file that
+    cannot be read or written, a record of the wrong shape."""
+    from pydantic import ValidationError
+
+    from mirage_guard.guard.errors import MirageError
+
+    return (MirageError, OSError, ValidationError)
+
+
+def error_line(exc: Exception) -> str:
+    """One of :func:`user_errors` as the one line ``error: ...`` a command prints on stderr."""
+    from pydantic import ValidationError
+
+    from mirage_guard.guard.errors import MirageError, validation_message
+
+    if isinstance(exc, MirageError):
+        message = str(exc)
+    elif isinstance(exc, OSError):  # FileNotFoundError, IsADirectoryError, PermissionError, ...
+        message = f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc)
+    elif isinstance(exc, ValidationError):
+        message = f"not a valid {exc.title}: {validation_message(exc)}"
+    else:
+        message = str(exc)
+    return f"error: {message}"
+
+
 class _LazyGroup(TyperGroup):
     """A root group whose sub-apps are imported on first use, and that reports what goes wrong
     with the user's input in one line."""
 
     def invoke(self, ctx: Context) -> object:
-        """A typed error, a file that cannot be read or written, or a record of the wrong shape
-        is one line ``error: ...`` on stderr and exit status 1, not a traceback; anything else
-        (a bug) keeps its traceback."""
-        from pydantic import ValidationError
-
-        from mirage_guard.guard.errors import MirageError, validation_message
-
+        """One of :func:`user_errors` is one line ``error: ...`` on stderr and exit status 1,
+        not a traceback; anything else (a bug) keeps its traceback. Ctrl-C is the line
+        ``interrupted`` on stderr and exit status 130 (what a command keeps of the work done
+        before it is the command's to say: ``bench run`` again on the same ``--run-dir``
+        resumes, ``guard eval`` starts over)."""
         try:
             return super().invoke(ctx)
-        except MirageError as exc:
-            message = str(exc)
-        except OSError as exc:  # FileNotFoundError, IsADirectoryError, PermissionError, ...
-            message = f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc)
-        except ValidationError as exc:
-            message = f"not a valid {exc.title}: {validation_message(exc)}"
-        typer.echo(f"error: {message}", err=True)
-        raise typer.Exit(1)
+        except KeyboardInterrupt:
+            typer.echo("interrupted", err=True)
+            raise typer.Exit(INTERRUPTED) from None
+        except user_errors() as exc:
+            typer.echo(error_line(exc), err=True)
+            raise typer.Exit(1) from exc
 
     def list_commands(self, ctx: Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *LAZY_SUBAPPS})

@@ -27,9 +27,9 @@ def _run(*args: str, input: str | None = None) -> Result:
     return CliRunner().invoke(app, list(args), input=input)
 
 
-def _one_error_line(result: Result, *fragments: str) -> None:
-    """Exit 1 and a single ``error: ...`` line (no traceback) holding every fragment."""
-    assert result.exit_code == 1, result.output
+def _one_error_line(result: Result, *fragments: str, status: int = 1) -> None:
+    """Exit ``status`` and a single ``error: ...`` line (no traceback) holding every fragment."""
+    assert result.exit_code == status, result.output
     assert isinstance(result.exception, SystemExit), result.exception
     lines = result.output.strip().splitlines()
     assert len(lines) == 1, result.output
@@ -47,7 +47,9 @@ def test_doctor_on_a_mistyped_data_dir_refuses_and_creates_nothing(
     typo = tmp_path / "typo"
     monkeypatch.setenv("MIRAGE_DATA_DIR", str(typo))
     result = _run("doctor")
-    _one_error_line(result, f"no decision log at {typo / 'decisions.db'}", "MIRAGE_DATA_DIR")
+    _one_error_line(
+        result, f"no decision log at {typo / 'decisions.db'}", "MIRAGE_DATA_DIR", status=2
+    )
     assert not typo.exists()
 
 
@@ -56,7 +58,7 @@ def test_doctor_with_no_setting_does_not_create_a_store_in_the_working_directory
 ) -> None:
     monkeypatch.chdir(tmp_path)
     result = _run("doctor", "--json")
-    _one_error_line(result, "no decision log at")
+    _one_error_line(result, "no decision log at", status=2)
     assert list(tmp_path.iterdir()) == []  # no ./.mirage
 
 
@@ -81,7 +83,7 @@ def test_doctor_on_a_log_it_cannot_read_is_one_line(
         data.write_text("a file\n", encoding="utf-8")
     monkeypatch.setenv("MIRAGE_DATA_DIR", str(data))
     result = _run("doctor")
-    _one_error_line(result, fragment)
+    _one_error_line(result, fragment, status=2)  # cannot check: 2, not 1 (problems remain)
     assert not (data.is_dir() and (data / "qdrant").exists())  # the store was not opened
 
 
