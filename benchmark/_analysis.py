@@ -140,8 +140,9 @@ class RunAnalysis(BaseModel):
     )
     skipped_lines: list[str] = Field(
         default_factory=list,
-        description="records lines that are not JSON records (records/KIND.jsonl:LINE), left "
-        "out of every figure; a file's torn last line is not listed",
+        description="records lines left out of every figure, with why (records/KIND.jsonl:LINE: "
+        "not a JSON record, or not a valid KIND record (field: error)); a file's torn last line "
+        "is not listed",
     )
 
 
@@ -371,5 +372,7 @@ def analyse(run_dir: str | Path, *, matcher: SemanticMatcher | None = None) -> R
         failed_units=sum(1 for r in data.all if not r.ok),
         failures=failure_rows(data.all),
         judge_agreement=run_agreement(run_dir),
-        skipped_lines=[f"{s.path.relative_to(run.path)}:{s.line}" for s in run.skipped_lines],
+        skipped_lines=[
+            f"{s.path.relative_to(run.path)}:{s.line}: {s.reason}" for s in run.skipped_lines
+        ],
     )

@@ -28,7 +28,7 @@ class ReportFiles(NamedTuple):
     leaderboard: Path
     plots: list[Path]
     skipped_lines: tuple[str, ...] = ()
-    """Unreadable records lines left out of the figures (``records/KIND.jsonl:LINE``)."""
+    """Records lines left out of the figures, with why (``records/KIND.jsonl:LINE: WHY``)."""
 
 
 def _fmt(x: float, digits: int = 1) -> str:
@@ -469,7 +469,7 @@ def _banner(a: RunAnalysis) -> str | None:
     if a.skipped_lines:
         notes.append(
             f"{len(a.skipped_lines)} unreadable records line(s) left out of every figure "
-            f"({', '.join(a.skipped_lines[:5])}{', ...' * (len(a.skipped_lines) > 5)})."
+            f"({'; '.join(a.skipped_lines[:5])}{'; ...' * (len(a.skipped_lines) > 5)})."
         )
     return " ".join(notes) or None
 
@@ -547,7 +547,8 @@ def write_report(
 ) -> ReportFiles:
     """Write the report of a run. A records line that is not a JSON record is left out of every
     figure: silently when it is a file's last line (the torn line of a killed run), otherwise
-    named in ``ReportFiles.skipped_lines``, in ``analysis.json`` and in the report's banner. It
+    named with why in ``ReportFiles.skipped_lines``, in ``analysis.json`` and in the report's
+    banner; so is a JSON line that is not a valid record of its file's kind, wherever it is. It
     is a warning rather than a refusal because a killed run that was then resumed legitimately
     leaves its torn line in the middle of the file (its unit redone further down); more such
     lines than resumes mean a damaged file, and the warning says where."""

@@ -3,7 +3,8 @@
 Records are appended one line per finished unit and never rewritten. A run killed mid-way leaves
 at most one torn last line, which loading skips; resuming redoes only units without a final
 record, and the call cache answers every call that had already completed. An unreadable line
-anywhere else is skipped too, but listed in :attr:`RunDirectory.skipped_lines` for the report to
+anywhere else, and a JSON line that is not a valid record of its file's kind (wherever it is), is
+skipped too, but listed with the reason in :attr:`RunDirectory.skipped_lines` for the report to
 warn about.
 """
 
@@ -12,7 +13,6 @@ from __future__ import annotations
 import json
 import platform
 import sys
-from collections.abc import Iterable
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -97,26 +97,24 @@ def _with_facts(manifest: RunManifest, facts: dict[str, Any] | None) -> RunManif
 M = TypeVar("M", bound=BaseModel)
 
 
+NOT_JSON = "not a JSON record"
+
+
 class SkippedLine(NamedTuple):
-    """A records line that is not a JSON object and is not a file's last line."""
+    """A records line left out: not a JSON object (and not a file's last line), or a JSON object
+    that is not a valid record of its file's kind; ``reason`` says which."""
 
     path: Path
     line: int
+    reason: str = NOT_JSON
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}"
 
 
-def latest_per_unit(rows: Iterable[dict[str, Any]], record_type: type[M]) -> list[M]:
-    """Rows that validate as ``record_type``, the last one of each ``unit`` winning."""
-    by_unit: dict[str, M] = {}
-    for row in rows:
-        try:
-            record = record_type.model_validate(row)
-        except ValidationError:
-            continue
-        by_unit[str(row["unit"])] = record
-    return list(by_unit.values())
+class NumberedRow(NamedTuple):
+    line: int
+    row: dict[str, Any]
 
 
 class RunDirectory:
@@ -124,7 +122,8 @@ class RunDirectory:
         self.path = Path(path)
         self.records_dir = self.path / "records"
         self._handles: dict[str, IO[str]] = {}
-        self._skipped: dict[Path, list[int]] = {}
+        self._unreadable: dict[Path, list[SkippedLine]] = {}  # set by every read of the file
+        self._invalid: dict[Path, list[SkippedLine]] = {}  # set by every validating read
 
     @property
     def manifest_path(self) -> Path:
@@ -234,18 +233,24 @@ class RunDirectory:
 
     @property
     def skipped_lines(self) -> list[SkippedLine]:
-        """Lines skipped by the reads so far because they are not JSON objects, other than a
-        file's last line (the torn line a killed run leaves, skipped without a word). One such
-        line per resume of a killed run is expected (its unit was redone); more means the file
-        was damaged, and every figure was computed without the records those lines held."""
-        return [SkippedLine(p, n) for p, numbers in sorted(self._skipped.items()) for n in numbers]
+        """Lines skipped by the reads so far: those that are not JSON objects, other than a
+        file's last line (the torn line a killed run leaves, skipped without a word), and JSON
+        objects that are not valid records of their file's kind (a field of the wrong type or
+        missing, an object of another schema), wherever they are. One unreadable line per
+        resume of a killed run is expected (its unit was redone); more, or any invalid record,
+        means the file was damaged, and every figure was computed without those lines."""
+        found = [*self._unreadable.values(), *self._invalid.values()]
+        return sorted(s for lines in found for s in lines)
 
-    def _raw_lines(self, kind: str) -> list[dict[str, Any]]:
-        path = self.records_dir / f"{kind}.jsonl"
+    def _path(self, kind: str) -> Path:
+        return self.records_dir / f"{kind}.jsonl"
+
+    def _numbered_rows(self, kind: str) -> list[NumberedRow]:
+        path = self._path(kind)
         if not path.is_file():
             return []
-        rows: list[dict[str, Any]] = []
-        skipped: list[int] = []
+        rows: list[NumberedRow] = []
+        skipped: list[SkippedLine] = []
         # split on b"\n" only: str.splitlines() also splits on U+2028, U+0085, ..., which JSON
         # leaves unescaped inside a model's text, and would cut such a record in two
         lines = path.read_bytes().split(b"\n")
@@ -259,18 +264,41 @@ class RunDirectory:
             except (UnicodeDecodeError, json.JSONDecodeError):
                 row = None
             if isinstance(row, dict):
-                rows.append(row)
+                rows.append(NumberedRow(number, row))
             elif number < len(lines):
-                skipped.append(number)
+                skipped.append(SkippedLine(path, number))
             # else: the torn last line of a killed run
-        self._skipped.pop(path, None)
+        self._unreadable.pop(path, None)
         if skipped:
-            self._skipped[path] = skipped
+            self._unreadable[path] = skipped
         return rows
+
+    def _raw_lines(self, kind: str) -> list[dict[str, Any]]:
+        return [numbered.row for numbered in self._numbered_rows(kind)]
+
+    def read_latest(self, record_type: type[M], kind: str) -> list[M]:
+        """The latest valid record of each unit in ``records/<kind>.jsonl`` (a later line
+        supersedes an earlier). A JSON line that does not validate as ``record_type`` supersedes
+        nothing: it is a skipped line, named with its first validation error."""
+        path = self._path(kind)
+        by_unit: dict[str, M] = {}
+        invalid: list[SkippedLine] = []
+        for number, row in self._numbered_rows(kind):
+            try:
+                record = record_type.model_validate(row)
+            except ValidationError as exc:
+                why = f"not a valid {kind} record ({validation_message(exc)})"
+                invalid.append(SkippedLine(path, number, why))
+                continue
+            by_unit[str(row["unit"])] = record
+        self._invalid.pop(path, None)
+        if invalid:
+            self._invalid[path] = invalid
+        return list(by_unit.values())
 
     def records(self, record_type: type[R]) -> list[R]:
         """The latest record of each unit of this type (a later line supersedes an earlier)."""
-        return latest_per_unit(self._raw_lines(record_type.kind), record_type)
+        return self.read_latest(record_type, record_type.kind)
 
     def final_records(self, *, retry_failed: bool = False) -> dict[str, Record]:
         """Unit -> record, for every unit a resumed run must not redo (with ``retry_failed``:

@@ -302,7 +302,8 @@ def report(
     ] = None,
 ) -> None:
     """Markdown + one self-contained HTML page with plots + a leaderboard CSV. A damaged
-    records line (not a file's torn last line) is named in a warning and left out."""
+    records line (not a file's torn last line), or one that is not a valid record, is named
+    with why in a warning and left out."""
 
     try:
         files = write_report(run_dir, out)
@@ -310,8 +311,7 @@ def report(
         fail(str(exc))
     for line in files.skipped_lines:
         console.print(
-            f"[yellow]warning:[/] {escape(str(run_dir / line))}: not a JSON record, "
-            "left out of every figure",
+            f"[yellow]warning:[/] {escape(str(run_dir / line))}, left out of every figure",
             soft_wrap=True,
         )
     if files.skipped_lines:

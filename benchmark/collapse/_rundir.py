@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
-from mirage_guard.benchmark._rundir import RunDirectory, _now, latest_per_unit, package_versions
+from mirage_guard.benchmark._rundir import RunDirectory, _now, package_versions
 from mirage_guard.benchmark.collapse._config import CollapseConfig
 from mirage_guard.benchmark.collapse._records import COLLAPSE_RECORD_TYPES, CollapseRecord
 from mirage_guard.guard.errors import ConfigError, InputError
@@ -93,7 +93,7 @@ class CollapseRunDirectory(RunDirectory):
 
     def read(self, record_type: type[C]) -> list[C]:
         """The latest record of each unit of this type (a later line supersedes an earlier)."""
-        return latest_per_unit(self._raw_lines(record_type.kind), record_type)
+        return self.read_latest(record_type, record_type.kind)
 
     def final_units(self) -> dict[str, CollapseRecord]:
         done: dict[str, CollapseRecord] = {}

@@ -223,7 +223,7 @@ def test_report_warns_about_a_corrupt_middle_line(bench_run: Path, tmp_path: Pat
     assert warnings[1].startswith("warning: 1 unreadable records line(s) skipped")
     assert len(warnings) == 2
     analysis = json.loads((run_dir / "report" / "analysis.json").read_text(encoding="utf-8"))
-    assert analysis["skipped_lines"] == ["records/task.jsonl:2"]
+    assert analysis["skipped_lines"] == ["records/task.jsonl:2: not a JSON record"]
     assert "records/task.jsonl:2" in (run_dir / "report" / "report.md").read_text()
 
 
