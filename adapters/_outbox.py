@@ -123,8 +123,10 @@ class WriteIntent(BaseModel):
     writer_model: str | None = None
     idempotency_key: str | None = None
     request_hash: str | None = None
-    # decision index -> the memory that already held that fact: nothing is written for it
+    # decision index -> the memory that already held that fact, or -> the earlier decision of
+    # this write with the same fact: nothing is written for either
     existing: dict[int, str] = {}
+    repeats: dict[int, int] = {}
     status: str = PENDING
     created_at: datetime | None = None
     note: str | None = None
@@ -140,6 +142,7 @@ class WriteIntent(BaseModel):
         writer_model: str | None,
         call: IdempotentCall | None,
         existing: Mapping[int, str] | None = None,
+        repeats: Mapping[int, int] | None = None,
     ) -> WriteIntent:
         return cls(
             id=uuid.uuid4().hex,
@@ -151,6 +154,7 @@ class WriteIntent(BaseModel):
             idempotency_key=call.key if call else None,
             request_hash=call.request_hash if call else None,
             existing=dict(existing or {}),
+            repeats=dict(repeats or {}),
         )
 
     def write_key(self, index: int) -> str:
@@ -162,8 +166,15 @@ class WriteIntent(BaseModel):
         return {
             self.write_key(i): i
             for i, d in enumerate(self.decisions)
-            if d.status is not None and i not in self.existing
+            if d.status is not None and i not in self.existing and i not in self.repeats
         }
+
+    def held(self, written: Mapping[int, str]) -> dict[int, str]:
+        """Decision index -> the memory holding its fact, given the ids ``written`` for the
+        planned decisions: those plus the existing memories and the repeats' first ones."""
+        held = {**written, **self.existing}
+        held.update({i: written[j] for i, j in self.repeats.items() if j in written})
+        return held
 
 
 class IntentLostError(IdempotencyConflictError):
@@ -235,6 +246,7 @@ class Outbox:
                         "decisions": [d.model_dump(mode="json") for d in intent.decisions],
                         "writer_model": intent.writer_model,
                         "existing": {str(i): m for i, m in intent.existing.items()},
+                        "repeats": {str(i): j for i, j in intent.repeats.items()},
                     },
                     created_at=datetime.now(UTC),
                 )
@@ -371,6 +383,7 @@ def _intent(row: _IntentRow) -> WriteIntent:
         decisions=[Decision.model_validate(d) for d in p.get("decisions", [])],
         writer_model=p.get("writer_model"),
         existing={int(i): str(m) for i, m in (p.get("existing") or {}).items()},
+        repeats={int(i): int(j) for i, j in (p.get("repeats") or {}).items()},
         idempotency_key=row.idempotency_key,
         request_hash=row.request_hash,
         status=row.status,

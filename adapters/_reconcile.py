@@ -76,11 +76,12 @@ async def resolve(
     if complete and all(len(items) == 1 for items in found.values()):
         keys = intent.planned_keys()
         ids = {keys[k]: str(items[0]["id"]) for k, items in found.items()}
+        held = intent.held(ids)
         written = [
             WrittenDecision(
                 decision=d,
-                memory_id=ids.get(i, intent.existing.get(i)),
-                already_stored=i in intent.existing,
+                memory_id=held.get(i),
+                already_stored=i in intent.existing or i in intent.repeats,
             )
             for i, d in enumerate(intent.decisions)
         ]

@@ -78,6 +78,8 @@ class GuardedWrite:
         self.intent: WriteIntent | None = None  # committed before the first store write
         self._index = 0  # of the next decision passed to store()
         self._existing: dict[int, str] = {}  # decision index -> the memory already holding it
+        self._repeats: dict[int, int] = {}  # decision index -> the earlier one it repeats
+        self._written: dict[int, str] = {}  # decision index -> the memory written for it
 
     async def __aenter__(self) -> Self:
         self._start = time.perf_counter()
@@ -104,14 +106,28 @@ class GuardedWrite:
         """Fail before the first write if the store is down (nothing to undo then)."""
         await self.backend.ping()
 
-    async def already_stored(self, decisions: Sequence[Decision]) -> dict[int, str]:
-        """Decision index -> id of a memory of this tenant and scope that holds the same fact
-        (the same text, but for case, spacing and a closing full stop) with the same status.
-        Mem0 skips such a repeat; a conversation sent again would otherwise store its facts
-        twice. The store's nearest items by meaning are compared, as Mem0 compares hashes."""
+    async def already_stored(
+        self, decisions: Sequence[Decision]
+    ) -> tuple[dict[int, str], dict[int, int]]:
+        """The repeats among ``decisions``, for which nothing is written: decision index -> id
+        of a memory of this tenant and scope that holds the same fact (the same text, but for
+        case, spacing and a closing full stop) with the same status; and decision index -> the
+        earlier decision of this write with the same fact and status. Mem0 skips such a repeat;
+        a conversation sent again would otherwise store its facts twice. The store's nearest
+        items by meaning are compared, as Mem0 compares hashes."""
         found: dict[int, str] = {}
+        repeats: dict[int, int] = {}
+        first: dict[tuple[str, str], int] = {}  # (fact key, status) -> first index in this write
         for i, d in enumerate(decisions):
             if d.status is None:
+                continue
+            key = fact_key(d.candidate.text)
+            earlier = first.setdefault((key, d.status.value), i)
+            if earlier != i:
+                if earlier in found:
+                    found[i] = found[earlier]
+                else:
+                    repeats[i] = earlier
                 continue
             filters = {
                 **self.scope.as_kwargs(),
@@ -121,7 +137,6 @@ class GuardedWrite:
             items = await self.backend.search(
                 d.candidate.text, filters=filters, top_k=_REPEAT_NEIGHBOURS, threshold=0.5
             )
-            key = fact_key(d.candidate.text)
             same = [
                 str(it["id"])
                 for it in items
@@ -129,7 +144,7 @@ class GuardedWrite:
             ]
             if same:
                 found[i] = same[0]
-        return found
+        return found, repeats
 
     async def begin(
         self, turns: Sequence[Turn], decisions: Sequence[Decision], writer_model: str | None
@@ -140,7 +155,7 @@ class GuardedWrite:
         request now holds the key) is removed first, so the re-run cannot store a fact twice,
         nor take the dead attempt's facts for ones stored before."""
         self._index = 0
-        self._existing = {}
+        self._existing, self._repeats, self._written = {}, {}, {}
         if all(d.status is None for d in decisions):
             return
         call = current_call()
@@ -150,9 +165,10 @@ class GuardedWrite:
             )
             if stale is not None:
                 await _remove_stale(self.backend, self.decision_log, stale)
-        self._existing = await self.already_stored(decisions)
+        self._existing, self._repeats = await self.already_stored(decisions)
         if self.decision_log is None or all(
-            d.status is None or i in self._existing for i, d in enumerate(decisions)
+            d.status is None or i in self._existing or i in self._repeats
+            for i, d in enumerate(decisions)
         ):
             return
         intent = WriteIntent.plan(
@@ -163,6 +179,7 @@ class GuardedWrite:
             writer_model=writer_model,
             call=call,
             existing=self._existing,
+            repeats=self._repeats,
         )
         try:
             await anyio.to_thread.run_sync(outbox_for(self.decision_log).begin, intent)
@@ -176,10 +193,11 @@ class GuardedWrite:
         index, self._index = self._index, self._index + 1
         if decision.status is None:
             return WrittenDecision(decision=decision)
-        if index in self._existing:
-            return WrittenDecision(
-                decision=decision, memory_id=self._existing[index], already_stored=True
-            )
+        held = self._existing.get(index)
+        if index in self._repeats:  # an earlier decision of this write stored it
+            held = self._written.get(self._repeats[index])
+        if held is not None:
+            return WrittenDecision(decision=decision, memory_id=held, already_stored=True)
         role = "user" if decision.provenance is Provenance.STATED else "assistant"
         meta = {**self.caller_metadata, **decision.memory_metadata(), TENANT_KEY: self.tenant}
         if self.intent is not None:
@@ -192,6 +210,7 @@ class GuardedWrite:
             # e.g. an upstream that ignored infer=false and ran its own extraction
             raise BackendError(f"the store wrote {len(items)} items for one fact")
         self._statuses.append(decision.status.value)
+        self._written[index] = self.created[-1]
         return WrittenDecision(decision=decision, memory_id=self.created[-1])
 
     async def record(

@@ -220,8 +220,8 @@ def test_a_fact_sent_again_is_stored_once_on_real_qdrant(memory: GuardedMemory) 
     assert again["results"] == []
     assert again["decisions"][0]["already_stored"] is True
     assert again["decisions"][0]["memory_id"] == first["results"][0]["id"]
-    memory.remember(turns, ["Keeps bees on the roof"], user_id="alice")
-    memory.remember(turns, ["keeps bees on the roof."], user_id="alice")
+    memory.remember(turns, ["Keeps bees on the roof", "keeps bees on the roof."], user_id="alice")
+    memory.remember(turns, ["keeps bees on the roof"], user_id="alice")
     memory.add(turns, user_id="bob", infer=False)
     alice = memory.get_all(filters={"user_id": "alice"})["results"]
     assert sorted(r["memory"] for r in alice) == [

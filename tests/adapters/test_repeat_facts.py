@@ -103,14 +103,28 @@ async def test_a_repeat_and_a_new_fact_in_one_write(
     assert outbox_for(decision_log).pending() == []
 
 
+async def test_a_fact_said_twice_in_one_write_is_written_once(
+    build_memory: Build, store: InMemoryStore
+) -> None:
+    memory = build_memory()
+    result = await memory.remember(
+        TURNS, ["Keeps bees on the roof", "keeps bees on the roof."], user_id="alice"
+    )
+    [item] = result["results"]
+    assert [d["already_stored"] for d in result["decisions"]] == [False, True]
+    assert [d["memory_id"] for d in result["decisions"]] == [item["id"], item["id"]]
+    assert _texts(store) == ["Keeps bees on the roof"]
+
+
 async def test_an_intent_keeps_its_repeats_through_a_crash(
     build_memory: Build,
     store: InMemoryStore,
     decision_log: DecisionLog,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The intent names the repeats: reconciliation completes the write without looking for
-    them among its own store writes, and logs them with the memory that held them."""
+    """The intent names the repeats (of a stored fact, and of an earlier fact of the same
+    write): reconciliation completes the write without looking for them among its own store
+    writes, and logs them with the memory that holds their fact."""
     memory = build_memory()
     first = await memory.remember(TURNS, ["Keeps bees on the roof"], user_id="alice")
     held = first["results"][0]["id"]
@@ -127,15 +141,19 @@ async def test_an_intent_keeps_its_repeats_through_a_crash(
         m.setattr(Outbox, "complete", die)
         with pytest.raises(Killed):
             await memory.remember(
-                turns, ["Keeps bees on the roof", "Sister lives in Porto"], user_id="alice"
+                turns,
+                ["Keeps bees on the roof", "Sister lives in Porto", "Sister lives in Porto."],
+                user_id="alice",
             )
     [intent] = outbox_for(decision_log).pending()  # read back from the database
     assert intent.existing == {0: held}
+    assert intent.repeats == {2: 1}
     assert list(intent.planned_keys().values()) == [1]
     report = await reconcile(store, decision_log)
     assert len(report.completed) == 1
+    [porto] = [i for i in store.items if i != held]
     logged = decision_log.query("default", DecisionQuery(limit=10))
-    assert sorted(str(d.memory_id) for d in logged).count(held) == 2
+    assert sorted(str(d.memory_id) for d in logged) == sorted([held, held, porto, porto])
     assert len(store.items) == 2
 
 
@@ -146,13 +164,14 @@ def test_an_intent_written_before_repeats_existed_reads_back_without_any(
     box = outbox_for(decision_log)
     intent = WriteIntent.plan(
         tenant="t", scope=MemoryScope(user_id="a"), turns=[], decisions=[], writer_model=None,
-        call=None, existing={0: "m-1"},
+        call=None, existing={0: "m-1"}, repeats={2: 1},
     )  # fmt: skip
     box.begin(intent)
     with decision_log._session() as session:
         row = session.get(_IntentRow, intent.id)
         assert row is not None
         assert row.payload["existing"] == {"0": "m-1"}
-        row.payload = {k: v for k, v in row.payload.items() if k != "existing"}
+        assert row.payload["repeats"] == {"2": 1}
+        row.payload = {k: v for k, v in row.payload.items() if k not in ("existing", "repeats")}
     [loaded] = box.pending()
-    assert loaded.existing == {}
+    assert (loaded.existing, loaded.repeats) == ({}, {})
