@@ -17,8 +17,10 @@ A store has no transactions across items, so :class:`GuardedWrite` keeps two log
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import uuid
+import weakref
 from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
@@ -37,8 +39,30 @@ from mirage_guard.guard.errors import BackendError, InputError
 
 log = logging.getLogger("mirage.memory")
 
-_REPEAT_NEIGHBOURS = 5  # of a fact's nearest stored items, compared for a repeat
+_REPEAT_NEIGHBOURS = 20  # of a fact's nearest stored items, compared for a repeat
 _CLOSING = ".!"
+_SCOPE_KEYS = ("user_id", "agent_id", "run_id")
+# one lock per store, tenant and scope in this process: a write looks for repeats and stores its
+# facts under it, so the same fact sent twice at once is stored once (replicas can still race)
+_SCOPE_LOCKS: weakref.WeakValueDictionary[tuple[int, str, str], anyio.Lock] = (
+    weakref.WeakValueDictionary()
+)
+_SCOPE_LOCKS_GUARD = threading.Lock()
+
+
+def _scope_lock(backend: MemoryBackend, tenant: str, scope: MemoryScope) -> anyio.Lock:
+    key = (id(backend), tenant, scope.key())
+    with _SCOPE_LOCKS_GUARD:
+        lock = _SCOPE_LOCKS.get(key)
+        if lock is None:
+            lock = _SCOPE_LOCKS[key] = anyio.Lock()
+        return lock
+
+
+def _in_scope(item: Mapping[str, Any], scope: MemoryScope) -> bool:
+    """The item belongs to exactly ``scope``: a user's fact is not a session's copy of it (a
+    filter on ``user_id`` alone also finds the user's run- and agent-scoped items)."""
+    return all((item.get(k) or None) == getattr(scope, k) for k in _SCOPE_KEYS)
 
 
 def fact_key(text: str) -> str:
@@ -80,6 +104,7 @@ class GuardedWrite:
         self._existing: dict[int, str] = {}  # decision index -> the memory already holding it
         self._repeats: dict[int, int] = {}  # decision index -> the earlier one it repeats
         self._written: dict[int, str] = {}  # decision index -> the memory written for it
+        self._held: anyio.Lock | None = None  # the scope's lock, from begin() to the block's end
 
     async def __aenter__(self) -> Self:
         self._start = time.perf_counter()
@@ -91,6 +116,14 @@ class GuardedWrite:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        try:
+            await self._exit(exc)
+        finally:
+            if self._held is not None:
+                self._held.release()
+                self._held = None
+
+    async def _exit(self, exc: BaseException | None) -> None:
         if exc is None:
             if self.metrics:
                 self.metrics.on_stage("write", time.perf_counter() - self._start)
@@ -140,7 +173,9 @@ class GuardedWrite:
             same = [
                 str(it["id"])
                 for it in items
-                if it.get("id") and fact_key(str(it.get("memory", ""))) == key
+                if it.get("id")
+                and _in_scope(it, self.scope)
+                and fact_key(str(it.get("memory", ""))) == key
             ]
             if same:
                 found[i] = same[0]
@@ -158,6 +193,9 @@ class GuardedWrite:
         self._existing, self._repeats, self._written = {}, {}, {}
         if all(d.status is None for d in decisions):
             return
+        if self._held is None:
+            self._held = _scope_lock(self.backend, self.tenant, self.scope)
+            await self._held.acquire()
         call = current_call()
         if self.decision_log is not None and call is not None:
             stale = await anyio.to_thread.run_sync(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import anyio
 import pytest
 
 from mirage_guard.adapters import AsyncGuardedMemory
@@ -86,6 +87,39 @@ async def test_another_scope_tenant_status_or_text_is_written(
     quarantined = await memory.remember(TURNS, ["Has two sisters in Porto"], user_id="alice")
     assert quarantined["decisions"][0]["status"] == "quarantined"
     assert len(store.items) == 6
+
+
+async def test_a_session_copy_is_not_the_users_fact(
+    build_memory: Build, store: InMemoryStore
+) -> None:
+    """A filter on user_id alone also finds the user's run-scoped items: the fact said in a
+    session must not stop the user-level write, or deleting the session would delete the
+    user's only copy (found by a tester through the sidecar)."""
+    memory = build_memory()
+    await memory.add(TURNS, user_id="alice", run_id="session-1", infer=False)
+    long_term = await memory.add(TURNS, user_id="alice", infer=False)
+    assert len(long_term["results"]) == 1
+    await memory.delete_all(run_id="session-1")
+    left = await memory.get_all(filters={"user_id": "alice"})
+    assert [r["memory"] for r in left["results"]] == ["I keep bees on the roof."]
+    assert left["results"][0].get("run_id") is None
+
+
+async def test_the_same_fact_sent_at_once_is_stored_once(
+    build_memory: Build, store: InMemoryStore
+) -> None:
+    """Writes to one scope look for repeats and store under one lock in a process."""
+    memory = build_memory()
+    results: list[dict[str, Any]] = []
+
+    async def send() -> None:
+        results.append(await memory.add(TURNS, user_id="alice", infer=False))
+
+    async with anyio.create_task_group() as tg:
+        for _ in range(5):
+            tg.start_soon(send)
+    assert _texts(store) == ["I keep bees on the roof."]
+    assert sorted(len(r["results"]) for r in results) == [0, 0, 0, 0, 1]
 
 
 async def test_a_repeat_and_a_new_fact_in_one_write(
