@@ -16,6 +16,7 @@ A store has no transactions across items, so :class:`GuardedWrite` keeps two log
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 import time
@@ -39,8 +40,9 @@ from mirage_guard.guard.errors import BackendError, InputError
 
 log = logging.getLogger("mirage.memory")
 
-_REPEAT_NEIGHBOURS = 20  # of a fact's nearest stored items, compared for a repeat
+_REPEAT_LIMIT = 1000  # stored items with a write's fact keys, read to find its repeats
 _CLOSING = ".!"
+FACT_KEY = "mirage_fact"  # metadata: fact_hash of the text, for finding a repeat
 _SCOPE_KEYS = ("user_id", "agent_id", "run_id")
 # one lock per store, tenant and scope in this process: a write looks for repeats and stores its
 # facts under it, so the same fact sent twice at once is stored once (replicas can still race)
@@ -69,6 +71,11 @@ def fact_key(text: str) -> str:
     """A fact's text for spotting a repeat: case, runs of spaces and a closing full stop or
     exclamation mark do not make another fact."""
     return " ".join(text.split()).rstrip(_CLOSING).rstrip().casefold()
+
+
+def fact_hash(text: str) -> str:
+    """:func:`fact_key` as a short hash, stored with each fact (``FACT_KEY``)."""
+    return hashlib.sha256(fact_key(text).encode()).hexdigest()[:32]
 
 
 class GuardedWrite:
@@ -143,42 +150,42 @@ class GuardedWrite:
         self, decisions: Sequence[Decision]
     ) -> tuple[dict[int, str], dict[int, int]]:
         """The repeats among ``decisions``, for which nothing is written: decision index -> id
-        of a memory of this tenant and scope that holds the same fact (the same text, but for
-        case, spacing and a closing full stop) with the same status; and decision index -> the
-        earlier decision of this write with the same fact and status. Mem0 skips such a repeat;
-        a conversation sent again would otherwise store its facts twice. The store's nearest
-        items by meaning are compared, as Mem0 compares hashes."""
+        of a memory of this tenant and exactly this scope that holds the same fact (the same
+        text, but for case, spacing and a closing full stop: :func:`fact_key`) with the same
+        status; and decision index -> the earlier decision of this write with the same fact and
+        status. Mem0 skips such a repeat; a conversation sent again would otherwise store its
+        facts twice. One store listing by the facts' keys (metadata ``FACT_KEY``, written with
+        every fact), as Mem0 compares hashes: no search, no encoding."""
         found: dict[int, str] = {}
         repeats: dict[int, int] = {}
-        first: dict[tuple[str, str], int] = {}  # (fact key, status) -> first index in this write
+        first: dict[tuple[str, str], int] = {}  # (fact hash, status) -> first index in this write
         for i, d in enumerate(decisions):
             if d.status is None:
                 continue
-            key = fact_key(d.candidate.text)
-            earlier = first.setdefault((key, d.status.value), i)
+            earlier = first.setdefault((fact_hash(d.candidate.text), d.status.value), i)
             if earlier != i:
-                if earlier in found:
-                    found[i] = found[earlier]
-                else:
-                    repeats[i] = earlier
-                continue
-            filters = {
-                **self.scope.as_kwargs(),
-                TENANT_KEY: self.tenant,
-                "status": d.status.value,
-            }
-            items = await self.backend.search(
-                d.candidate.text, filters=filters, top_k=_REPEAT_NEIGHBOURS, threshold=0.5
-            )
-            same = [
-                str(it["id"])
-                for it in items
-                if it.get("id")
-                and _in_scope(it, self.scope)
-                and fact_key(str(it.get("memory", ""))) == key
-            ]
-            if same:
-                found[i] = same[0]
+                repeats[i] = earlier
+        if not first:
+            return found, repeats
+        filters = {
+            **self.scope.as_kwargs(),
+            TENANT_KEY: self.tenant,
+            FACT_KEY: {"in": sorted({h for h, _ in first})},
+        }
+        items = await self.backend.get_all(filters=filters, top_k=_REPEAT_LIMIT)
+        held: dict[tuple[str, str], str] = {}
+        for it in sorted(items, key=lambda it: (str(it.get("created_at", "")), str(it["id"]))):
+            meta = it.get("metadata") or {}
+            key = (str(meta.get(FACT_KEY)), str(meta.get("status")))
+            if key in first and _in_scope(it, self.scope):
+                held.setdefault(key, str(it["id"]))
+        for key, i in first.items():
+            if key in held:
+                found[i] = held[key]
+        for i, j in list(repeats.items()):
+            if j in found:  # the first one is stored already: so is this one
+                found[i] = found[j]
+                del repeats[i]
         return found, repeats
 
     async def begin(
@@ -237,7 +244,12 @@ class GuardedWrite:
         if held is not None:
             return WrittenDecision(decision=decision, memory_id=held, already_stored=True)
         role = "user" if decision.provenance is Provenance.STATED else "assistant"
-        meta = {**self.caller_metadata, **decision.memory_metadata(), TENANT_KEY: self.tenant}
+        meta = {
+            **self.caller_metadata,
+            **decision.memory_metadata(),
+            TENANT_KEY: self.tenant,
+            FACT_KEY: fact_hash(decision.candidate.text),
+        }
         if self.intent is not None:
             meta[WRITE_KEY] = self.intent.write_key(index)
         items = await self.backend.add(

@@ -14,7 +14,7 @@ from mirage_guard.adapters._decision_log import DecisionLog, DecisionQuery
 from mirage_guard.adapters._outbox import Outbox, WriteIntent, _IntentRow, outbox_for
 from mirage_guard.adapters._reconcile import reconcile
 from mirage_guard.adapters._scope import MemoryScope
-from mirage_guard.adapters._write import GuardedWrite, fact_key
+from mirage_guard.adapters._write import FACT_KEY, GuardedWrite, fact_key
 from tests.fakes.mem0 import InMemoryStore
 
 Build = Callable[..., AsyncGuardedMemory]
@@ -120,6 +120,34 @@ async def test_the_same_fact_sent_at_once_is_stored_once(
             tg.start_soon(send)
     assert _texts(store) == ["I keep bees on the roof."]
     assert sorted(len(r["results"]) for r in results) == [0, 0, 0, 0, 1]
+
+
+async def test_an_edited_fact_is_found_by_its_new_text(
+    build_memory: Build, store: InMemoryStore
+) -> None:
+    memory = build_memory()
+    first = await memory.remember(TURNS, ["Keeps bees on the roof"], user_id="alice")
+    memory_id = first["results"][0]["id"]
+    edited = await memory.update(memory_id, text="Keeps bees on the roof of the house")
+    assert edited["decision"]["status"] == "fact"
+    again = await memory.remember(TURNS, ["keeps bees on the roof of the house"], user_id="alice")
+    assert again["decisions"][0]["memory_id"] == memory_id  # the new text's repeat
+    old_text = await memory.remember(TURNS, ["Keeps bees on the roof"], user_id="alice")
+    assert len(old_text["results"]) == 1  # the old text is no longer stored: written again
+
+
+async def test_a_fact_stored_without_a_fact_key_is_not_a_repeat(
+    build_memory: Build, store: InMemoryStore
+) -> None:
+    """Memories written before fact keys existed are not looked up (one more copy at most)."""
+    memory = build_memory()
+    await memory.remember(TURNS, ["Keeps bees on the roof"], user_id="alice")
+    for item in store.items.values():
+        del item["metadata"][FACT_KEY]
+    again = await memory.remember(TURNS, ["Keeps bees on the roof"], user_id="alice")
+    assert len(again["results"]) == 1
+    third = await memory.remember(TURNS, ["Keeps bees on the roof"], user_id="alice")
+    assert third["results"] == []
 
 
 async def test_a_repeat_and_a_new_fact_in_one_write(
