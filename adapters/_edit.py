@@ -22,6 +22,7 @@ import anyio
 import anyio.to_thread
 
 from mirage_guard.adapters._backend import (
+    FACT_KEY,
     PROVENANCE_KEYS,
     SCOPE_KEYS,
     TENANT_KEY,
@@ -31,7 +32,7 @@ from mirage_guard.adapters._backend import (
 from mirage_guard.adapters._decision_log import DecisionLog, WrittenDecision
 from mirage_guard.adapters._mem0_wire import decision_summary
 from mirage_guard.adapters._scope import MemoryScope
-from mirage_guard.adapters._write import FACT_KEY, fact_hash
+from mirage_guard.adapters._write import fact_hash
 from mirage_guard.guard import Candidate, Decision, Guard, ReasonCode, reason
 from mirage_guard.guard.errors import BackendError
 

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from mirage_guard.adapters._backend import (
+    FACT_KEY,
     PROTECTED_KEYS,
     PROVENANCE_KEYS,
     SCOPE_KEYS,
@@ -75,14 +76,15 @@ def to_turns(messages: Any) -> list[Turn]:
 
 
 def caller_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The caller's metadata, refused if it sets a key the guard owns or a scope id."""
+    """The caller's metadata, refused if it sets a key the guard or Mem0 owns or a scope id
+    (Mem0 dropped a value under its own keys, ``data``, ``hash``, ``role``... silently)."""
     if metadata is None:
         return {}
     if not isinstance(metadata, Mapping):
         raise InputError("metadata must be a dict")
     clash = PROTECTED_KEYS.intersection(metadata) | set(SCOPE_KEYS).intersection(metadata)
     if clash:
-        raise InputError(f"metadata keys reserved for the guard: {sorted(clash)}")
+        raise InputError(f"metadata keys reserved for the guard or Mem0: {sorted(clash)}")
     if not well_formed(json.dumps(dict(metadata), ensure_ascii=False, default=str)):
         raise InputError("metadata holds a lone surrogate (half a character): not storable")
     return dict(metadata)
@@ -97,11 +99,13 @@ def reject_kwargs(kwargs: Mapping[str, Any], method: str) -> None:
 
 
 def present(item: Mapping[str, Any]) -> Item:
-    """A store item as callers see it: provenance fields on top, tenant key removed."""
+    """A store item as callers see it: provenance fields on top, the guard's bookkeeping keys
+    (tenant, write intent, fact hash) removed."""
     out = dict(item)
     meta = dict(out.get("metadata") or {})
     meta.pop(TENANT_KEY, None)
     meta.pop(WRITE_KEY, None)
+    meta.pop(FACT_KEY, None)
     for key in PROVENANCE_KEYS:
         out[key] = meta.get(key)
     if meta:

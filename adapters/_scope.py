@@ -22,6 +22,22 @@ def refuse_wildcard(name: str, value: str) -> str:
     return value
 
 
+# URL dot segments: a client's URL handling removes them ("/v2/entities/user/../" is sent as
+# "/v2/entities/"), so a user filed under one could never be named in a path to delete it
+DOT_SEGMENTS = frozenset({".", ".."})
+
+
+def refuse_reserved(name: str, value: str) -> str:
+    """``value``, or a ``ValueError`` when it is Mem0's wildcard or a URL dot segment: no id."""
+    refuse_wildcard(name, value)
+    if value in DOT_SEGMENTS:
+        raise ValueError(
+            f"{name} {value!r} is a URL dot segment, not an id: refused, as a client's URL "
+            "handling drops it from a path (what is filed under it could not be deleted by id)"
+        )
+    return value
+
+
 class MemoryScope(BaseModel):
     """Who a memory belongs to, as Mem0 scopes it (at least one id)."""
 

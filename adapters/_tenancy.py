@@ -16,14 +16,14 @@ import anyio.to_thread
 
 from mirage_guard.adapters._backend import SCOPE_KEYS, TENANT_KEY, MemoryBackend, matches
 from mirage_guard.adapters._decision_log import DecisionLog
-from mirage_guard.adapters._scope import MemoryScope, refuse_wildcard
+from mirage_guard.adapters._scope import MemoryScope, refuse_reserved
 from mirage_guard.guard import well_formed
 from mirage_guard.guard.errors import ConfigError, InputError, MemoryNotFoundError
 
 
 def scope_of(user_id: str | None, agent_id: str | None, run_id: str | None) -> MemoryScope:
-    """A Mem0 scope from the three ids: at least one, each non-empty, without whitespace and not
-    Mem0's wildcard ``*``."""
+    """A Mem0 scope from the three ids: at least one, each non-empty, without whitespace, not
+    Mem0's wildcard ``*`` and not a URL dot segment (``.``, ``..``)."""
     values: dict[str, str | None] = {}
     for name, value in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id)):
         if value is not None:
@@ -33,7 +33,7 @@ def scope_of(user_id: str | None, agent_id: str | None, run_id: str | None) -> M
                     f"{name} must be a non-empty id without whitespace or a lone surrogate"
                 )
             try:
-                refuse_wildcard(name, value)
+                refuse_reserved(name, value)
             except ValueError as exc:
                 raise InputError(str(exc)) from exc
         values[name] = value

@@ -29,7 +29,7 @@ from typing import Any, Self
 import anyio
 import anyio.to_thread
 
-from mirage_guard.adapters._backend import TENANT_KEY, WRITE_KEY, MemoryBackend
+from mirage_guard.adapters._backend import FACT_KEY, TENANT_KEY, WRITE_KEY, MemoryBackend
 from mirage_guard.adapters._decision_log import DecisionLog, WrittenDecision
 from mirage_guard.adapters._outbox import WriteIntent, current_call, outbox_for
 from mirage_guard.adapters._prometheus import GuardMetrics
@@ -42,7 +42,6 @@ log = logging.getLogger("mirage.memory")
 
 _REPEAT_LIMIT = 1000  # stored items with a write's fact keys, read to find its repeats
 _CLOSING = ".!"
-FACT_KEY = "mirage_fact"  # metadata: fact_hash of the text, for finding a repeat
 _SCOPE_KEYS = ("user_id", "agent_id", "run_id")
 # one lock per store, tenant and scope in this process: a write looks for repeats and stores its
 # facts under it, so the same fact sent twice at once is stored once (replicas can still race)

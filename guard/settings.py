@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Literal, Self
 
 from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mirage_guard.guard._domain import Action
@@ -25,10 +26,43 @@ class AuditFailure(StrEnum):
     ERROR = "error"  # fail closed: the write is refused with a typed error
 
 
+def _api_key_pairs(raw: str) -> dict[str, str]:
+    """``MIRAGE_API_KEYS`` as API key -> tenant. Key and tenant are stripped (as a presented key
+    is); an entry that is not ``key:tenant`` or repeats a key is a ``ValueError`` naming its
+    position in the comma list, never the key (a secret)."""
+    pairs: dict[str, str] = {}
+    where: dict[str, int] = {}
+    for position, item in enumerate(raw.split(","), start=1):
+        if not item.strip():
+            continue
+        key, sep, tenant = (part.strip() for part in item.partition(":"))
+        if not sep or not key or not tenant:
+            raise ValueError(
+                f"entry {position} is not key:tenant (must look like key1:tenant1,key2:tenant2)"
+            )
+        if key in where:
+            raise ValueError(
+                f"entry {position} repeats the key of entry {where[key]}: a key is listed once, "
+                "for one tenant"
+            )
+        where[key] = position
+        pairs[key] = tenant
+    return pairs
+
+
+def _admin_keys(raw: str) -> list[str]:
+    return [k.strip() for k in raw.split(",") if k.strip()]
+
+
 class GuardSettings(BaseSettings):
-    # a timeout or a budget of inf (or NaN) is no setting: every number must be finite
+    # a timeout or a budget of inf (or NaN) is no setting: every number must be finite; an
+    # invalid value is never echoed in an error (API keys and database URLs are secrets)
     model_config = SettingsConfigDict(
-        env_prefix="MIRAGE_", env_file=None, extra="ignore", allow_inf_nan=False
+        env_prefix="MIRAGE_",
+        env_file=None,
+        extra="ignore",
+        allow_inf_nan=False,
+        hide_input_in_errors=True,
     )
 
     @classmethod
@@ -147,6 +181,34 @@ class GuardSettings(BaseSettings):
     def _allowed(cls, v: Action, info: ValidationInfo) -> Action:
         return check_action(str(info.field_name), v)  # the policy's own rule
 
+    @field_validator("api_keys")
+    @classmethod
+    def _key_tenant_pairs(cls, v: SecretStr | None) -> SecretStr | None:
+        if v is not None:
+            try:
+                _api_key_pairs(v.get_secret_value())
+            except ValueError as exc:
+                raise PydanticCustomError("api_keys", str(exc)) from None
+        return v
+
+    @field_validator("admin_keys")
+    @classmethod
+    def _not_a_tenant_key(cls, v: SecretStr | None, info: ValidationInfo) -> SecretStr | None:
+        """An admin key that is also a tenant's key would open the admin routes to that tenant
+        (the README: admin routes take "never a tenant key")."""
+        tenant_keys: SecretStr | None = info.data.get("api_keys")
+        if v is None or tenant_keys is None:
+            return v
+        tenants = _api_key_pairs(tenant_keys.get_secret_value())
+        for position, item in enumerate(v.get_secret_value().split(","), start=1):
+            if item.strip() in tenants:
+                raise PydanticCustomError(
+                    "admin_keys",
+                    f"entry {position} is also a tenant's key in MIRAGE_API_KEYS: an admin key "
+                    "must not be a tenant key",
+                )
+        return v
+
     def resolved_database_url(self) -> str:
         return self.database_url or f"sqlite:///{(self.data_dir / 'decisions.db').resolve()}"
 
@@ -154,19 +216,10 @@ class GuardSettings(BaseSettings):
         """Keys of the admin routes. Empty when they are refused."""
         if self.admin_keys is None:
             return []
-        return [k.strip() for k in self.admin_keys.get_secret_value().split(",") if k.strip()]
+        return _admin_keys(self.admin_keys.get_secret_value())
 
     def tenant_keys(self) -> dict[str, str]:
-        """API key -> tenant. Empty when auth is disabled."""
+        """API key -> tenant (key and tenant stripped). Empty when auth is disabled."""
         if self.api_keys is None:
             return {}
-        pairs: dict[str, str] = {}
-        for item in self.api_keys.get_secret_value().split(","):
-            item = item.strip()
-            if not item:
-                continue
-            key, sep, tenant = item.partition(":")
-            if not sep or not key or not tenant:
-                raise ValueError("MIRAGE_API_KEYS must look like key1:tenant1,key2:tenant2")
-            pairs[key] = tenant
-        return pairs
+        return _api_key_pairs(self.api_keys.get_secret_value())

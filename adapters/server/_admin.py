@@ -123,17 +123,21 @@ _ADMIN_TOKEN = APIKeyHeader(
 def require_admin(
     request: Request, _token: Annotated[str | None, Security(_ADMIN_TOKEN)] = None
 ) -> None:
-    """Admin routes need a key of ``MIRAGE_ADMIN_KEYS``; without any configured they are off."""
-    keys = get_sidecar(request).settings.admin_key_list()
+    """Admin routes need a key of ``MIRAGE_ADMIN_KEYS`` that is no tenant's key (the settings
+    refuse such an overlap at start-up; checked here too); without any configured they are off."""
+    sidecar = get_sidecar(request)
+    keys = sidecar.settings.admin_key_list()
     if not keys:
         raise ForbiddenError("admin routes are off: set MIRAGE_ADMIN_KEYS (or send SIGHUP)")
     presented = presented_key(request)
     if presented is None:
         raise UnauthorizedError("missing admin key: send 'Authorization: Bearer <admin key>'")
-    ok = False
+    ok = tenant = False
     for key in keys:  # compare with every key: the time taken does not say which matched
         ok |= hmac.compare_digest(key.encode(), presented.encode())
-    if not ok:
+    for key in sidecar.keys:
+        tenant |= hmac.compare_digest(key.encode(), presented.encode())
+    if not ok or tenant:
         raise UnauthorizedError("invalid admin key")
 
 

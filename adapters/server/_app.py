@@ -44,7 +44,7 @@ def create_app(
     in the lifespan from ``settings``. ``reload_on_sighup`` (``mirage serve``; the main thread
     only): SIGHUP reloads the calibration profiles, like ``POST /v1/admin/profiles/reload``."""
     s = settings or GuardSettings.from_env()
-    keys = s.tenant_keys()  # invalid MIRAGE_API_KEYS fails here, at startup
+    keys = s.tenant_keys()  # checked when the settings were built (a ConfigError there)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

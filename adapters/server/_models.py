@@ -16,7 +16,7 @@ from pydantic import (
 
 from mirage_guard.adapters._backend import SCOPE_KEYS
 from mirage_guard.adapters._decision_log import LoggedDecision
-from mirage_guard.adapters._scope import MemoryScope, refuse_wildcard
+from mirage_guard.adapters._scope import MemoryScope, refuse_reserved
 from mirage_guard.guard import AuditVerdict, Candidate, Decision, DecisionSummary, Turn
 from mirage_guard.guard.errors import InputError
 from mirage_guard.guard.scoring import DriftReading
@@ -24,7 +24,7 @@ from mirage_guard.guard.scoring import DriftReading
 Id = Annotated[
     str,
     StringConstraints(strip_whitespace=True, min_length=1, max_length=200, pattern=r"^\S+$"),
-    AfterValidator(lambda v: refuse_wildcard("an id", v)),
+    AfterValidator(lambda v: refuse_reserved("an id", v)),
 ]
 MetaKey = Annotated[
     str, StringConstraints(min_length=1, max_length=100, pattern=r"^[A-Za-z_][\w.-]*$")
@@ -59,8 +59,15 @@ class _Write(BaseModel):
 
 class MessageIn(_Write):
     role: Literal["user", "assistant", "system", "tool"]
-    content: Text
+    content: Text | None = Field(
+        description="null (e.g. an assistant's tool call): the message is skipped, as Mem0 does"
+    )
     id: Id | None = Field(default=None, description="stable turn id; assigned when absent")
+    name: str | None = Field(
+        default=None,
+        description="accepted and ignored: Mem0 keeps it as the memory's actor_id; the guard "
+        "has no actor",
+    )
 
 
 class ScopeFilters(_Write):

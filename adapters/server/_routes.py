@@ -46,7 +46,12 @@ from mirage_guard.adapters.server._models import (
     V3SearchRequest,
 )
 from mirage_guard.guard import Action, Provenance
-from mirage_guard.guard.errors import BackendUnavailableError, InputError, MemoryNotFoundError
+from mirage_guard.guard.errors import (
+    BackendUnavailableError,
+    ConfigError,
+    InputError,
+    MemoryNotFoundError,
+)
 from mirage_guard.guard.evidence import cache_namespace
 from mirage_guard.guard.llm import structured_output_modes
 
@@ -82,9 +87,16 @@ async def _add(sidecar: SidecarDep, tenant: str, body: AddRequest, key: str | No
     scope = body.scope()
     infer = True if body.infer is None else body.infer
 
+    # a null content (a tool call) is skipped as Mem0 skips it; a name is not kept
+    messages = [
+        m.model_dump(exclude_none=True, exclude={"name"})
+        for m in body.messages
+        if m.content is not None
+    ]
+
     async def run() -> dict[str, Any]:
         return await memory.add(
-            [m.model_dump(exclude_none=True) for m in body.messages],
+            messages,
             infer=infer,
             metadata=body.metadata,
             **scope.as_kwargs(),
@@ -326,8 +338,10 @@ async def client_entities(sidecar: SidecarDep, tenant: TenantDep) -> dict[str, A
     return {"count": len(found), "next": None, "previous": None, "results": found}
 
 
+# ":path": the client sends an id's "/" as %2F, which arrives decoded ("team/alice"); the
+# trailing "/" stays the route's own, so "/v2/entities/user/team%2Falice/" is user "team/alice"
 @mem0_router.delete(
-    "/v2/entities/{entity_type}/{entity_id}/", tags=["mem0 client"], response_model=Message
+    "/v2/entities/{entity_type}/{entity_id:path}/", tags=["mem0 client"], response_model=Message
 )
 async def client_delete_entity(
     entity_type: Annotated[str, Path(min_length=1, max_length=20)],
@@ -336,7 +350,9 @@ async def client_delete_entity(
     tenant: TenantDep,
 ) -> dict[str, str]:
     """``MemoryClient.delete_users(...)`` and ``reset()``: every memory of one user, agent or
-    run of the tenant (any status). Apps are not a scope here (400, nothing deleted)."""
+    run of the tenant (any status); an entity it has no memory of is 200 too (nothing to
+    delete: telling "never existed" from "went with another entity" would mean reading every
+    scope the tenant ever wrote). Apps are not a scope here (400, nothing deleted)."""
     key = ENTITY_KINDS.get(entity_type)
     if key is None:
         raise InputError(
@@ -346,6 +362,22 @@ async def client_delete_entity(
     ids = {k: entity_id if k == key else None for k in ENTITY_KINDS.values()}
     await sidecar.memory_for(tenant).delete_all(**scope_of(**ids).as_kwargs())
     return {"message": "Entity deleted successfully."}
+
+
+BATCH_UNSUPPORTED = (
+    "batch update and delete are not supported by the sidecar: update or delete each memory "
+    "with PUT or DELETE /v1/memories/{id}/ (nothing was changed)"
+)
+
+
+# not in the OpenAPI schema: a route that only refuses is no feature to offer
+@mem0_router.api_route(
+    "/v1/batch/", methods=["PUT", "DELETE"], tags=["mem0 client"], include_in_schema=False
+)
+async def client_batch(tenant: TenantDep) -> None:
+    """``MemoryClient.batch_update`` / ``batch_delete``: 501, as other features this sidecar
+    does not offer (it answered 404, which the client reads as a missing memory)."""
+    raise ConfigError(BATCH_UNSUPPORTED)
 
 
 @mem0_router.get("/v1/memories/{memory_id}/history/", tags=["mem0 client"])

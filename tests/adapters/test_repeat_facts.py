@@ -10,11 +10,13 @@ import anyio
 import pytest
 
 from mirage_guard.adapters import AsyncGuardedMemory
+from mirage_guard.adapters._backend import FACT_KEY
 from mirage_guard.adapters._decision_log import DecisionLog, DecisionQuery
 from mirage_guard.adapters._outbox import Outbox, WriteIntent, _IntentRow, outbox_for
 from mirage_guard.adapters._reconcile import reconcile
 from mirage_guard.adapters._scope import MemoryScope
-from mirage_guard.adapters._write import FACT_KEY, GuardedWrite, fact_key
+from mirage_guard.adapters._write import GuardedWrite, fact_key
+from mirage_guard.guard.errors import InputError
 from tests.fakes.mem0 import InMemoryStore
 
 Build = Callable[..., AsyncGuardedMemory]
@@ -237,3 +239,15 @@ def test_an_intent_written_before_repeats_existed_reads_back_without_any(
         row.payload = {k: v for k, v in row.payload.items() if k not in ("existing", "repeats")}
     [loaded] = box.pending()
     assert (loaded.existing, loaded.repeats) == ({}, {})
+
+
+async def test_the_fact_hash_is_the_guards_own(build_memory: Build) -> None:
+    """A caller can neither set it (it decides what is a repeat) nor sees it on a read."""
+    memory = build_memory()
+    with pytest.raises(InputError, match=FACT_KEY):
+        await memory.add(TURNS, user_id="alice", infer=False, metadata={FACT_KEY: "x"})
+    await memory.add(TURNS, user_id="alice", infer=False, metadata={"source": "chat"})
+    [item] = (await memory.get_all(filters={"user_id": "alice"}))["results"]
+    assert item["metadata"]["source"] == "chat"
+    assert FACT_KEY not in item["metadata"]
+    assert FACT_KEY not in (await memory.get(item["id"]) or {}).get("metadata", {})
