@@ -66,6 +66,12 @@ def _in_scope(item: Mapping[str, Any], scope: MemoryScope) -> bool:
     return all((item.get(k) or None) == getattr(scope, k) for k in _SCOPE_KEYS)
 
 
+def _intent_of(item: Mapping[str, Any]) -> str | None:
+    """The id of the write intent that stored ``item`` (its ``WRITE_KEY``: "<intent>/<n>")."""
+    key = (item.get("metadata") or {}).get(WRITE_KEY)
+    return str(key).rsplit("/", 1)[0] if key else None
+
+
 def fact_key(text: str) -> str:
     """A fact's text for spotting a repeat: case, runs of spaces and a closing full stop or
     exclamation mark do not make another fact."""
@@ -172,10 +178,13 @@ class GuardedWrite:
             FACT_KEY: {"in": sorted({h for h, _ in first})},
         }
         items = await self.backend.get_all(filters=filters, top_k=_REPEAT_LIMIT)
+        unfinished = await self._unfinished(items)
         held: dict[tuple[str, str], str] = {}
         for it in sorted(items, key=lambda it: (str(it.get("created_at", "")), str(it["id"]))):
             meta = it.get("metadata") or {}
             key = (str(meta.get(FACT_KEY)), str(meta.get("status")))
+            if _intent_of(it) in unfinished:  # another replica's write, which may be undone
+                continue
             if key in first and _in_scope(it, self.scope):
                 held.setdefault(key, str(it["id"]))
         for key, i in first.items():
@@ -186,6 +195,15 @@ class GuardedWrite:
                 found[i] = found[j]
                 del repeats[i]
         return found, repeats
+
+    async def _unfinished(self, items: Sequence[Mapping[str, Any]]) -> set[str]:
+        """The write intents of ``items`` not finished yet (in this process the scope's lock
+        keeps them out; another replica's write may still fail and delete its facts)."""
+        ids = [i for i in (_intent_of(it) for it in items) if i]
+        if self.decision_log is None or not ids:
+            return set()
+        box = outbox_for(self.decision_log)
+        return await anyio.to_thread.run_sync(box.unresolved, ids)
 
     async def begin(
         self, turns: Sequence[Turn], decisions: Sequence[Decision], writer_model: str | None

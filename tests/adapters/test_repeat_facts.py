@@ -251,3 +251,31 @@ async def test_the_fact_hash_is_the_guards_own(build_memory: Build) -> None:
     assert item["metadata"]["source"] == "chat"
     assert FACT_KEY not in item["metadata"]
     assert FACT_KEY not in (await memory.get(item["id"]) or {}).get("metadata", {})
+
+
+async def test_a_fact_of_an_unfinished_write_is_no_repeat(
+    build_memory: Build,
+    store: InMemoryStore,
+    decision_log: DecisionLog,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Another replica's write that has stored its fact but not finished may still fail and
+    delete it: a write that took that fact for its own would then have stored nothing."""
+    memory = build_memory()
+
+    async def no_undo(self: GuardedWrite) -> None:
+        return None
+
+    def die(*args: Any, **kwargs: Any) -> None:
+        raise Killed
+
+    with monkeypatch.context() as m:
+        m.setattr(GuardedWrite, "undo", no_undo)
+        m.setattr(Outbox, "complete", die)
+        with pytest.raises(Killed):
+            await memory.remember(TURNS, ["Keeps bees on the roof"], user_id="alice")
+    [pending] = outbox_for(decision_log).pending()
+    result = await memory.remember(TURNS, ["Keeps bees on the roof"], user_id="alice")
+    assert len(result["results"]) == 1  # written: the other copy may yet be undone
+    assert result["decisions"][0]["already_stored"] is False
+    assert outbox_for(decision_log).unresolved([pending.id, "no-such-intent"]) == {pending.id}
