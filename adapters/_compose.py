@@ -8,6 +8,7 @@ owns and unwinds on ``aclose()``, in reverse order; parts passed in stay the cal
 
 from __future__ import annotations
 
+import logging
 from abc import ABC, abstractmethod
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -28,6 +29,20 @@ from mirage_guard.guard.evidence import Embedder, shared_minilm
 from mirage_guard.guard.extraction import CandidateExtractor, Extractor
 from mirage_guard.guard.llm import LLMClient, RetryingLLM, create_llm
 from mirage_guard.guard.settings import AuditMode, GuardSettings
+
+log = logging.getLogger("mirage.memory")
+
+
+def _warn_if_slower_than_lease(longest_s: float, s: GuardSettings) -> None:
+    """An Idempotency-Key held longer than its lease is taken over by a retry, which removes
+    what the first attempt stored while that attempt still runs: say so at start."""
+    if longest_s > s.idempotency_lease_s:
+        log.warning(
+            "a write can wait %.0f s on the writer model (MIRAGE_WRITER_ATTEMPTS=%d x "
+            "MIRAGE_WRITER_TIMEOUT_S=%g s, plus back-off), longer than MIRAGE_IDEMPOTENCY_LEASE_S"
+            "=%g s: raise the lease or lower the writer's timeout or attempts",
+            longest_s, s.writer_attempts, s.writer_timeout_s, s.idempotency_lease_s,
+        )  # fmt: skip
 
 
 class ExtractionMode(StrEnum):
@@ -81,8 +96,13 @@ def compose(
     try:
         s = settings
         if writer_llm is None and s.writer_model:
-            writer_llm = RetryingLLM(create_llm(s.writer_model, api_base=s.writer_api_base))
-            resources.push_async_callback(writer_llm.aclose)
+            client = create_llm(
+                s.writer_model, api_base=s.writer_api_base, timeout_s=s.writer_timeout_s
+            )
+            retrying = RetryingLLM(client, attempts=s.writer_attempts)
+            resources.push_async_callback(retrying.aclose)
+            _warn_if_slower_than_lease(retrying.longest_s(s.writer_timeout_s), s)
+            writer_llm = retrying
         # one MiniLM, one encode per text: the store reuses the guard's candidate vectors
         needs_model = guard is None or (backend is None and not s.upstream_url)
         shared = (

@@ -246,7 +246,9 @@ class Guard:
         store = profiles or ProfileStore(_profile_dir(s.profile_dir))
         writer_model = writer_llm.model if writer_llm else s.writer_model
         if writer_llm is None and s.writer_model and s.audit_mode is AuditMode.SEPARATE:
-            writer_llm = create_llm(s.writer_model, api_base=s.writer_api_base)
+            writer_llm = create_llm(
+                s.writer_model, api_base=s.writer_api_base, timeout_s=s.writer_timeout_s
+            )
         auditor = (
             SelfAuditor(writer_llm, timeout_s=s.audit_timeout_s)
             if writer_llm is not None and s.audit_mode is AuditMode.SEPARATE

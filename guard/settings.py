@@ -84,6 +84,13 @@ class GuardSettings(BaseSettings):
         default=None, description="litellm model string of the model that writes memories"
     )
     writer_api_base: str | None = Field(default=None, description="e.g. a vLLM server URL")
+    # 4 tries of 25 s with back-off: 110 s at most, under the idempotency lease (120 s)
+    writer_timeout_s: float = Field(
+        default=25.0, gt=0, description="one call to the writer model (extraction) may take this"
+    )
+    writer_attempts: int = Field(
+        default=4, ge=1, le=10, description="tries of a writer call that timed out or failed"
+    )
     audit_mode: AuditMode = AuditMode.OFF
     audit_timeout_s: float = Field(default=30.0, gt=0)
     on_audit_failure: AuditFailure = AuditFailure.QUARANTINE

@@ -65,8 +65,19 @@ class Completion(BaseModel):
     structured_mode: str | None = None
 
     def parse(self, schema: type[T]) -> T:
-        """Parse the text as JSON for ``schema``; tolerate a fenced block, nothing else."""
-        return parse_json_output(self.text, schema, model=self.model)
+        """Parse the text as JSON for ``schema``; tolerate a fenced block, nothing else. An
+        answer the provider cut at its token cap says so (else it reads as bad JSON)."""
+        try:
+            return parse_json_output(self.text, schema, model=self.model)
+        except LLMOutputError as exc:
+            if self.finish_reason != "length":
+                raise
+            raise LLMOutputError(
+                f"the answer was cut at the token cap (finish_reason=length: raise max_tokens): "
+                f"{exc}",
+                model=self.model,
+                output=self.text,
+            ) from exc
 
 
 def parse_json_output(text: str, schema: type[T], *, model: str | None = None) -> T:

@@ -38,6 +38,15 @@ class RetryingLLM(LLMClient):
         self.jitter_s = jitter_s
         self.rate_limit_floor_s = rate_limit_floor_s
 
+    def longest_s(self, per_try_s: float) -> float:
+        """The longest a call can take when every try runs ``per_try_s`` and fails with a
+        transient fault (rate limits can wait longer: as long as the server asks)."""
+        waits = (
+            min(self.initial_s * 2.0 ** (k - 1) + self.jitter_s, self.max_s)
+            for k in range(1, self.attempts)
+        )
+        return self.attempts * per_try_s + sum(waits)
+
     def backoff_s(self, failed_attempt: int, exc: BaseException) -> float:
         """Seconds to wait after attempt number ``failed_attempt`` (1-based) failed with ``exc``."""
         base = self.initial_s * 2.0 ** (failed_attempt - 1) + random.uniform(0, self.jitter_s)
