@@ -43,6 +43,28 @@ def scope_of(user_id: str | None, agent_id: str | None, run_id: str | None) -> M
     return scope
 
 
+# the operators that compare a metadata value for equality (Mem0's "gt" / "lte" ... take numbers)
+EQUALITY_OPERATORS = frozenset({"eq", "ne", "in", "nin"})
+
+
+def refuse_float_equality(key: str, value: Any) -> None:
+    """InputError when filter ``key`` compares a float for equality (``7.5``, ``{"eq": 7.5}``,
+    ``{"in": [7.5]}``). Neither store can: embedded Qdrant matches a string, an integer or a
+    boolean only (a float is a validation error inside the store), and pgvector compares the
+    stored JSON's text with ``str(value)`` (``1e+16`` is not ``10000000000000000``)."""
+    if isinstance(value, Mapping):
+        compared = [v for op, v in value.items() if op in EQUALITY_OPERATORS]
+    else:
+        compared = [value]
+    flat = [x for v in compared for x in (v if isinstance(v, list | tuple) else [v])]
+    if any(isinstance(x, float) for x in flat):
+        raise InputError(
+            f"filters[{key!r}]: an equality filter takes a string, an integer or a boolean, not "
+            "a float (the vector stores cannot match one exactly); filter on an integer or a "
+            "string metadata value instead"
+        )
+
+
 @dataclass(frozen=True)
 class Tenancy:
     """One tenant's view of a store. ``isolated``: its reset deletes only what it wrote (the
@@ -60,12 +82,20 @@ class Tenancy:
     def filters(self, filters: Mapping[str, Any] | None, statuses: list[str]) -> dict[str, Any]:
         """The caller's filters (a scope id required), narrowed to this tenant and ``statuses``."""
         f = dict(filters or {})
-        if TENANT_KEY in f or "status" in f:
+        if TENANT_KEY in f:
+            raise InputError(
+                f"{TENANT_KEY!r} is not a filter: the tenant is the API key's (the guarded "
+                "memory's own), never a caller's choice"
+            )
+        if "status" in f:
             raise InputError(
                 "filter by status with include_hypotheses / include_quarantined, not filters="
             )
         if not any(f.get(k) for k in SCOPE_KEYS):
             raise InputError("filters must contain one of user_id, agent_id, run_id")
+        for k, value in f.items():
+            if k not in SCOPE_KEYS:
+                refuse_float_equality(k, value)
         for k in SCOPE_KEYS:
             if k in f:
                 if not isinstance(f[k], str):
@@ -98,4 +128,4 @@ class Tenancy:
             raise MemoryNotFoundError(memory_id)
 
 
-__all__ = ["Tenancy", "scope_of"]
+__all__ = ["Tenancy", "refuse_float_equality", "scope_of"]

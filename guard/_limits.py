@@ -57,9 +57,11 @@ def check_limits(
 
 
 def _sentences(texts: Iterable[str], start: int, limits: RequestLimits) -> int:
+    """``start`` plus the sentences of ``texts``; raises at the first text past the limit, so
+    the error names no total (the texts after it are never counted)."""
     n = start
     for text in texts:
         n += count_sentences(text)
         if n > limits.max_sentences_per_request:
-            raise LimitExceededError("sentences", n, limits.max_sentences_per_request)
+            raise LimitExceededError("sentences", None, limits.max_sentences_per_request)
     return n

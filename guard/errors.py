@@ -67,13 +67,15 @@ class IdempotencyInProgressError(IdempotencyConflictError):
 
 class LimitExceededError(InputError):
     """A request is over one of the per-request limits (``.limit`` names it); nothing was
-    encoded or written. Retrying the same request cannot help: split it."""
+    encoded or written. Retrying the same request cannot help: split it. ``.value`` is None
+    when counting stopped once past ``.maximum`` (the request's own total is not known)."""
 
-    def __init__(self, limit: str, value: int, maximum: int) -> None:
+    def __init__(self, limit: str, value: int | None, maximum: int) -> None:
         self.limit = limit
         self.value = value
         self.maximum = maximum
-        super().__init__(f"request over the {limit} limit: {value} > {maximum}")
+        over = f"more than {maximum}" if value is None else f"{value} > {maximum}"
+        super().__init__(f"request over the {limit} limit: {over}")
 
 
 class MemoryNotFoundError(MirageError, LookupError, ValueError):

@@ -204,14 +204,27 @@ async def delete_memory(memory_id: MemoryId, sidecar: SidecarDep, tenant: Tenant
     return await sidecar.memory_for(tenant).delete(memory_id)
 
 
+FILTERS_NOT_READ = (
+    "delete all takes user_id, agent_id or run_id as query parameters, not filters= (what "
+    "MemoryClient.delete_all(filters={...}) sends, a Python dict's repr): call "
+    "delete_all(user_id=...) (or agent_id=... / run_id=...); nothing was deleted"
+)
+
+
 @mem0_router.delete("/memories", tags=["mem0"], response_model=Message)
 async def delete_all_memories(
+    request: Request,
     sidecar: SidecarDep,
     tenant: TenantDep,
     user_id: ScopeId = None,
     agent_id: ScopeId = None,
     run_id: ScopeId = None,
 ) -> dict[str, str]:
+    """Every memory of one scope. A ``filters`` query parameter is refused, not parsed: the
+    Mem0 client sends it as ``str(dict)`` (httpx's fallback for a dict value), a form with no
+    spec to read it by, and a delete does not guess at one."""
+    if "filters" in request.query_params:
+        raise InputError(FILTERS_NOT_READ)
     scope = _scope_or_400(user_id, agent_id, run_id)
     return await sidecar.memory_for(tenant).delete_all(**scope.as_kwargs())
 
@@ -286,14 +299,22 @@ async def client_list(
     items: list[dict[str, Any]] = result["results"]
     start = (page - 1) * page_size
     window = items[start : start + page_size]
-    url = request.url
     has_next = len(items) > start + page_size
     return {
         "count": len(items),
-        "next": str(url.include_query_params(page=page + 1)) if has_next else None,
-        "previous": str(url.include_query_params(page=page - 1)) if page > 1 else None,
+        "next": _page_link(request, page + 1) if has_next else None,
+        "previous": _page_link(request, page - 1) if page > 1 else None,
         "results": window,
     }
+
+
+def _page_link(request: Request, page: int) -> str:
+    """A link to ``page`` of this listing, relative (path and query): the ``Host`` header is
+    the caller's to write, so it is not echoed back, and no public base URL is configured.
+    ``MemoryClient.get_all`` returns the links without following them; a caller that does
+    resolves them against the URL it called."""
+    url = request.url.include_query_params(page=page)
+    return f"{url.path}?{url.query}"
 
 
 @mem0_router.get("/v1/memories/{memory_id}/", tags=["mem0 client"], response_model=MemoryItem)
@@ -321,13 +342,14 @@ async def client_delete(
 
 @mem0_router.delete("/v1/memories/", tags=["mem0 client"], response_model=Message)
 async def client_delete_all(
+    request: Request,
     sidecar: SidecarDep,
     tenant: TenantDep,
     user_id: ScopeId = None,
     agent_id: ScopeId = None,
     run_id: ScopeId = None,
 ) -> Any:
-    return await delete_all_memories(sidecar, tenant, user_id, agent_id, run_id)
+    return await delete_all_memories(request, sidecar, tenant, user_id, agent_id, run_id)
 
 
 @mem0_router.get("/v1/entities/", tags=["mem0 client"], response_model=EntityList)
@@ -416,6 +438,8 @@ async def decisions(
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
 ) -> DecisionList:
     """Why each memory was stored (or not): the caller's tenant only, newest first."""
+    if user_id is not None:  # "*", "." and ".." are no ids here either (400, as on every route)
+        user_id = scope_of(user_id, None, None).user_id
     q = DecisionQuery(
         user_id=user_id,
         provenance=provenance,
