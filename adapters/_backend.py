@@ -19,16 +19,13 @@ PROVENANCE_KEYS = ("provenance", "source_turn_id", "guard_score", "profile_id", 
 TENANT_KEY = "mirage_tenant"
 # the write intent a stored fact belongs to, "<intent id>/<index>" (crash reconciliation, _outbox)
 WRITE_KEY = "mirage_write"
-# a hash of a fact's text with case, spacing and a closing full stop set aside: how a write finds
-# the same fact already stored (adapters._write.fact_hash)
-FACT_KEY = "mirage_fact"
 EDIT_KEYS = ("edited_at", "edited_by")  # set by a guarded update of a memory's text
 # Mem0's own timestamps: a client may not backdate a fact or make it expire (rejected, 400)
 TIME_KEYS = ("created_at", "updated_at", "expiration_date")
 # Mem0's own payload keys: a caller's value under one was dropped on the way in (rejected, 400)
 MEM0_KEYS = ("data", "hash", "role", "id", "actor_id")
 PROTECTED_KEYS = frozenset(
-    (*PROVENANCE_KEYS, TENANT_KEY, WRITE_KEY, FACT_KEY, *EDIT_KEYS, *TIME_KEYS, *MEM0_KEYS)
+    (*PROVENANCE_KEYS, TENANT_KEY, WRITE_KEY, *EDIT_KEYS, *TIME_KEYS, *MEM0_KEYS)
 )
 SCOPE_KEYS = ("user_id", "agent_id", "run_id")
 

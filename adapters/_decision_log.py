@@ -41,6 +41,7 @@ from sqlalchemy import (
     create_engine,
     delete,
     event,
+    func,
     insert,
     select,
     text,
@@ -466,6 +467,35 @@ class DecisionLog:
         )
         with self._sessions() as session:
             return [m for m in session.scalars(stmt) if m]
+
+    def stored_facts(
+        self, tenant: str, scope: MemoryScope, lowered: Sequence[str]
+    ) -> list[tuple[str, str, str]]:
+        """(candidate text, status, memory id) of the decisions that stored a memory in exactly
+        ``scope`` whose text, lower-cased, is one of ``lowered``; newest first. Only finished
+        writes have rows, and a row's memory may have been deleted or edited since: the caller
+        checks the store."""
+        if not lowered:
+            return []
+        where: list[ColumnElement[bool]] = [
+            _DecisionRow.tenant == tenant,
+            _DecisionRow.memory_id.is_not(None),
+            _DecisionRow.status.is_not(None),
+            func.lower(_DecisionRow.candidate_text).in_(sorted(set(lowered))),
+        ]
+        for column, value in (
+            (_DecisionRow.user_id, scope.user_id),
+            (_DecisionRow.agent_id, scope.agent_id),
+            (_DecisionRow.run_id, scope.run_id),
+        ):
+            where.append(column.is_(None) if value is None else column == value)
+        stmt = (
+            select(_DecisionRow.candidate_text, _DecisionRow.status, _DecisionRow.memory_id)
+            .where(*where)
+            .order_by(_DecisionRow.id.desc())
+        )
+        with self._sessions() as session:
+            return [(str(t), str(st), str(m)) for t, st, m in session.execute(stmt)]
 
     # ------------------------------------------------------------------ idempotency
     def replay(self, tenant: str, key: str, request_hash: str) -> dict[str, Any] | None:

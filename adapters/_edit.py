@@ -22,7 +22,6 @@ import anyio
 import anyio.to_thread
 
 from mirage_guard.adapters._backend import (
-    FACT_KEY,
     PROVENANCE_KEYS,
     SCOPE_KEYS,
     TENANT_KEY,
@@ -32,7 +31,6 @@ from mirage_guard.adapters._backend import (
 from mirage_guard.adapters._decision_log import DecisionLog, WrittenDecision
 from mirage_guard.adapters._mem0_wire import decision_summary
 from mirage_guard.adapters._scope import MemoryScope
-from mirage_guard.adapters._write import fact_hash
 from mirage_guard.guard import Candidate, Decision, Guard, ReasonCode, reason
 from mirage_guard.guard.errors import BackendError
 
@@ -83,7 +81,6 @@ async def guarded_edit(
         **dict(caller_metadata or {}),
         **decision.memory_metadata(),
         TENANT_KEY: tenant,
-        FACT_KEY: fact_hash(text),  # a later repeat of the new text is this memory
         "edited_at": datetime.now(UTC).isoformat(),
         "edited_by": tenant,
     }

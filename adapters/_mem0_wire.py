@@ -14,7 +14,6 @@ from typing import Any
 from pydantic import ValidationError
 
 from mirage_guard.adapters._backend import (
-    FACT_KEY,
     PROTECTED_KEYS,
     PROVENANCE_KEYS,
     SCOPE_KEYS,
@@ -100,12 +99,11 @@ def reject_kwargs(kwargs: Mapping[str, Any], method: str) -> None:
 
 def present(item: Mapping[str, Any]) -> Item:
     """A store item as callers see it: provenance fields on top, the guard's bookkeeping keys
-    (tenant, write intent, fact hash) removed."""
+    (tenant, write intent) removed."""
     out = dict(item)
     meta = dict(out.get("metadata") or {})
     meta.pop(TENANT_KEY, None)
     meta.pop(WRITE_KEY, None)
-    meta.pop(FACT_KEY, None)
     for key in PROVENANCE_KEYS:
         out[key] = meta.get(key)
     if meta:

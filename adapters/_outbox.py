@@ -316,15 +316,6 @@ class Outbox:
         with self.log._sessions() as session:
             return [_intent(r) for r in session.scalars(stmt.order_by(_IntentRow.created_at))]
 
-    def unresolved(self, intent_ids: Sequence[str]) -> set[str]:
-        """Those of ``intent_ids`` still in the table: writes not finished (a finished write
-        deletes its intent), whose facts may yet be undone."""
-        if not intent_ids:
-            return set()
-        with self.log._sessions() as session:
-            stmt = select(_IntentRow.id).where(_IntentRow.id.in_(sorted(set(intent_ids))))
-            return set(session.scalars(stmt))
-
     def claim(self, intent_id: str, *, older_than_s: float = 0.0) -> bool:
         """Take an intent for resolution (compare-and-set): a pending one, or one another
         reconciler claimed at least ``older_than_s`` ago and did not finish."""

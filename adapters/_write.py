@@ -16,7 +16,6 @@ A store has no transactions across items, so :class:`GuardedWrite` keeps two log
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
 import time
@@ -29,7 +28,7 @@ from typing import Any, Self
 import anyio
 import anyio.to_thread
 
-from mirage_guard.adapters._backend import FACT_KEY, TENANT_KEY, WRITE_KEY, MemoryBackend
+from mirage_guard.adapters._backend import TENANT_KEY, WRITE_KEY, MemoryBackend
 from mirage_guard.adapters._decision_log import DecisionLog, WrittenDecision
 from mirage_guard.adapters._outbox import WriteIntent, current_call, outbox_for
 from mirage_guard.adapters._prometheus import GuardMetrics
@@ -40,7 +39,6 @@ from mirage_guard.guard.errors import BackendError, InputError
 
 log = logging.getLogger("mirage.memory")
 
-_REPEAT_LIMIT = 1000  # stored items with a write's fact keys, read to find its repeats
 _CLOSING = ".!"
 _SCOPE_KEYS = ("user_id", "agent_id", "run_id")
 # one lock per store, tenant and scope in this process: a write looks for repeats and stores its
@@ -66,21 +64,10 @@ def _in_scope(item: Mapping[str, Any], scope: MemoryScope) -> bool:
     return all((item.get(k) or None) == getattr(scope, k) for k in _SCOPE_KEYS)
 
 
-def _intent_of(item: Mapping[str, Any]) -> str | None:
-    """The id of the write intent that stored ``item`` (its ``WRITE_KEY``: "<intent>/<n>")."""
-    key = (item.get("metadata") or {}).get(WRITE_KEY)
-    return str(key).rsplit("/", 1)[0] if key else None
-
-
 def fact_key(text: str) -> str:
     """A fact's text for spotting a repeat: case, runs of spaces and a closing full stop or
     exclamation mark do not make another fact."""
     return " ".join(text.split()).rstrip(_CLOSING).rstrip().casefold()
-
-
-def fact_hash(text: str) -> str:
-    """:func:`fact_key` as a short hash, stored with each fact (``FACT_KEY``)."""
-    return hashlib.sha256(fact_key(text).encode()).hexdigest()[:32]
 
 
 class GuardedWrite:
@@ -159,51 +146,47 @@ class GuardedWrite:
         text, but for case, spacing and a closing full stop: :func:`fact_key`) with the same
         status; and decision index -> the earlier decision of this write with the same fact and
         status. Mem0 skips such a repeat; a conversation sent again would otherwise store its
-        facts twice. One store listing by the facts' keys (metadata ``FACT_KEY``, written with
-        every fact), as Mem0 compares hashes: no search, no encoding."""
+        facts twice. The decision log (indexed SQL) names the memories finished writes stored
+        with such a text; each is read back from the store, which must still hold it in this
+        scope, with that text and status. Without a decision log nothing is a repeat."""
         found: dict[int, str] = {}
         repeats: dict[int, int] = {}
-        first: dict[tuple[str, str], int] = {}  # (fact hash, status) -> first index in this write
+        first: dict[tuple[str, str], int] = {}  # (fact key, status) -> first index in this write
         for i, d in enumerate(decisions):
             if d.status is None:
                 continue
-            earlier = first.setdefault((fact_hash(d.candidate.text), d.status.value), i)
+            earlier = first.setdefault((fact_key(d.candidate.text), d.status.value), i)
             if earlier != i:
                 repeats[i] = earlier
-        if not first:
+        if not first or self.decision_log is None:
             return found, repeats
-        filters = {
-            **self.scope.as_kwargs(),
-            TENANT_KEY: self.tenant,
-            FACT_KEY: {"in": sorted({h for h, _ in first})},
-        }
-        items = await self.backend.get_all(filters=filters, top_k=_REPEAT_LIMIT)
-        unfinished = await self._unfinished(items)
-        held: dict[tuple[str, str], str] = {}
-        for it in sorted(items, key=lambda it: (str(it.get("created_at", "")), str(it["id"]))):
-            meta = it.get("metadata") or {}
-            key = (str(meta.get(FACT_KEY)), str(meta.get("status")))
-            if _intent_of(it) in unfinished:  # another replica's write, which may be undone
+        lowered = [v for key, _ in first for v in (key, *(key + c for c in _CLOSING))]
+        rows = await anyio.to_thread.run_sync(
+            self.decision_log.stored_facts, self.tenant, self.scope, lowered
+        )
+        for text, status, memory_id in rows:  # newest first
+            index = first.get((fact_key(text), status))
+            if index is None or index in found:
                 continue
-            if key in first and _in_scope(it, self.scope):
-                held.setdefault(key, str(it["id"]))
-        for key, i in first.items():
-            if key in held:
-                found[i] = held[key]
+            item = await self.backend.get(memory_id)
+            if item is not None and self._holds(item, fact_key(text), status):
+                found[index] = memory_id
         for i, j in list(repeats.items()):
             if j in found:  # the first one is stored already: so is this one
                 found[i] = found[j]
                 del repeats[i]
         return found, repeats
 
-    async def _unfinished(self, items: Sequence[Mapping[str, Any]]) -> set[str]:
-        """The write intents of ``items`` not finished yet (in this process the scope's lock
-        keeps them out; another replica's write may still fail and delete its facts)."""
-        ids = [i for i in (_intent_of(it) for it in items) if i]
-        if self.decision_log is None or not ids:
-            return set()
-        box = outbox_for(self.decision_log)
-        return await anyio.to_thread.run_sync(box.unresolved, ids)
+    def _holds(self, item: Mapping[str, Any], key: str, status: str) -> bool:
+        """The stored item is this tenant's, in exactly this scope, with this fact and status
+        (not deleted, moved or edited since its decision was logged)."""
+        meta = item.get("metadata") or {}
+        return (
+            meta.get(TENANT_KEY) == self.tenant
+            and meta.get("status") == status
+            and _in_scope(item, self.scope)
+            and fact_key(str(item.get("memory", ""))) == key
+        )
 
     async def begin(
         self, turns: Sequence[Turn], decisions: Sequence[Decision], writer_model: str | None
@@ -265,7 +248,6 @@ class GuardedWrite:
             **self.caller_metadata,
             **decision.memory_metadata(),
             TENANT_KEY: self.tenant,
-            FACT_KEY: fact_hash(decision.candidate.text),
         }
         if self.intent is not None:
             meta[WRITE_KEY] = self.intent.write_key(index)

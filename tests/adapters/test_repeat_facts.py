@@ -10,13 +10,13 @@ import anyio
 import pytest
 
 from mirage_guard.adapters import AsyncGuardedMemory
-from mirage_guard.adapters._backend import FACT_KEY
 from mirage_guard.adapters._decision_log import DecisionLog, DecisionQuery
 from mirage_guard.adapters._outbox import Outbox, WriteIntent, _IntentRow, outbox_for
 from mirage_guard.adapters._reconcile import reconcile
 from mirage_guard.adapters._scope import MemoryScope
 from mirage_guard.adapters._write import GuardedWrite, fact_key
-from mirage_guard.guard.errors import InputError
+from mirage_guard.guard import Guard, GuardSettings
+from tests.fakes.embedder import HashingEmbedder
 from tests.fakes.mem0 import InMemoryStore
 
 Build = Callable[..., AsyncGuardedMemory]
@@ -138,18 +138,29 @@ async def test_an_edited_fact_is_found_by_its_new_text(
     assert len(old_text["results"]) == 1  # the old text is no longer stored: written again
 
 
-async def test_a_fact_stored_without_a_fact_key_is_not_a_repeat(
+async def test_a_deleted_or_moved_memory_is_no_repeat(
     build_memory: Build, store: InMemoryStore
 ) -> None:
-    """Memories written before fact keys existed are not looked up (one more copy at most)."""
+    """The decision log names where a fact was stored; the store must still hold it there."""
     memory = build_memory()
-    await memory.remember(TURNS, ["Keeps bees on the roof"], user_id="alice")
-    for item in store.items.values():
-        del item["metadata"][FACT_KEY]
+    first = await memory.remember(TURNS, ["Keeps bees on the roof"], user_id="alice")
+    await memory.delete(first["results"][0]["id"])
     again = await memory.remember(TURNS, ["Keeps bees on the roof"], user_id="alice")
-    assert len(again["results"]) == 1
+    assert len(again["results"]) == 1  # the first is gone: written again
+    store.items[again["results"][0]["id"]]["metadata"]["status"] = "hypothesis"  # changed since
     third = await memory.remember(TURNS, ["Keeps bees on the roof"], user_id="alice")
-    assert third["results"] == []
+    assert len(third["results"]) == 1
+
+
+async def test_without_a_decision_log_nothing_is_a_repeat(
+    settings: GuardSettings, store: InMemoryStore
+) -> None:
+    memory = AsyncGuardedMemory(
+        backend=store, guard=Guard.from_settings(settings, embedder=HashingEmbedder())
+    )
+    for _ in range(2):
+        await memory.add(TURNS, user_id="alice", infer=False)
+    assert len(store.items) == 2
 
 
 async def test_a_repeat_and_a_new_fact_in_one_write(
@@ -241,18 +252,6 @@ def test_an_intent_written_before_repeats_existed_reads_back_without_any(
     assert (loaded.existing, loaded.repeats) == ({}, {})
 
 
-async def test_the_fact_hash_is_the_guards_own(build_memory: Build) -> None:
-    """A caller can neither set it (it decides what is a repeat) nor sees it on a read."""
-    memory = build_memory()
-    with pytest.raises(InputError, match=FACT_KEY):
-        await memory.add(TURNS, user_id="alice", infer=False, metadata={FACT_KEY: "x"})
-    await memory.add(TURNS, user_id="alice", infer=False, metadata={"source": "chat"})
-    [item] = (await memory.get_all(filters={"user_id": "alice"}))["results"]
-    assert item["metadata"]["source"] == "chat"
-    assert FACT_KEY not in item["metadata"]
-    assert FACT_KEY not in (await memory.get(item["id"]) or {}).get("metadata", {})
-
-
 async def test_a_fact_of_an_unfinished_write_is_no_repeat(
     build_memory: Build,
     store: InMemoryStore,
@@ -260,7 +259,8 @@ async def test_a_fact_of_an_unfinished_write_is_no_repeat(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Another replica's write that has stored its fact but not finished may still fail and
-    delete it: a write that took that fact for its own would then have stored nothing."""
+    delete it: a write that took that fact for its own would then have stored nothing. Only a
+    finished write has decision rows, so it is never looked up."""
     memory = build_memory()
 
     async def no_undo(self: GuardedWrite) -> None:
@@ -278,4 +278,4 @@ async def test_a_fact_of_an_unfinished_write_is_no_repeat(
     result = await memory.remember(TURNS, ["Keeps bees on the roof"], user_id="alice")
     assert len(result["results"]) == 1  # written: the other copy may yet be undone
     assert result["decisions"][0]["already_stored"] is False
-    assert outbox_for(decision_log).unresolved([pending.id, "no-such-intent"]) == {pending.id}
+    assert outbox_for(decision_log).pending() == [pending]  # still open: not in the log yet
