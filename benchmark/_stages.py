@@ -84,7 +84,7 @@ async def call_json(
         raise TruncatedOutputError(completion)
     try:
         parsed = completion.parse(schema)
-        _refuse_copied_placeholders(parsed, messages, completion)
+        refuse_copied_placeholders(parsed, messages, completion)
         return parsed, CallInfo.of(completion)
     except LLMOutputError as exc:
         raise UnparsableOutputError(exc, CallInfo.of(completion)) from exc
@@ -100,7 +100,7 @@ def _strings(value: object) -> list[str]:
     return []
 
 
-def _refuse_copied_placeholders(
+def refuse_copied_placeholders(
     parsed: BaseModel, messages: Sequence[Message], completion: Completion
 ) -> None:
     """An answer that fills a field with the prompt's own placeholder ("<the claim>") copied the

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, NoReturn
+from urllib.parse import urlsplit
 
 import anyio
 import typer
@@ -92,6 +93,24 @@ def _split(values: list[str] | None) -> list[str]:
     return [part.strip() for v in values or [] for part in v.split(",") if part.strip()]
 
 
+def endpoints(values: list[str] | None) -> tuple[str | None, dict[str, str]]:
+    """``--api-base`` read as ``mirage bench run`` reads it (``URL`` for every hosted_vllm/...
+    model, ``MODEL=URL`` for one), or one line naming an item that is neither, exit 1 (before
+    any call is made)."""
+    from mirage_guard.adapters.cli._bench import parse_api_bases  # _bench imports this module
+
+    for item in _split(values):
+        shared, per_model = parse_api_bases([item])
+        for model, url in per_model.items() or [("*", shared or "")]:
+            parts = urlsplit(url)
+            if not model or parts.scheme not in ("http", "https") or not parts.netloc:
+                fail(
+                    f"--api-base: {item!r} is neither a URL (e.g. http://host:8000/v1) "
+                    "nor MODEL=URL"
+                )
+    return parse_api_bases(values)
+
+
 def collapse_provider(options: RuntimeOptions) -> ProviderFactory:
     """``mock/...`` models answer by the collapse mock rule; every other string goes to litellm."""
     real = litellm_provider(options)
@@ -176,8 +195,26 @@ def run(
     concurrency: Annotated[int, typer.Option(help="in-flight calls per subject model")] = 8,
     judge_concurrency: Annotated[int, typer.Option(help="in-flight judge calls")] = 8,
     api_base: Annotated[
-        str | None, typer.Option(help="vLLM endpoint for every hosted_vllm/... model")
+        list[str] | None,
+        typer.Option(
+            help="URL of the vLLM server for every hosted_vllm/... model "
+            "(e.g. http://host:8000/v1), or MODEL=URL for one model; repeatable"
+        ),
     ] = None,
+    max_tokens: Annotated[
+        int,
+        typer.Option(
+            help="answer length cap per call (answers, plans, judge); an answer cut at it is a "
+            "failed unit. Part of the run's config hash"
+        ),
+    ] = 1024,
+    retry_failed: Annotated[
+        bool,
+        typer.Option(
+            help="on resume, redo every failed unit (truncated, empty, unparsable), "
+            "not only the transient ones"
+        ),
+    ] = False,
     cache_dir: Annotated[
         Path | None, typer.Option(help="call cache shared across runs (default RUN_DIR/cache)")
     ] = None,
@@ -202,17 +239,21 @@ def run(
             reference_file=str(reference_file) if reference_file else None,
             mapping=PersonaThresholds(h_band=h_band, e_band=e_band),
             seed=seed,
+            max_tokens=max_tokens,
         )
     except ValidationError as exc:
         fail(invalid_options(exc))
     except (ValueError, MirageError) as exc:
         fail(str(exc))
+    shared_base, per_model_base = endpoints(api_base)
     options = runtime_options(
         concurrency=concurrency,
         judge_concurrency=judge_concurrency,
-        api_base=api_base,
+        api_base=shared_base,
+        api_bases=per_model_base,
         progress=False,
         mock_latency_s=mock_latency_ms / 1000,
+        retry_failed=retry_failed,
     )
     everyone = [*config.models, config.judge]
     if check_keys:

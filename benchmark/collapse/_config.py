@@ -62,7 +62,9 @@ class CollapseConfig(BaseModel):
     seed: int = 0
     answer_temperature: float = 0.7
     judge_temperature: float = 0.0
-    max_tokens: int | None = 1024
+    max_tokens: int | None = Field(
+        default=1024, ge=1, description="answer length cap per call; a cut answer fails its unit"
+    )
     mapping: PersonaThresholds = Field(default_factory=PersonaThresholds)
 
     @model_validator(mode="after")

@@ -20,6 +20,7 @@ class CollapseRecord(BaseModel):
     unit: str
     calls: list[CallInfo] = Field(default_factory=list)
     error: StageError | None = None
+    attempt: int = Field(default=1, ge=1, description="try number (--retry-failed adds tries)")
 
     @property
     def ok(self) -> bool:

@@ -38,6 +38,14 @@ def _pct(x: float) -> str:
     return _fmt(100 * x if math.isfinite(x) else math.nan, 1)
 
 
+def _finding(holds: bool, *figures: float) -> str:
+    """yes / no for a finding drawn from ``figures``, or – (no data) when one is missing: a
+    comparison with a missing figure (NaN) is False, which is not a "no"."""
+    if not all(math.isfinite(x) for x in figures):
+        return "– (no data)"
+    return "yes" if holds else "no"
+
+
 def _ci(value: float, low: float, high: float, digits: int = 2) -> str:
     if not math.isfinite(value):
         return "–"
@@ -311,13 +319,13 @@ def _paper(a: CollapseAnalysis) -> Section:
         rows.append([f"{label} (Instruct)", f"Healer {healer} %, N_eff {n_eff}", run, comparable])
     for model, cell in instruct.items():
         if model in plan:
-            lower = plan[model].n_eff.value < cell.n_eff.value
+            before, after = cell.n_eff.value, plan[model].n_eff.value
             rows.append(
                 [
                     f"Plan-First lowers N_eff ({model})",
                     "yes",
-                    f"{'yes' if lower else 'no'}: {_fmt(cell.n_eff.value, 2)} → "
-                    f"{_fmt(plan[model].n_eff.value, 2)}",
+                    f"{_finding(after < before, before, after)}: {_fmt(before, 2)} → "
+                    f"{_fmt(after, 2)}",
                     comparable,
                 ]
             )

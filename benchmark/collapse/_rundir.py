@@ -95,10 +95,21 @@ class CollapseRunDirectory(RunDirectory):
         """The latest record of each unit of this type (a later line supersedes an earlier)."""
         return self.read_latest(record_type, record_type.kind)
 
-    def final_units(self) -> dict[str, CollapseRecord]:
+    def final_units(self, *, retry_failed: bool = False) -> dict[str, CollapseRecord]:
+        """Unit -> record, for every unit a resumed run must not redo (with ``retry_failed``:
+        only the successful ones), as MirageBench's ``final_records``."""
         done: dict[str, CollapseRecord] = {}
         for record_type in COLLAPSE_RECORD_TYPES:
             for record in self.read(record_type):
-                if record.final:
+                if record.ok or (record.final and not retry_failed):
                     done[record.unit] = record
         return done
+
+    def failed_attempts(self) -> dict[str, int]:
+        """Unit -> how many failed records it has (every try so far, superseded ones too)."""
+        counts: dict[str, int] = {}
+        for record_type in COLLAPSE_RECORD_TYPES:
+            for row in self._raw_lines(record_type.kind):
+                if row.get("error") and isinstance(row.get("unit"), str):
+                    counts[row["unit"]] = counts.get(row["unit"], 0) + 1
+        return counts

@@ -15,7 +15,7 @@ from typing import TypeVar
 
 import anyio
 
-from mirage_guard.benchmark._cache import DiskCache, prompt_scope
+from mirage_guard.benchmark._cache import DiskCache, attempt_scope, prompt_scope
 from mirage_guard.benchmark._capabilities import CapabilityAwareLLM
 from mirage_guard.benchmark._config import RuntimeOptions
 from mirage_guard.benchmark._guard_arm import (
@@ -27,7 +27,14 @@ from mirage_guard.benchmark._guard_arm import (
 from mirage_guard.benchmark._limits import ConcurrencyLimits
 from mirage_guard.benchmark._records import CallInfo, StageError
 from mirage_guard.benchmark._runner import ProviderFactory, RunSummary, client_stack
-from mirage_guard.benchmark._stages import UnparsableOutputError, strip_reasoning
+from mirage_guard.benchmark._stages import (
+    TRUNCATED,
+    EmptyOutputError,
+    TruncatedOutputError,
+    UnparsableOutputError,
+    refuse_copied_placeholders,
+    strip_reasoning,
+)
 from mirage_guard.benchmark.collapse._config import CollapseConfig, Condition, MemoryArm
 from mirage_guard.benchmark.collapse._memory import (
     PackagedClaim,
@@ -70,22 +77,34 @@ async def call_strict(
     params: SamplingParams,
     prompts: Sequence[Prompt],
 ) -> tuple[M, CallInfo]:
-    """One strict-JSON call; an answer that does not fit raises with the paid call attached."""
+    """One strict-JSON call; an answer that is cut at ``max_tokens``, does not fit, or copies the
+    prompt's placeholder (``"<one or two sentences>"``) raises with the paid call attached."""
     with prompt_scope(*prompts):
         completion = await llm.complete(messages, schema=schema, params=params)
+    if completion.finish_reason == TRUNCATED:
+        raise TruncatedOutputError(completion)
     info = CallInfo.of(completion)
     try:
-        return parse_strict(strip_reasoning(completion.text), schema, model=completion.model), info
+        parsed = parse_strict(strip_reasoning(completion.text), schema, model=completion.model)
+        refuse_copied_placeholders(parsed, messages, completion)
     except LLMOutputError as exc:
         raise UnparsableOutputError(exc, info) from exc
+    return parsed, info
 
 
 async def call_text(
     llm: LLMClient, messages: list[Message], params: SamplingParams, prompts: Sequence[Prompt]
 ) -> tuple[str, CallInfo]:
+    """One free-text answer; one cut at ``max_tokens`` or empty raises (never used in part),
+    as MirageBench's Task stage does."""
     with prompt_scope(*prompts):
         completion = await llm.complete(messages, params=params)
-    return strip_reasoning(completion.text), CallInfo.of(completion)
+    if completion.finish_reason == TRUNCATED:
+        raise TruncatedOutputError(completion)
+    text = strip_reasoning(completion.text)
+    if not text.strip():
+        raise EmptyOutputError(completion)
+    return text, CallInfo.of(completion)
 
 
 def planned_message(situation: Situation, h: float, e: float, approach: str) -> Message:
@@ -133,6 +152,7 @@ class CollapseRun:
         self.clients: dict[str, CapabilityAwareLLM] = {}
         self.summary = RunSummary(run_dir=self.run_dir.path)
         self._done: dict[str, CollapseRecord] = {}
+        self._failed_before: dict[str, int] = {}
         self._tagger: ClaimTagger | None = None
         self._memory_lock = anyio.Lock()
         self._memories: dict[tuple[str, MemoryArm], MemoryRecord] = {}
@@ -179,13 +199,16 @@ class CollapseRun:
         *,
         fallback: Callable[[StageError], R],
     ) -> R:
-        """The unit's record: from a previous run if final, else by doing ``work``."""
+        """The unit's record: from a previous run if final, else by doing ``work`` (a retried
+        unit's calls are asked again, not read back from the cache)."""
         previous = self._done.get(key)
         if isinstance(previous, record_type):
             self.summary.units_resumed += 1
             return previous
+        attempt = self._failed_before.get(key, 0) + 1
         try:
-            record = await work()
+            with attempt_scope(attempt):
+                record = await work()
         except LLMAuthError:
             raise
         except MirageError as exc:
@@ -195,6 +218,7 @@ class CollapseRun:
             record.calls = list(getattr(exc, "calls", []))
             self.summary.errors += 1
             self.summary.error_messages.append(f"{key}: {record.error and record.error.message}")
+        record.attempt = attempt
         self.run_dir.write(record)
         self._done[key] = record
         self.summary.units_done += 1
@@ -290,9 +314,13 @@ class CollapseRun:
             else:
                 prompt = load_prompt("collapse_answer_planned")
                 user = planned_message(situation, *plan)
-            text, info = await call_text(
-                llm, [*system, user], self.answer_params(arm), [*memory_prompts, prompt]
-            )
+            try:
+                text, info = await call_text(
+                    llm, [*system, user], self.answer_params(arm), [*memory_prompts, prompt]
+                )
+            except (TruncatedOutputError, EmptyOutputError) as exc:
+                exc.calls = [*calls, *exc.calls]  # the failed unit accounts the plan call too
+                raise
             calls.append(info)
             return AnswerRecord(
                 **base,
@@ -343,7 +371,8 @@ class CollapseRun:
 
     async def run(self) -> RunSummary:
         manifest = self.run_dir.start(self.config, offline_models=self.offline_models)
-        self._done = self.run_dir.final_units()
+        self._done = self.run_dir.final_units(retry_failed=self.options.retry_failed)
+        self._failed_before = self.run_dir.failed_attempts()
         try:
             async with anyio.create_task_group() as tg:
                 for model in self.config.models:
