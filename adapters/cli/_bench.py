@@ -6,6 +6,7 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
+from urllib.parse import urlsplit
 
 import anyio
 import typer
@@ -80,16 +81,22 @@ def parse_stops(values: list[str] | None) -> list[str]:
 
 
 def parse_api_bases(values: list[str] | None) -> tuple[str | None, dict[str, str]]:
-    """``URL`` (for every hosted_vllm/... model) and ``MODEL=URL`` items."""
+    """``URL`` (for every hosted_vllm/... model) and ``MODEL=URL`` items; an item that is
+    neither is an :class:`InputError` naming it (before any call: it was sent as a URL)."""
     shared: str | None = None
     per_model: dict[str, str] = {}
     for value in _split(values):
         head = value.split("://", 1)[0]
-        if "=" in head:
-            model, url = value.split("=", 1)
-            per_model[model] = url
+        model, url = value.split("=", 1) if "=" in head else ("*", value)
+        parts = urlsplit(url)
+        if not model or parts.scheme not in ("http", "https") or not parts.netloc:
+            raise InputError(
+                f"--api-base: {value!r} is neither a URL (e.g. http://host:8000/v1) nor MODEL=URL"
+            )
+        if model == "*":
+            shared = url
         else:
-            shared = value
+            per_model[model] = url
     return shared, per_model
 
 
@@ -259,7 +266,10 @@ def run(
         fail(invalid_options(exc))
     except (ValueError, MirageError) as exc:
         fail(str(exc))
-    shared_base, per_model_base = parse_api_bases(api_base)
+    try:
+        shared_base, per_model_base = parse_api_bases(api_base)
+    except InputError as exc:
+        fail(str(exc))
     options = runtime_options(
         concurrency=concurrency,
         judge_concurrency=judge_concurrency,

@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, NoReturn
-from urllib.parse import urlsplit
 
 import anyio
 import typer
@@ -99,16 +98,10 @@ def endpoints(values: list[str] | None) -> tuple[str | None, dict[str, str]]:
     any call is made)."""
     from mirage_guard.adapters.cli._bench import parse_api_bases  # _bench imports this module
 
-    for item in _split(values):
-        shared, per_model = parse_api_bases([item])
-        for model, url in per_model.items() or [("*", shared or "")]:
-            parts = urlsplit(url)
-            if not model or parts.scheme not in ("http", "https") or not parts.netloc:
-                fail(
-                    f"--api-base: {item!r} is neither a URL (e.g. http://host:8000/v1) "
-                    "nor MODEL=URL"
-                )
-    return parse_api_bases(values)
+    try:
+        return parse_api_bases(values)
+    except InputError as exc:
+        fail(str(exc))
 
 
 def collapse_provider(options: RuntimeOptions) -> ProviderFactory:

@@ -294,3 +294,18 @@ def test_cli_api_base_neither_url_nor_model_equals_url_is_refused_before_any_cal
     assert f"--api-base: {value!r} is neither a URL" in result.output
     assert seen_options == []
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("value", ["openai/x", "localhost:8081", "m=not-a-url"])
+def test_bench_run_refuses_an_api_base_that_is_no_url_either(value: str, tmp_path: Path) -> None:
+    """The same parser reads `bench run`'s --api-base: such a value was sent as the URL."""
+    result = CliRunner().invoke(
+        mirage,
+        [
+            *("bench", "run", "--models", "mock/alpha", "--judge", "mock/judge"),
+            *("--api-base", value, "--run-dir", str(tmp_path / "run"), "--no-progress"),
+        ],
+    )
+    assert result.exit_code == 1, result.output
+    assert "neither a URL" in result.output
+    assert not (tmp_path / "run" / "records").exists()
