@@ -217,17 +217,23 @@ def task_messages(persona: Persona, task: Task) -> list[Message]:
     return [Message(role="user", content=task.request(facts))]
 
 
-async def run_task(
-    llm: LLMClient, persona: Persona, task: Task, params: SamplingParams
-) -> tuple[str, CallInfo]:
-    with prompt_scope(task.prompt):
-        completion = await llm.complete(task_messages(persona, task), params=params)
+def whole_answer(completion: Completion) -> tuple[str, CallInfo]:
+    """A free-text answer and its call; one cut at ``max_tokens`` or empty raises (never used
+    in part)."""
     if completion.finish_reason == TRUNCATED:
         raise TruncatedOutputError(completion)
     text = strip_reasoning(completion.text)
     if not text.strip():
         raise EmptyOutputError(completion)
     return text, CallInfo.of(completion)
+
+
+async def run_task(
+    llm: LLMClient, persona: Persona, task: Task, params: SamplingParams
+) -> tuple[str, CallInfo]:
+    with prompt_scope(task.prompt):
+        completion = await llm.complete(task_messages(persona, task), params=params)
+    return whole_answer(completion)
 
 
 async def run_self_audit(

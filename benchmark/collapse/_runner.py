@@ -34,6 +34,7 @@ from mirage_guard.benchmark._stages import (
     UnparsableOutputError,
     refuse_copied_placeholders,
     strip_reasoning,
+    whole_answer,
 )
 from mirage_guard.benchmark.collapse._config import CollapseConfig, Condition, MemoryArm
 from mirage_guard.benchmark.collapse._memory import (
@@ -99,12 +100,7 @@ async def call_text(
     as MirageBench's Task stage does."""
     with prompt_scope(*prompts):
         completion = await llm.complete(messages, params=params)
-    if completion.finish_reason == TRUNCATED:
-        raise TruncatedOutputError(completion)
-    text = strip_reasoning(completion.text)
-    if not text.strip():
-        raise EmptyOutputError(completion)
-    return text, CallInfo.of(completion)
+    return whole_answer(completion)
 
 
 def planned_message(situation: Situation, h: float, e: float, approach: str) -> Message:

@@ -103,27 +103,24 @@ def test_a_usage_error_is_status_2_too(run_doctor: Callable[..., Result]) -> Non
     assert result.exit_code == 2, result.output
 
 
-def test_problems_remaining_is_status_1(
-    data_dir: Path, monkeypatch: pytest.MonkeyPatch, run_doctor: Callable[..., Result]
+@pytest.mark.parametrize(
+    ("orphan", "status", "said"), [(True, 1, "1 problem(s) remain"), (False, 0, "no problems")]
+)
+def test_problems_remaining_is_status_1_and_none_0(
+    data_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    run_doctor: Callable[..., Result],
+    orphan: bool,
+    status: int,
+    said: str,
 ) -> None:
     _log(data_dir)
-    _store(monkeypatch, orphan=True)
+    _store(monkeypatch, orphan=orphan)
     monkeypatch.setenv("MIRAGE_DATA_DIR", str(data_dir))
     result = run_doctor()
-    assert result.exit_code == 1, result.output
-    assert "1 problem(s) remain" in result.stdout
+    assert result.exit_code == status, result.output
+    assert said in result.stdout
     assert result.stderr == ""
-
-
-def test_no_problem_is_status_0(
-    data_dir: Path, monkeypatch: pytest.MonkeyPatch, run_doctor: Callable[..., Result]
-) -> None:
-    _log(data_dir)
-    _store(monkeypatch, orphan=False)
-    monkeypatch.setenv("MIRAGE_DATA_DIR", str(data_dir))
-    result = run_doctor()
-    assert result.exit_code == 0, result.output
-    assert "no problems" in result.stdout
 
 
 def test_the_help_says_which_status_is_which(run_doctor: Callable[..., Result]) -> None:

@@ -3,7 +3,8 @@ repeat by its hash); the decision is still logged, pointing at the memory that h
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import anyio
@@ -25,6 +26,22 @@ TURNS = [{"id": "t1", "role": "user", "content": "I keep bees on the roof."}]
 
 class Killed(BaseException):
     """The process died here: no undo, no reply."""
+
+
+@contextmanager
+def _crash_before_done(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Writes in the block die after their store writes, before their done transaction."""
+
+    async def no_undo(self: GuardedWrite) -> None:
+        return None
+
+    def die(*args: Any, **kwargs: Any) -> None:
+        raise Killed
+
+    with monkeypatch.context() as m:
+        m.setattr(GuardedWrite, "undo", no_undo)
+        m.setattr(Outbox, "complete", die)
+        yield
 
 
 def _texts(store: InMemoryStore) -> list[str]:
@@ -205,21 +222,12 @@ async def test_an_intent_keeps_its_repeats_through_a_crash(
     held = first["results"][0]["id"]
     turns = [*TURNS, {"id": "t2", "role": "user", "content": "My sister lives in Porto."}]
 
-    async def no_undo(self: GuardedWrite) -> None:
-        return None
-
-    def die(*args: Any, **kwargs: Any) -> None:
-        raise Killed
-
-    with monkeypatch.context() as m:
-        m.setattr(GuardedWrite, "undo", no_undo)
-        m.setattr(Outbox, "complete", die)
-        with pytest.raises(Killed):
-            await memory.remember(
-                turns,
-                ["Keeps bees on the roof", "Sister lives in Porto", "Sister lives in Porto."],
-                user_id="alice",
-            )
+    with _crash_before_done(monkeypatch), pytest.raises(Killed):
+        await memory.remember(
+            turns,
+            ["Keeps bees on the roof", "Sister lives in Porto", "Sister lives in Porto."],
+            user_id="alice",
+        )
     [intent] = outbox_for(decision_log).pending()  # read back from the database
     assert intent.existing == {0: held}
     assert intent.repeats == {2: 1}
@@ -263,17 +271,8 @@ async def test_a_fact_of_an_unfinished_write_is_no_repeat(
     finished write has decision rows, so it is never looked up."""
     memory = build_memory()
 
-    async def no_undo(self: GuardedWrite) -> None:
-        return None
-
-    def die(*args: Any, **kwargs: Any) -> None:
-        raise Killed
-
-    with monkeypatch.context() as m:
-        m.setattr(GuardedWrite, "undo", no_undo)
-        m.setattr(Outbox, "complete", die)
-        with pytest.raises(Killed):
-            await memory.remember(TURNS, ["Keeps bees on the roof"], user_id="alice")
+    with _crash_before_done(monkeypatch), pytest.raises(Killed):
+        await memory.remember(TURNS, ["Keeps bees on the roof"], user_id="alice")
     [pending] = outbox_for(decision_log).pending()
     result = await memory.remember(TURNS, ["Keeps bees on the roof"], user_id="alice")
     assert len(result["results"]) == 1  # written: the other copy may yet be undone

@@ -16,7 +16,7 @@ from mirage_guard.guard import Guard, GuardSettings
 from mirage_guard.guard.llm import LLMClient
 from tests.fakes.embedder import HashingEmbedder
 from tests.fakes.mem0 import InMemoryStore
-from tests.server.sidecar_setup import echo_writer
+from tests.server.sidecar_setup import KEYS, echo_writer, on_loopback
 
 
 @pytest.fixture
@@ -49,3 +49,17 @@ def make_client(data_dir: Path, store: InMemoryStore) -> Iterator[Callable[..., 
     yield build
     for c in clients:
         c.__exit__(None, None, None)
+
+
+@pytest.fixture
+def sidecar_url(data_dir: Path, store: InMemoryStore) -> Iterator[str]:
+    """The sidecar on a real uvicorn (loopback), with the fake store and hashing embedder."""
+    s = GuardSettings(data_dir=data_dir, api_keys=KEYS)
+    application = create_app(
+        s,
+        guard=Guard.from_settings(s, embedder=HashingEmbedder()),
+        backend=store,
+        writer_llm=echo_writer(),
+    )
+    with on_loopback(application) as url:
+        yield url

@@ -4,7 +4,10 @@ conftest)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -25,3 +28,24 @@ def echo_writer(model: str = "mock/echo-writer") -> FunctionLLM:
         return claims_reply(*((text, tid, "GROUNDED", 0.9) for tid, text in found))
 
     return FunctionLLM(rule, model=model)
+
+
+@contextmanager
+def on_loopback(app: Any, **config: Any) -> Iterator[str]:
+    """``app`` served by a real uvicorn on a free loopback port, in a thread; its base URL."""
+    import uvicorn
+
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", **config)
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        if not thread.is_alive():
+            raise RuntimeError("uvicorn did not start")
+        thread.join(0.05)
+    try:
+        yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join()

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import uvicorn
 
 from mirage_guard.adapters.server import create_app
 from mirage_guard.guard import GuardSettings
-from tests.server.sidecar_setup import KEYS, echo_writer
+from tests.server.sidecar_setup import KEYS, echo_writer, on_loopback
 
 pytestmark = pytest.mark.slow
 
@@ -23,19 +21,8 @@ def sidecar_url(data_dir: Path) -> Iterator[str]:
         settings,
         writer_llm=echo_writer(),
     )  # the backend is built by the lifespan: embedded Mem0 + MiniLM under data_dir
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        if not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        thread.join(0.05)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join()
+    with on_loopback(app, lifespan="on") as url:
+        yield url
 
 
 def test_memory_client_add_search_get_update_delete_history(sidecar_url: str) -> None:

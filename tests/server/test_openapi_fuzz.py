@@ -6,18 +6,16 @@ fake writer, so every 5xx would be a bug in the sidecar, not an unavailable depe
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 
 import pytest
 import schemathesis
-import uvicorn
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 
 from mirage_guard.adapters.server import create_app
 from mirage_guard.guard import GuardSettings
-from tests.server.sidecar_setup import KEYS, A, echo_writer
+from tests.server.sidecar_setup import KEYS, A, echo_writer, on_loopback
 
 pytestmark = pytest.mark.slow
 
@@ -29,18 +27,8 @@ def sidecar(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         settings_,
         writer_llm=echo_writer(),
     )
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        if not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        thread.join(0.05)
-    yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
-    server.should_exit = True
-    thread.join()
+    with on_loopback(app, lifespan="on") as url:
+        yield url
 
 
 # the schema does not need a running app: the routes and models define it

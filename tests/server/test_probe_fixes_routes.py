@@ -6,47 +6,17 @@ message shapes Mem0 takes failed the whole write, and Mem0's own metadata keys w
 from __future__ import annotations
 
 import re
-import threading
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
 import pytest
-import uvicorn
 from fastapi.testclient import TestClient
 
-from mirage_guard.adapters.server import create_app
-from mirage_guard.guard import Guard, GuardSettings
-from tests.fakes.embedder import HashingEmbedder
 from tests.fakes.mem0 import InMemoryStore
-from tests.server.sidecar_setup import KEYS, A, echo_writer
+from tests.server.sidecar_setup import KEYS, A
 
 Client = Callable[..., TestClient]
-
-
-@pytest.fixture
-def sidecar_url(data_dir: Path, store: InMemoryStore) -> Iterator[str]:
-    """The sidecar on a real uvicorn (loopback), with the fake store and hashing embedder."""
-    s = GuardSettings(data_dir=data_dir, api_keys=KEYS)
-    application = create_app(
-        s,
-        guard=Guard.from_settings(s, embedder=HashingEmbedder()),
-        backend=store,
-        writer_llm=echo_writer(),
-    )
-    server = uvicorn.Server(
-        uvicorn.Config(application, host="127.0.0.1", port=0, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        if not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        thread.join(0.05)
-    yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
-    server.should_exit = True
-    thread.join()
 
 
 def _add(client: TestClient, content: str, headers: dict[str, str] = A, **extra: Any) -> Any:
