@@ -16,7 +16,7 @@ import sys
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import IO, Any, NamedTuple, TypeVar
+from typing import IO, Any, ClassVar, NamedTuple, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -118,6 +118,9 @@ class NumberedRow(NamedTuple):
 
 
 class RunDirectory:
+    # the records files a run keeps (``records/<kind>.jsonl``)
+    kinds: ClassVar[tuple[str, ...]] = tuple(t.kind for t in RECORD_TYPES)
+
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.records_dir = self.path / "records"
@@ -313,8 +316,8 @@ class RunDirectory:
     def failed_attempts(self) -> dict[str, int]:
         """Unit -> how many failed records it has (every try so far, superseded ones too)."""
         counts: dict[str, int] = {}
-        for record_type in RECORD_TYPES:
-            for row in self._raw_lines(record_type.kind):
+        for kind in self.kinds:
+            for row in self._raw_lines(kind):
                 if row.get("error") and isinstance(row.get("unit"), str):
                     counts[row["unit"]] = counts.get(row["unit"], 0) + 1
         return counts

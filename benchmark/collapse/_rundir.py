@@ -39,6 +39,8 @@ class CollapseManifest(BaseModel):
 class CollapseRunDirectory(RunDirectory):
     """MirageBench's run directory holding a collapse run."""
 
+    kinds = tuple(t.kind for t in COLLAPSE_RECORD_TYPES)
+
     def read_collapse_manifest(self) -> CollapseManifest:
         if not self.exists():
             raise InputError(f"{self.path} is not a run directory (no manifest.json)")
@@ -104,12 +106,3 @@ class CollapseRunDirectory(RunDirectory):
                 if record.ok or (record.final and not retry_failed):
                     done[record.unit] = record
         return done
-
-    def failed_attempts(self) -> dict[str, int]:
-        """Unit -> how many failed records it has (every try so far, superseded ones too)."""
-        counts: dict[str, int] = {}
-        for record_type in COLLAPSE_RECORD_TYPES:
-            for row in self._raw_lines(record_type.kind):
-                if row.get("error") and isinstance(row.get("unit"), str):
-                    counts[row["unit"]] = counts.get(row["unit"], 0) + 1
-        return counts
