@@ -30,6 +30,7 @@ import anyio.to_thread
 
 from mirage_guard.adapters._backend import TENANT_KEY, WRITE_KEY, MemoryBackend
 from mirage_guard.adapters._decision_log import DecisionLog, WrittenDecision
+from mirage_guard.adapters._edit import item_scope
 from mirage_guard.adapters._outbox import WriteIntent, current_call, outbox_for
 from mirage_guard.adapters._prometheus import GuardMetrics
 from mirage_guard.adapters._reconcile import resolve
@@ -40,7 +41,6 @@ from mirage_guard.guard.errors import BackendError, InputError
 log = logging.getLogger("mirage.memory")
 
 _CLOSING = ".!"
-_SCOPE_KEYS = ("user_id", "agent_id", "run_id")
 # one lock per store, tenant and scope in this process: a write looks for repeats and stores its
 # facts under it, so the same fact sent twice at once is stored once (replicas can still race)
 _SCOPE_LOCKS: weakref.WeakValueDictionary[tuple[int, str, str], anyio.Lock] = (
@@ -56,12 +56,6 @@ def _scope_lock(backend: MemoryBackend, tenant: str, scope: MemoryScope) -> anyi
         if lock is None:
             lock = _SCOPE_LOCKS[key] = anyio.Lock()
         return lock
-
-
-def _in_scope(item: Mapping[str, Any], scope: MemoryScope) -> bool:
-    """The item belongs to exactly ``scope``: a user's fact is not a session's copy of it (a
-    filter on ``user_id`` alone also finds the user's run- and agent-scoped items)."""
-    return all((item.get(k) or None) == getattr(scope, k) for k in _SCOPE_KEYS)
 
 
 def fact_key(text: str) -> str:
@@ -147,8 +141,9 @@ class GuardedWrite:
         status; and decision index -> the earlier decision of this write with the same fact and
         status. Mem0 skips such a repeat; a conversation sent again would otherwise store its
         facts twice. The decision log (indexed SQL) names the memories finished writes stored
-        with such a text; each is read back from the store, which must still hold it in this
-        scope, with that text and status. Without a decision log nothing is a repeat."""
+        with such a text (matched there by SQL ``lower()`` on the logged text, so its spacing
+        must be the normal one); each is read back from the store, which must still hold it in
+        this scope, with that text and status. Without a decision log nothing is a repeat."""
         found: dict[int, str] = {}
         repeats: dict[int, int] = {}
         first: dict[tuple[str, str], int] = {}  # (fact key, status) -> first index in this write
@@ -184,7 +179,7 @@ class GuardedWrite:
         return (
             meta.get(TENANT_KEY) == self.tenant
             and meta.get("status") == status
-            and _in_scope(item, self.scope)
+            and item_scope(item) == self.scope  # a session's copy is not the user's fact
             and fact_key(str(item.get("memory", ""))) == key
         )
 
