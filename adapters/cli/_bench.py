@@ -6,7 +6,6 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
-from urllib.parse import urlsplit
 
 import anyio
 import typer
@@ -20,7 +19,9 @@ from mirage_guard.adapters.cli._collapse import (
     check_sample_out,
     fail,
     invalid_options,
+    parse_api_bases,
     runtime_options,
+    split_values,
 )
 from mirage_guard.benchmark import (
     BenchmarkRun,
@@ -57,13 +58,9 @@ app.add_typer(collapse_app, name="collapse")
 console = Console()
 
 
-def _split(values: list[str] | None) -> list[str]:
-    return [part.strip() for v in values or [] for part in v.split(",") if part.strip()]
-
-
 def _families(values: list[str] | None) -> dict[str, str]:
     out: dict[str, str] = {}
-    for item in _split(values):
+    for item in split_values(values):
         model, sep, family = item.rpartition("=")
         if not sep or not model or not family:
             raise InputError(f"--family takes MODEL=FAMILY, got {item!r}")
@@ -78,26 +75,6 @@ def parse_stops(values: list[str] | None) -> list[str]:
     r"""``--stop`` values with ``\n``, ``\t``, ``\r`` and ``\\`` read as the characters they name
     (a shell passes "\n\n" as four characters)."""
     return [re.sub(r"\\([ntr\\])", lambda m: _ESCAPES[m[1]], v) for v in values or []]
-
-
-def parse_api_bases(values: list[str] | None) -> tuple[str | None, dict[str, str]]:
-    """``URL`` (for every hosted_vllm/... model) and ``MODEL=URL`` items; an item that is
-    neither is an :class:`InputError` naming it (before any call: it was sent as a URL)."""
-    shared: str | None = None
-    per_model: dict[str, str] = {}
-    for value in _split(values):
-        head = value.split("://", 1)[0]
-        model, url = value.split("=", 1) if "=" in head else ("*", value)
-        parts = urlsplit(url)
-        if not model or parts.scheme not in ("http", "https") or not parts.netloc:
-            raise InputError(
-                f"--api-base: {value!r} is neither a URL (e.g. http://host:8000/v1) nor MODEL=URL"
-            )
-        if model == "*":
-            shared = url
-        else:
-            per_model[model] = url
-    return shared, per_model
 
 
 def missing_keys(models: list[str], options: RuntimeOptions) -> dict[str, list[str]]:
@@ -244,15 +221,15 @@ def run(
     """Run (or resume) MirageBench: Probe, Task, Self-audit, Judge, Accum (+ the guard arm)."""
     try:
         config = RunConfig(
-            models=_split(models),
+            models=split_values(models),
             judge=judge,
-            personas=_split(personas),
+            personas=split_values(personas),
             personas_file=str(personas_file) if personas_file else None,
             tasks=parse_tasks(tasks),
             limit=limit,
             seed=seed,
             guard=guard,
-            stages=[Stage(s) for s in _split(stages)] or list(Stage),
+            stages=[Stage(s) for s in split_values(stages)] or list(Stage),
             accum_personas=accum_personas,
             accum_rounds=accum_rounds,
             max_tokens=max_tokens,

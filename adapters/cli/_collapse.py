@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, NoReturn
+from urllib.parse import urlsplit
 
 import anyio
 import typer
@@ -88,20 +89,28 @@ def runtime_options(**values: object) -> RuntimeOptions:
         fail(invalid_options(exc))
 
 
-def _split(values: list[str] | None) -> list[str]:
+def split_values(values: list[str] | None) -> list[str]:
     return [part.strip() for v in values or [] for part in v.split(",") if part.strip()]
 
 
-def endpoints(values: list[str] | None) -> tuple[str | None, dict[str, str]]:
-    """``--api-base`` read as ``mirage bench run`` reads it (``URL`` for every hosted_vllm/...
-    model, ``MODEL=URL`` for one), or one line naming an item that is neither, exit 1 (before
-    any call is made)."""
-    from mirage_guard.adapters.cli._bench import parse_api_bases  # _bench imports this module
-
-    try:
-        return parse_api_bases(values)
-    except InputError as exc:
-        fail(str(exc))
+def parse_api_bases(values: list[str] | None) -> tuple[str | None, dict[str, str]]:
+    """``URL`` (for every hosted_vllm/... model) and ``MODEL=URL`` items; an item that is
+    neither is an :class:`InputError` naming it (before any call: it was sent as a URL)."""
+    shared: str | None = None
+    per_model: dict[str, str] = {}
+    for value in split_values(values):
+        head = value.split("://", 1)[0]
+        model, url = value.split("=", 1) if "=" in head else ("*", value)
+        parts = urlsplit(url)
+        if not model or parts.scheme not in ("http", "https") or not parts.netloc:
+            raise InputError(
+                f"--api-base: {value!r} is neither a URL (e.g. http://host:8000/v1) nor MODEL=URL"
+            )
+        if model == "*":
+            shared = url
+        else:
+            per_model[model] = url
+    return shared, per_model
 
 
 def collapse_provider(options: RuntimeOptions) -> ProviderFactory:
@@ -219,12 +228,12 @@ def run(
     """Run (or resume) the persona-collapse diagnostic."""
     try:
         config = CollapseConfig(
-            models=_split(models),
+            models=split_values(models),
             judge=judge,
-            contexts=_split(contexts),
+            contexts=split_values(contexts),
             limit=limit,
-            conditions=[Condition(c) for c in _split(conditions)] or list(Condition),
-            memory=[MemoryArm(m) for m in _split(memory)] or [MemoryArm.NONE],
+            conditions=[Condition(c) for c in split_values(conditions)] or list(Condition),
+            memory=[MemoryArm(m) for m in split_values(memory)] or [MemoryArm.NONE],
             memory_condition=memory_condition,
             memory_claims=memory_claims,
             memory_split=None if memory_split == "all" else memory_split,
@@ -238,7 +247,10 @@ def run(
         fail(invalid_options(exc))
     except (ValueError, MirageError) as exc:
         fail(str(exc))
-    shared_base, per_model_base = endpoints(api_base)
+    try:
+        shared_base, per_model_base = parse_api_bases(api_base)
+    except InputError as exc:
+        fail(str(exc))
     options = runtime_options(
         concurrency=concurrency,
         judge_concurrency=judge_concurrency,
