@@ -22,7 +22,6 @@ from mirage_guard.adapters._backend import (
     PROVENANCE_KEYS,
     TENANT_KEY,
     MemoryBackend,
-    matches,
 )
 from mirage_guard.adapters._compose import ExtractionMode, make_extractor
 from mirage_guard.adapters._decision_log import (
@@ -32,6 +31,7 @@ from mirage_guard.adapters._decision_log import (
     LoggedDecision,
     WrittenDecision,
 )
+from mirage_guard.adapters._filters import matches
 from mirage_guard.adapters._mem0 import (
     EMBEDDING_DIMS,
     Mem0Backend,

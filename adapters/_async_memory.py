@@ -24,10 +24,11 @@ import anyio
 import anyio.to_thread
 from pydantic import ValidationError
 
-from mirage_guard.adapters._backend import TENANT_KEY, Item, MemoryBackend, _field
+from mirage_guard.adapters._backend import TENANT_KEY, Item, MemoryBackend
 from mirage_guard.adapters._compose import BaseGuardedMemory, Components
 from mirage_guard.adapters._decision_log import DecisionLog
 from mirage_guard.adapters._edit import guarded_edit
+from mirage_guard.adapters._filters import field_value
 from mirage_guard.adapters._mem0_wire import (
     UNSET,
     add_result,
@@ -522,7 +523,7 @@ class AsyncGuardedMemory(BaseGuardedMemory):
                 continue
             seen.add(str(item["id"]))
             for kind, key in ENTITY_KINDS.items():
-                name = _field(item, key)
+                name = field_value(item, key)
                 if not name:
                     continue
                 entry = found.setdefault(

@@ -8,11 +8,11 @@ the guard's decision, never the store's.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mirage_guard.adapters._scope import MemoryScope
-from mirage_guard.guard.errors import ConfigError, InputError
+from mirage_guard.guard.errors import ConfigError
 
 # Keys the guard owns inside a memory's metadata; callers may neither set nor change them.
 PROVENANCE_KEYS = ("provenance", "source_turn_id", "guard_score", "profile_id", "status")
@@ -101,40 +101,6 @@ class MemoryBackend(ABC):
         """Release resources (async: ``aclose``, the httpx convention)."""
 
 
-def _field(item: Mapping[str, Any], key: str) -> Any:
-    if key in item:
-        return item[key]
-    meta = item.get("metadata") or {}
-    return meta.get(key) if isinstance(meta, Mapping) else None
-
-
-_OPS: dict[str, Callable[[Any, Any], bool]] = {
-    "in": lambda value, arg: value in arg,
-    "nin": lambda value, arg: value not in arg,
-    "eq": lambda value, arg: value == arg,
-    "ne": lambda value, arg: value != arg,
-}
-
-
-def matches(item: Mapping[str, Any], filters: Mapping[str, Any]) -> bool:
-    """Client-side filter check: equality, ``{"in": [...]}`` / ``{"eq": v}`` / ``{"ne": v}``.
-
-    Used where a store cannot be trusted to apply a filter (remote servers) and as a final
-    fail-closed check before returning items to a caller.
-    """
-    for key, cond in filters.items():
-        value = _field(item, key)
-        if isinstance(cond, Mapping):
-            for op, arg in cond.items():
-                if op not in _OPS:
-                    raise InputError(f"filter operator {op!r} is not supported here")
-                if not _OPS[op](value, arg):
-                    return False
-        elif value != cond:
-            return False
-    return True
-
-
 __all__ = [
     "EDIT_KEYS",
     "MEM0_KEYS",
@@ -146,5 +112,4 @@ __all__ = [
     "WRITE_KEY",
     "Item",
     "MemoryBackend",
-    "matches",
 ]

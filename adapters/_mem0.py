@@ -192,6 +192,16 @@ def quiet_mem0_logs() -> None:
     logging.getLogger("mem0").setLevel(logging.WARNING)
 
 
+def _listing(filters: Mapping[str, Any]) -> dict[str, Any]:
+    """``filters`` for Mem0's listing calls, which hand them to the vector store unprocessed
+    (its search renames ``OR`` / ``NOT`` first): the stores' own names ``$or`` / ``$not``, read
+    by pgvector (which took ``OR`` for a metadata key and matched nothing) and by Qdrant."""
+    return {_STORE_LOGIC.get(k, k): v for k, v in filters.items()}
+
+
+_STORE_LOGIC = {"OR": "$or", "NOT": "$not"}
+
+
 class Mem0Backend(MemoryBackend):
     """A ``mem0.Memory`` behind the :class:`MemoryBackend` seam."""
 
@@ -331,14 +341,14 @@ class Mem0Backend(MemoryBackend):
         return item
 
     async def get_all(self, *, filters: Mapping[str, Any], top_k: int) -> list[Item]:
-        result = await self._call(self.memory.get_all, filters=dict(filters), top_k=top_k)
+        result = await self._call(self.memory.get_all, filters=_listing(filters), top_k=top_k)
         items: list[Item] = result.get("results", [])
         return items
 
     async def scan(self, *, filters: Mapping[str, Any], limit: int) -> list[Item]:
         """Straight from the vector store (Mem0's ``get_all`` insists on a scope id)."""
         items: list[Item] = await self._call(
-            self.memory._get_all_from_vector_store, dict(filters), limit, show_expired=True
+            self.memory._get_all_from_vector_store, _listing(filters), limit, show_expired=True
         )
         return items
 

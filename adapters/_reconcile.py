@@ -18,8 +18,9 @@ from typing import Any
 import anyio.to_thread
 from pydantic import BaseModel
 
-from mirage_guard.adapters._backend import TENANT_KEY, WRITE_KEY, Item, MemoryBackend, matches
+from mirage_guard.adapters._backend import TENANT_KEY, WRITE_KEY, Item, MemoryBackend
 from mirage_guard.adapters._decision_log import DecisionLog, WrittenDecision
+from mirage_guard.adapters._filters import matches
 from mirage_guard.adapters._mem0_wire import add_result
 from mirage_guard.adapters._outbox import IdempotentCall, WriteIntent, outbox_for
 from mirage_guard.guard.errors import MemoryNotFoundError

@@ -14,7 +14,8 @@ from urllib.parse import quote
 
 import httpx
 
-from mirage_guard.adapters._backend import SCOPE_KEYS, Item, MemoryBackend, matches
+from mirage_guard.adapters._backend import SCOPE_KEYS, Item, MemoryBackend
+from mirage_guard.adapters._filters import matches
 from mirage_guard.adapters._scope import MemoryScope
 from mirage_guard.guard.errors import (
     BackendError,

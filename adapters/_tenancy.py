@@ -14,8 +14,9 @@ from typing import Any
 
 import anyio.to_thread
 
-from mirage_guard.adapters._backend import SCOPE_KEYS, TENANT_KEY, MemoryBackend, matches
+from mirage_guard.adapters._backend import SCOPE_KEYS, TENANT_KEY, MemoryBackend
 from mirage_guard.adapters._decision_log import DecisionLog
+from mirage_guard.adapters._filters import checked_filters, matches
 from mirage_guard.adapters._scope import MemoryScope, refuse_reserved
 from mirage_guard.guard import well_formed
 from mirage_guard.guard.errors import ConfigError, InputError, MemoryNotFoundError
@@ -43,26 +44,12 @@ def scope_of(user_id: str | None, agent_id: str | None, run_id: str | None) -> M
     return scope
 
 
-# the operators that compare a metadata value for equality (Mem0's "gt" / "lte" ... take numbers)
-EQUALITY_OPERATORS = frozenset({"eq", "ne", "in", "nin"})
-
-
-def refuse_float_equality(key: str, value: Any) -> None:
-    """InputError when filter ``key`` compares a float for equality (``7.5``, ``{"eq": 7.5}``,
-    ``{"in": [7.5]}``). Neither store can: embedded Qdrant matches a string, an integer or a
-    boolean only (a float is a validation error inside the store), and pgvector compares the
-    stored JSON's text with ``str(value)`` (``1e+16`` is not ``10000000000000000``)."""
-    if isinstance(value, Mapping):
-        compared = [v for op, v in value.items() if op in EQUALITY_OPERATORS]
-    else:
-        compared = [value]
-    flat = [x for v in compared for x in (v if isinstance(v, list | tuple) else [v])]
-    if any(isinstance(x, float) for x in flat):
-        raise InputError(
-            f"filters[{key!r}]: an equality filter takes a string, an integer or a boolean, not "
-            "a float (the vector stores cannot match one exactly); filter on an integer or a "
-            "string metadata value instead"
-        )
+# the keys a caller may not filter on, anywhere in a filter, and why
+GUARD_FILTER_KEYS = {
+    TENANT_KEY: f"{TENANT_KEY!r} is not a filter: the tenant is the API key's (the guarded "
+    "memory's own), never a caller's choice",
+    "status": "filter by status with include_hypotheses / include_quarantined, not filters=",
+}
 
 
 @dataclass(frozen=True)
@@ -80,22 +67,11 @@ class Tenancy:
             raise ConfigError("tenant isolation needs a decision log (it records memory ownership)")
 
     def filters(self, filters: Mapping[str, Any] | None, statuses: list[str]) -> dict[str, Any]:
-        """The caller's filters (a scope id required), narrowed to this tenant and ``statuses``."""
-        f = dict(filters or {})
-        if TENANT_KEY in f:
-            raise InputError(
-                f"{TENANT_KEY!r} is not a filter: the tenant is the API key's (the guarded "
-                "memory's own), never a caller's choice"
-            )
-        if "status" in f:
-            raise InputError(
-                "filter by status with include_hypotheses / include_quarantined, not filters="
-            )
+        """The caller's filters (Mem0's language, checked: :mod:`._filters`; a scope id
+        required), narrowed to this tenant and ``statuses``."""
+        f = checked_filters(filters, GUARD_FILTER_KEYS)
         if not any(f.get(k) for k in SCOPE_KEYS):
             raise InputError("filters must contain one of user_id, agent_id, run_id")
-        for k, value in f.items():
-            if k not in SCOPE_KEYS:
-                refuse_float_equality(k, value)
         for k in SCOPE_KEYS:
             if k in f:
                 if not isinstance(f[k], str):
@@ -128,4 +104,4 @@ class Tenancy:
             raise MemoryNotFoundError(memory_id)
 
 
-__all__ = ["Tenancy", "refuse_float_equality", "scope_of"]
+__all__ = ["GUARD_FILTER_KEYS", "Tenancy", "scope_of"]

@@ -41,7 +41,16 @@ Metadata = Annotated[dict[MetaKey, MetaValue], Field(max_length=50)]
 # fixed cap here answered 422 first and ignored a raised setting
 Text = str
 Query = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4000)]
-RESERVED_FILTER_KEYS = frozenset({"AND", "OR", "NOT"})
+LOGICAL_FILTER_KEYS = ("AND", "OR", "NOT")
+
+
+def _filter_key(key: str) -> None:
+    """A metadata key a filter may name: an identifier (a dotted key is a nested path to a
+    store), and not the platform's ``app_id``, which no store here scopes by."""
+    if not isinstance(key, str) or not key.isidentifier():
+        raise ValueError(f"filter key {key!r} is not supported")
+    if key == "app_id":  # read as a metadata key, it matched nothing, silently
+        raise ValueError("app_id is not a scope here: filter by user_id, agent_id, run_id")
 
 
 def _one_of(key: str, top: str | None, in_filters: str | None) -> str | None:
@@ -101,7 +110,8 @@ class V3AddRequest(AddRequest):
 
 
 class SearchFilters(BaseModel):
-    """Scope ids plus equality filters on metadata keys."""
+    """Scope ids plus Mem0's metadata conditions: equality, operators, ``AND`` / ``OR`` / ``NOT``
+    (checked where the drop-in checks them, :mod:`mirage_guard.adapters._filters`: 400)."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -110,16 +120,16 @@ class SearchFilters(BaseModel):
     run_id: Id | None = None
 
     @model_validator(mode="after")
-    def _equality_only(self) -> SearchFilters:
+    def _known_keys(self) -> SearchFilters:
         for key, value in (self.model_extra or {}).items():
-            if key in RESERVED_FILTER_KEYS or not key.isidentifier():
-                raise ValueError(f"filter key {key!r} is not supported")
-            if key == "app_id":  # read as a metadata key, it matched nothing, silently
-                raise ValueError("app_id is not a scope here: filter by user_id, agent_id, run_id")
-            # a float passes here and is refused (400) where the drop-in refuses it too:
-            # Tenancy.filters, as no store matches a float exactly
-            if not isinstance(value, str | bool | int | float):
-                raise ValueError(f"filter {key!r} must be an equality on a scalar value")
+            if key in LOGICAL_FILTER_KEYS:
+                items = value if isinstance(value, list) else []
+                keys = [k for item in items if isinstance(item, dict) for k in item]
+                for sub_key in keys:
+                    if sub_key not in (*SCOPE_KEYS, *LOGICAL_FILTER_KEYS):
+                        _filter_key(sub_key)
+            else:
+                _filter_key(key)
         return self
 
     def as_filters(self) -> dict[str, Any]:

@@ -100,3 +100,46 @@ def test_memory_client_users_delete_users_and_reset(sidecar_url: str) -> None:
     client.reset()
     assert client.users()["results"] == []
     assert [e["name"] for e in other.users()["results"]] == ["carol"]  # another tenant's stay
+
+
+def test_memory_client_filters_in_mem0s_language(sidecar_url: str) -> None:
+    """Operators, AND / OR / NOT and the platform's ``{"AND": [{"user_id": ...}]}`` reach the
+    embedded store through the sidecar (every one was refused with 422 before 2026-12-07); a
+    condition on the guard's own keys is refused with a 400 the client raises."""
+    from mem0 import MemoryClient
+    from mem0.exceptions import ValidationError
+
+    client = MemoryClient(api_key="key-a", host=sidecar_url)
+    for text, meta in [
+        ("I like green tea.", {"topic": "food", "n": 1}),
+        ("I have a dog named Rex.", {"topic": "pets", "n": 5}),
+        ("I live in Porto.", {"topic": "place", "n": 9}),
+    ]:
+        client.add(text, user_id="alice", metadata=meta, infer=False)
+
+    def listed(filters: dict[str, object]) -> list[str]:
+        return sorted(r["memory"] for r in client.get_all(filters=filters)["results"])
+
+    assert listed({"AND": [{"user_id": "alice"}, {"n": {"gte": 5}}]}) == [
+        "I have a dog named Rex.",
+        "I live in Porto.",
+    ]
+    assert listed({"user_id": "alice", "OR": [{"topic": "food"}, {"n": {"gt": 8}}]}) == [
+        "I like green tea.",
+        "I live in Porto.",
+    ]
+    assert listed({"user_id": "alice", "NOT": [{"topic": {"in": ["food", "pets"]}}]}) == [
+        "I live in Porto."
+    ]
+    not_food = {"user_id": "alice", "topic": {"ne": "food"}}
+    found = client.search("pets", filters=not_food, threshold=0.0)
+    assert sorted(r["memory"] for r in found["results"]) == [
+        "I have a dog named Rex.",
+        "I live in Porto.",
+    ]
+    # embedded Qdrant: `contains` matches whole words; a date range compares instants
+    assert listed({"user_id": "alice", "topic": {"contains": "pet"}}) == []
+    assert len(listed({"user_id": "alice", "created_at": {"gte": "2020-01-01T00:00:00Z"}})) == 3
+    assert listed({"user_id": "alice", "created_at": {"lt": "2020-01-01T00:00:00Z"}}) == []
+    with pytest.raises(ValidationError, match="include_hypotheses"):
+        client.get_all(filters={"user_id": "alice", "OR": [{"status": "quarantined"}]})

@@ -194,6 +194,47 @@ def test_no_tenant_reads_another_tenants_memory_through_any_replica(
         assert http.get(f"/memories/{memory_id}").status_code == 200
 
 
+def test_mem0s_filter_language_on_pgvector(replicas: list[ServeProcess]) -> None:
+    """Operators, OR and NOT through the sidecar on Mem0's pgvector store, as on embedded
+    Qdrant (tests/server/test_mem0_client.py): both stores read what the guard passes."""
+    a, b = replicas
+    with httpx.Client(base_url=a.url, headers=TENANT_A, timeout=60.0) as http:
+        for text, meta in [
+            ("I like green tea.", {"topic": "food", "n": 1}),
+            ("I have a dog named Rex.", {"topic": "pets", "n": 5}),
+            ("I live in Porto.", {"topic": "place", "n": 9}),
+        ]:
+            one = {"messages": [{"role": "user", "content": text}], "user_id": "filtering",
+                   "metadata": meta, "infer": False}  # fmt: skip
+            assert http.post("/memories", json=one).status_code == 200
+    with httpx.Client(base_url=b.url, headers=TENANT_A, timeout=60.0) as http:
+
+        def listed(filters: dict[str, object]) -> list[str]:
+            r = http.post("/v3/memories/", json={"filters": filters})
+            assert r.status_code == 200, r.text
+            return sorted(m["memory"] for m in r.json()["results"])
+
+        assert listed({"AND": [{"user_id": "filtering"}, {"n": {"gte": 5}}]}) == [
+            "I have a dog named Rex.",
+            "I live in Porto.",
+        ]
+        either = {"user_id": "filtering", "OR": [{"topic": "food"}, {"n": {"gt": 8}}]}
+        assert listed(either) == ["I like green tea.", "I live in Porto."]
+        neither = {"user_id": "filtering", "NOT": [{"topic": {"in": ["food", "pets"]}}]}
+        assert listed(neither) == ["I live in Porto."]
+        assert listed({"user_id": "filtering", "topic": {"contains": "pet"}}) == [
+            "I have a dog named Rex."
+        ]
+        # pgvector compares a range as numbers: a date is refused, not read as a number
+        dated = {"user_id": "filtering", "created_at": {"gte": "2026-01-01T00:00:00Z"}}
+        r = http.post("/v3/memories/", json={"filters": dated})
+        assert r.status_code == 400, r.text
+        found = http.post("/search", json={"query": "home", "user_id": "filtering",
+                                           "filters": either, "threshold": 0.0})  # fmt: skip
+        assert found.status_code == 200, found.text
+        assert sorted(m["memory"] for m in found.json()["results"]) == listed(either)
+
+
 # --- kill -9 of one replica mid-burst (last: it kills and restarts replica A) ----------------
 
 THREADS = 6
