@@ -76,6 +76,12 @@ class MessageIn(_Write):
         description="accepted and ignored: Mem0 keeps it as the memory's actor_id; the guard "
         "has no actor",
     )
+    # an OpenAI-format history sent as it is: an assistant's tool calls and a tool result's
+    # call id, ignored as Mem0 ignores them (422 before: "extra inputs are not permitted")
+    tool_calls: list[dict[str, Any]] | None = Field(
+        default=None, description="accepted and ignored, as Mem0 does"
+    )
+    tool_call_id: str | None = Field(default=None, description="accepted and ignored")
 
 
 class ScopeFilters(_Write):

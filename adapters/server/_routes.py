@@ -89,7 +89,7 @@ async def _add(sidecar: SidecarDep, tenant: str, body: AddRequest, key: str | No
 
     # a null content (a tool call) is skipped as Mem0 skips it; a name is not kept
     messages = [
-        m.model_dump(exclude_none=True, exclude={"name"})
+        m.model_dump(exclude_none=True, exclude={"name", "tool_calls", "tool_call_id"})
         for m in body.messages
         if m.content is not None
     ]

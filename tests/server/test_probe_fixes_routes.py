@@ -149,6 +149,32 @@ def test_a_named_message_and_a_tool_call_without_content_are_accepted(
     assert client.post("/memories", json=bad, headers=A).status_code == 422
 
 
+def test_an_openai_format_history_with_tool_calls_is_accepted(
+    make_client: Client, store: InMemoryStore
+) -> None:
+    """A history sent as an OpenAI chat holds ``tool_calls`` on an assistant message and
+    ``tool_call_id`` on a tool result; each was a 422 for the whole write ("extra inputs are not
+    permitted"). Both are ignored, as Mem0 ignores them."""
+    client = make_client(api_keys=KEYS)
+    call = {"id": "call_1", "type": "function",
+            "function": {"name": "weather", "arguments": "{\"city\": \"Porto\"}"}}  # fmt: skip
+    messages = [
+        {"role": "user", "content": "I live in Porto."},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "content": "sunny, 21C", "tool_call_id": "call_1"},
+    ]
+    r = client.post("/v3/memories/add/", headers=A,
+                    json={"messages": messages, "user_id": "t", "infer": False})  # fmt: skip
+    assert r.status_code == 200, r.text
+    # verbatim, as every infer=False write: the user's words a fact, a tool's result not the
+    # user's (quarantined, as an assistant's words are)
+    stored = [(m["memory"], m["status"]) for m in r.json()["results"]]
+    assert stored == [("I live in Porto.", "fact"), ("sunny, 21C", "quarantined")]
+    assert "call_1" not in str(list(store.items.values()))
+    bad = {"messages": [{"role": "tool", "content": "x", "tool_call_id": 3}], "user_id": "t"}
+    assert client.post("/memories", json=bad, headers=A).status_code == 422
+
+
 @pytest.mark.parametrize("key", ["data", "hash", "role", "id", "actor_id"])
 def test_mem0s_own_metadata_keys_are_refused_not_dropped(
     make_client: Client, store: InMemoryStore, key: str
