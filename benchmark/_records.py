@@ -72,6 +72,17 @@ class Accounting(BaseModel):
             else:
                 self.cost_usd += c.cost_usd
 
+    def cost_text(self) -> str:
+        """The cost as a report shows it: "–" when no fresh call has a known price (a model
+        litellm has no price for, a self-hosted server), "at least X" when only some have one,
+        so an unknown price never reads as 0.0000."""
+        priced = self.calls - self.cached_calls - self.cost_unknown_calls
+        if self.cost_unknown_calls and not priced:
+            return "–"
+        if self.cost_unknown_calls:
+            return f"at least {self.cost_usd:.4f}"
+        return f"{self.cost_usd:.4f}"
+
 
 class StageError(BaseModel):
     type: str

@@ -444,7 +444,7 @@ def _sections(a: RunAnalysis, run_dir: Path) -> list[tuple[str, str, list[str], 
                     str(acc.cached_calls),
                     str(acc.prompt_tokens),
                     str(acc.completion_tokens),
-                    f"{acc.cost_usd:.4f}",
+                    acc.cost_text(),
                     str(acc.cost_unknown_calls),
                     failed,
                 ]

@@ -366,7 +366,7 @@ def sections(a: CollapseAnalysis) -> list[Section]:
                     str(acc.cached_calls),
                     f"{acc.prompt_tokens:,}",
                     f"{acc.completion_tokens:,}",
-                    f"{acc.cost_usd:.4f}{unknown}",
+                    f"{acc.cost_text()}{unknown}",
                 ]
             ],
         )
