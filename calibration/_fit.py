@@ -51,15 +51,29 @@ class Objective:
         return f"{self.metric}>={self.target:g}"
 
 
+# what 0 and 1 mean in the two models a profile fits (named when the data hold one of them)
+OI_CLASSES = ("not over-inference (GROUNDED or INFERRED_REASONABLE)", "over-inference")
+STATED_CLASSES = ("INFERRED_REASONABLE", "GROUNDED")
+
+
 def fit_logistic(
     rows: Sequence[Mapping[str, float]],
     y: Sequence[int],
     features: Sequence[str],
     *,
     c: float = 1.0,
+    classes: tuple[str, str] = ("class 0", "class 1"),
 ) -> LogisticModel:
+    """A balanced logistic model of ``y`` on ``features``. ``classes`` names what 0 and 1 mean,
+    for the error when the data hold only one of them."""
     if len(set(y)) < 2:
-        raise InputError("fitting needs both classes in the data")
+        present = 1 if y and y[0] == 1 else 0
+        raise InputError(
+            f"fitting needs both classes in the data: all {len(y)} claims are "
+            f"{classes[present]}, none is {classes[1 - present]}"
+            if y
+            else "fitting needs both classes in the data: there are no claims"
+        )
     x = np.asarray([[r[f] for f in features] for r in rows], dtype=np.float64)
     scaler = StandardScaler().fit(x)
     scale = np.where(scaler.scale_ == 0, 1.0, scaler.scale_)

@@ -11,6 +11,8 @@ from sklearn.metrics import roc_auc_score
 
 from mirage_guard.calibration._data import Example, file_sha256, group_by_conversation
 from mirage_guard.calibration._fit import (
+    OI_CLASSES,
+    STATED_CLASSES,
     FloatArray,
     IntArray,
     Objective,
@@ -133,7 +135,7 @@ def fit_profile(
     if quoted:
         features += list(QUOTE_FEATURES)
     y = table.y_oi
-    oi_model = fit_logistic(table.rows, y.tolist(), features, c=c)
+    oi_model = fit_logistic(table.rows, y.tolist(), features, c=c, classes=OI_CLASSES)
     p_oi = oi_model.predict_proba(oi_model.matrix(table.rows))
     oi_obj = Objective.parse(oi_objective)
     oi_threshold = choose_threshold(p_oi, y, oi_obj)
@@ -149,7 +151,9 @@ def fit_profile(
         stated_model, stated_threshold = never_stated(features), 1.0
         stated_part = "never (no GROUNDED claim to fit on)"
     else:
-        stated_model = fit_logistic(rows_ok, y_stated.tolist(), features, c=c)
+        stated_model = fit_logistic(
+            rows_ok, y_stated.tolist(), features, c=c, classes=STATED_CLASSES
+        )
         p_stated = stated_model.predict_proba(stated_model.matrix(rows_ok))
         stated_threshold = choose_threshold(p_stated, y_stated, st_obj)
     precision, recall = precision_recall_at(p_oi, y, oi_threshold)

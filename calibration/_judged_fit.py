@@ -30,6 +30,7 @@ from sklearn.metrics import cohen_kappa_score, roc_auc_score
 
 from mirage_guard.calibration._data import Example
 from mirage_guard.calibration._fit import (
+    OI_CLASSES,
     FloatArray,
     IntArray,
     Objective,
@@ -177,7 +178,7 @@ def _fold_fit(scored: ScoredClaims, train: IntArray, objective: Objective, c: fl
     fit.thresholds["self_audit"] = choose_threshold(scored.audit_score[train], y, objective)
     fit.thresholds["evidence"] = choose_threshold(scored.evidence_score[train], y, objective)
     rows = [scored.rows[i] for i in train.tolist()]
-    fit.combined = fit_logistic(rows, y.tolist(), scored.features, c=c)
+    fit.combined = fit_logistic(rows, y.tolist(), scored.features, c=c, classes=OI_CLASSES)
     p = fit.combined.predict_proba(fit.combined.matrix(rows))
     fit.thresholds["combined"] = choose_threshold(p, y, objective)
     return fit

@@ -28,6 +28,7 @@ from mirage_guard.calibration._eval import (
     write_claim_rows,
 )
 from mirage_guard.calibration._fit import (
+    OI_CLASSES,
     Objective,
     choose_threshold,
     cluster_bootstrap,
@@ -172,8 +173,10 @@ def test_fit_logistic_handles_constant_features_and_needs_both_classes() -> None
     model = fit_logistic(rows, [int(v >= 5) for v in range(10)], ["x", "const"])
     assert model.scale[1] == 1.0  # no division by zero
     assert np.all(np.isfinite(model.predict_proba(model.matrix(rows))))
-    with pytest.raises(InputError, match="both classes"):
-        fit_logistic(rows, [1] * 10, ["x"])
+    with pytest.raises(InputError, match="all 10 claims are over-inference, none is not over-inf"):
+        fit_logistic(rows, [1] * 10, ["x"], classes=OI_CLASSES)
+    with pytest.raises(InputError, match="all 10 claims are class 0, none is class 1"):
+        fit_logistic(rows, [0] * 10, ["x"])
 
 
 @pytest.mark.parametrize("text", ["recall>=0.9", "precision >= 0.85", "recall>=1", "recall>=0"])
