@@ -1,9 +1,9 @@
 """Mem0's filter language, checked before a store reads it, and read again on returned items.
 
 Mem0 2.x takes, beside the scope ids, metadata conditions: an equality (``{"topic": "food"}``),
-a wildcard (``"*"``: the key is set), operators (``eq``, ``ne``, ``gt``, ``gte``, ``lt``, ``lte``,
-``in``, ``nin``, ``contains``, ``icontains``) and the logical lists ``AND``, ``OR`` and ``NOT``.
-A store receives what :func:`checked_filters` returns, never the caller's filters as they came:
+operators (``eq``, ``ne``, ``gt``, ``gte``, ``lt``, ``lte``, ``in``, ``nin``, ``contains``,
+``icontains``) and the logical lists ``AND``, ``OR`` and ``NOT``. A store receives what
+:func:`checked_filters` returns, never the caller's filters as they came:
 
 - a top-level ``AND`` is a conjunction, so its conditions join the top level (Mem0 merges an
   ``AND``'s conditions into one dict, and ``AND [{"topic": "a"}, {"topic": "b"}]`` became
@@ -12,9 +12,15 @@ A store receives what :func:`checked_filters` returns, never the caller's filter
 - ``OR`` and ``NOT`` hold metadata conditions only: a scope id, the tenant key or ``status``
   inside one is refused (each is the guard's to set, at the top);
 - ``AND`` / ``OR`` / ``NOT`` are not nested (not every store reads a nested list);
-- an operator's argument has the type the stores compare: a list for ``in`` / ``nin``, a string
-  for ``contains``, a number or an ISO date for ``gt`` ... ``lte``, never a float compared for
-  equality (:func:`refuse_float_equality`).
+- a key names metadata (no dot, quote or bracket: embedded Qdrant reads those as a path, and
+  ``'"status"'`` reached the status field), with one operator, or range operators together
+  (embedded Qdrant reads only the first of ``eq``, ``ne``, ``in``, ``nin``, ``contains``);
+- ``"*"`` is refused: embedded Qdrant ignores it, so ``NOT [{"private": "*"}]`` excluded nothing;
+- an operator's argument has the type the stores compare: a list of strings or of integers for
+  ``in`` / ``nin``, a string for ``contains``, a finite number or an ISO date for ``gt`` ...
+  ``lte``, never a float compared for equality (:func:`refuse_float_equality`);
+- a filter holds at most :data:`MAX_CONDITIONS` conditions, a list :data:`MAX_LIST_ITEMS` items
+  and an ``in`` :data:`MAX_IN_VALUES` values (``LimitExceededError``).
 
 Anything else is an :class:`~mirage_guard.guard.errors.InputError` naming where it is, before
 the store is called. :func:`matches` evaluates the same language on an item, for the stores
@@ -23,13 +29,14 @@ whose filtering the guard checks again (a remote Mem0 server) and the tenant che
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
 from mirage_guard.adapters._backend import SCOPE_KEYS
-from mirage_guard.guard.errors import InputError
+from mirage_guard.guard.errors import InputError, LimitExceededError
 
 LOGICAL = ("AND", "OR", "NOT")
 RANGE_OPERATORS = frozenset({"gt", "gte", "lt", "lte"})
@@ -62,8 +69,34 @@ def _scalar(value: Any) -> bool:
     return isinstance(value, str | bool | int | float)
 
 
+# bounds on what one filter may ask (embedded Qdrant reads every condition in Python for every
+# memory of the scope: an OR of 15,000 items over 60 memories took 8 s, behind the store's one
+# lock, so every tenant waited)
+MAX_LIST_ITEMS = 20  # the items of one AND / OR / NOT
+MAX_IN_VALUES = 100  # the values of one in / nin
+MAX_CONDITIONS = 50  # the metadata conditions of one filter, lists included
+LARGEST_INT = 2**53  # a number beyond it is not compared exactly by every store
+# a metadata key a filter may name: no dot, quote, bracket or space (embedded Qdrant reads
+# those as a path into the payload: '"status"' reached the status field)
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+# an ISO 8601 date, with a time to the minute or finer and a zone if any ("20240101" is a
+# number to Qdrant, "2024-01-01T10" a validation error inside it)
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?)?")
+
+
+def _number(value: Any) -> bool:
+    """A finite number every store compares exactly (not a boolean, NaN, inf or a 400-digit
+    integer)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    if isinstance(value, float):
+        return math.isfinite(value) and abs(value) <= LARGEST_INT
+    return abs(value) <= LARGEST_INT
+
+
 def _check_condition(where: str, value: Any) -> None:
-    """One metadata key's condition: a scalar, the wildcard, or a dict of operators."""
+    """One metadata key's condition: a scalar or a dict of operators (one operator, or the range
+    operators together: embedded Qdrant reads only the first of eq, ne, in, nin, contains)."""
     if isinstance(value, Mapping):
         if not value:
             raise InputError(f"{where}: an empty operator dict matches nothing; give a condition")
@@ -73,46 +106,65 @@ def _check_condition(where: str, value: Any) -> None:
                 f"{where}: unknown filter operator {unknown[0]!r} (supported: "
                 f"{', '.join(sorted(OPERATORS))})"
             )
-        ranged = RANGE_OPERATORS.intersection(value)
-        if ranged and len(ranged) != len(value):
+        if len(value) > 1 and not RANGE_OPERATORS.issuperset(value):
             raise InputError(
-                f"{where}: the stores cannot combine a range ({', '.join(sorted(ranged))}) with "
-                f"{', '.join(sorted(set(value) - ranged))} on one key"
+                f"{where}: one operator per key ({', '.join(sorted(value))} given): the stores "
+                "read only one of them; only gt / gte / lt / lte go together"
             )
         for op, arg in value.items():
             _check_argument(f"{where}.{op}", op, arg)
-    elif not _scalar(value):
+    elif value == WILDCARD:
         raise InputError(
-            f"{where}: a condition is a string, a number, a boolean, '*' or a dict of operators"
+            f"{where}: '*' is not read alike by the stores (embedded Qdrant ignores it, so "
+            'NOT [{"key": "*"}] excluded nothing); filter on a value'
         )
+    elif not _scalar(value):
+        raise InputError(f"{where}: a condition is a string, a number, a boolean or an operator")
+    elif isinstance(value, int | float) and not isinstance(value, bool) and not _number(value):
+        raise InputError(f"{where}: a number must be finite and at most 2**53 in size")
 
 
 def _check_argument(where: str, op: str, arg: Any) -> None:
     if op in ("in", "nin"):
-        # not a boolean: pgvector compares str(True), which the stored JSON's 'true' never is
+        # strings or integers, one kind: a boolean is compared as str(True) by pgvector (the
+        # stored JSON has 'true'), and Qdrant refuses a list that mixes kinds
         listed = isinstance(arg, list | tuple) and bool(arg)
-        if not listed or not all(_scalar(x) and not isinstance(x, bool) for x in arg):
+        kinds = {str if isinstance(x, str) else int if _number(x) and isinstance(x, int) else None
+                 for x in arg} if listed else {None}  # fmt: skip
+        if not listed or None in kinds or len(kinds) > 1:
             raise InputError(
-                f"{where} takes a non-empty list of strings or numbers (a boolean: use an equality)"
+                f"{where} takes a non-empty list of strings or of integers, not both (a "
+                "boolean: use an equality)"
             )
+        if len(arg) > MAX_IN_VALUES:
+            raise LimitExceededError(f"filter {op} values", len(arg), MAX_IN_VALUES)
     elif op in TEXT_OPERATORS:
         if not isinstance(arg, str) or not arg.strip():
             raise InputError(f"{where} takes a non-empty string")
     elif op in RANGE_OPERATORS:
-        number = isinstance(arg, int | float) and not isinstance(arg, bool)
-        if not number and _as_datetime(arg) is None:
-            raise InputError(f"{where} takes a number or an ISO 8601 date")
+        if not _number(arg) and not (isinstance(arg, str) and _DATE.fullmatch(arg)):
+            raise InputError(
+                f"{where} takes a finite number or an ISO 8601 date (2026-12-01, "
+                "2026-12-01T09:30:00Z)"
+            )
+        if isinstance(arg, str) and _as_datetime(arg) is None:
+            raise InputError(f"{where}: {arg!r} is not a date")
     elif not _scalar(arg):
         raise InputError(f"{where} takes a string, a number or a boolean")
+    elif isinstance(arg, int | float) and not isinstance(arg, bool) and not _number(arg):
+        raise InputError(f"{where}: a number must be finite and at most 2**53 in size")
 
 
 def _check_metadata(where: str, key: Any, value: Any, guard_keys: Mapping[str, str]) -> None:
-    if not isinstance(key, str) or not key:
-        raise InputError(f"{where}: a filter key is a non-empty string")
+    if not isinstance(key, str) or not _KEY.fullmatch(key):
+        raise InputError(
+            f"{where}: filter key {key!r} is not a metadata key (letters, digits, '_' and '-', "
+            "not starting with a digit: a dot, quote or bracket is a path into the store)"
+        )
     if key in guard_keys:
         raise InputError(f"{where}: {guard_keys[key]}")
+    refuse_float_equality(key, value)  # first: its message says why a float cannot be matched
     _check_condition(f"{where}[{key!r}]", value)
-    refuse_float_equality(key, value)
 
 
 def checked_filters(
@@ -122,11 +174,18 @@ def checked_filters(
     every condition checked. ``guard_keys`` maps each key the guard sets itself (the tenant,
     ``status``) to the message that refuses it, wherever it appears. InputError on anything a
     store would misread or refuse."""
+    if filters is not None and not isinstance(filters, Mapping):
+        raise InputError("filters must be a dict")
     out: dict[str, Any] = {}
+    counted = 0
 
     def put(where: str, key: str, value: Any) -> None:
+        nonlocal counted
+        counted += len(value) if key in LOGICAL else 0 if key in SCOPE_KEYS else 1
+        if counted > MAX_CONDITIONS:
+            raise LimitExceededError("filter conditions", None, MAX_CONDITIONS)
         if key in out:
-            if key in SCOPE_KEYS and out[key] == value:
+            if key in SCOPE_KEYS and _trimmed(out[key]) == _trimmed(value):
                 return
             old = out[key]
             ops = (old, value)
@@ -161,6 +220,8 @@ def _conditions(
     """The checked conditions of the logical list ``filters[key]``: (where, key, condition)."""
     if not isinstance(value, list) or not value:
         raise InputError(f"filters.{key} takes a non-empty list of conditions")
+    if len(value) > MAX_LIST_ITEMS:
+        raise LimitExceededError(f"filter {key} items", len(value), MAX_LIST_ITEMS)
     for i, item in enumerate(value):
         where = f"filters.{key}[{i}]"
         if not isinstance(item, Mapping) or not item:
@@ -179,14 +240,8 @@ def _conditions(
             yield where, sub_key, sub_value
 
 
-def metadata_keys(filters: Mapping[str, Any]) -> Iterator[str]:
-    """Every metadata key a checked filter compares (the scope ids and logical keys left out)."""
-    for key, value in filters.items():
-        if key in ("OR", "NOT"):
-            for item in value:
-                yield from (k for k in item if k not in SCOPE_KEYS)
-        elif key not in SCOPE_KEYS:
-            yield key
+def _trimmed(value: Any) -> Any:
+    return value.strip() if isinstance(value, str) else value
 
 
 def _as_datetime(value: Any) -> datetime | None:
@@ -254,8 +309,6 @@ def _holds(item: Mapping[str, Any], key: str, cond: Any) -> bool:
             if not _OPS[op](value, arg):
                 return False
         return True
-    if cond == WILDCARD:
-        return value is not None
     return bool(value == cond)
 
 
@@ -287,6 +340,5 @@ __all__ = [
     "checked_filters",
     "field_value",
     "matches",
-    "metadata_keys",
     "refuse_float_equality",
 ]

@@ -58,6 +58,8 @@ def test_every_filtering_route_reads_operators_and_logical_lists(client: TestCli
         ({"user_id": "u", "OR": [{"user_id": "v"}]}, 400, "is the scope"),
         ({"user_id": "u", "n": {"between": [1, 2]}}, 400, "unknown filter operator"),
         ({"user_id": "u", "OR": [{"a.b": 1}]}, 422, "filter key 'a.b' is not supported"),
+        ({"user_id": "u", "OR": [{"t": i} for i in range(21)]}, 413, "filter OR items limit"),
+        ({"user_id": "u", "topic": {"eq": "food", "ne": "food"}}, 400, "one operator per key"),
         ({"user_id": "u", "AND": [{"app_id": "x"}]}, 422, "app_id is not a scope here"),
     ],
 )
