@@ -14,6 +14,7 @@ and the tables are created under an advisory lock (replicas start together).
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import sqlite3
 import time
@@ -48,7 +49,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import URL, CursorResult, Engine, make_url
+from sqlalchemy.engine import URL, Connection, CursorResult, Engine, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, NoSuchModuleError, OperationalError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
@@ -56,6 +57,7 @@ from mirage_guard.adapters._scope import DEFAULT_TENANT, MemoryScope
 from mirage_guard.adapters._time import as_utc
 from mirage_guard.guard import Action, Decision, Provenance, Reason, Role, Turn, as_reasons
 from mirage_guard.guard.errors import (
+    BackendUnavailableError,
     ConfigError,
     IdempotencyConflictError,
     IdempotencyInProgressError,
@@ -597,8 +599,80 @@ class DecisionLog:
         with self.engine.connect() as conn:
             conn.execute(text("SELECT 1"))
 
+    def scope_lock(self, tenant: str, scope_key: str) -> ScopeLock | None:
+        """A :class:`ScopeLock` on PostgreSQL (replicas share it); None on SQLite."""
+        if self.dialect != "postgresql":
+            return None
+        return ScopeLock(self.engine, scope_lock_key(tenant, scope_key))
+
     def close(self) -> None:
         self.engine.dispose()
+
+
+class ScopeLock:
+    """A write's hold on one tenant's scope across replicas: a PostgreSQL session-level advisory
+    lock on a connection of its own, held from the repeat lookup until the write's decision
+    rows are committed, so a replica never stores a fact another is storing in the same scope
+    (the per-process lock covers one process only). A replica that dies drops its connection,
+    and PostgreSQL releases its locks. On SQLite (one host) :meth:`DecisionLog.scope_lock`
+    gives none."""
+
+    def __init__(self, engine: Engine, key: int) -> None:
+        self._engine = engine
+        self._key = key
+        self._conn: Connection | None = None
+
+    def try_acquire(self) -> bool:
+        conn = self._engine.connect()
+        try:
+            got = bool(conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": self._key})
+                       .scalar_one())  # fmt: skip
+            conn.commit()
+        except BaseException:
+            conn.close()
+            raise
+        if got:
+            self._conn = conn
+        else:
+            conn.close()
+        return got
+
+    def release(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is None:
+            return
+        try:
+            conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": self._key})
+            conn.commit()
+        except Exception:
+            conn.invalidate()  # closed, not pooled: PostgreSQL drops the lock with the session
+        finally:
+            conn.close()
+
+
+def scope_lock_key(tenant: str, scope_key: str) -> int:
+    """A signed 64-bit advisory-lock key for a tenant's scope (sha256, so keys do not collide
+    in practice and no text reaches the lock table)."""
+    digest = hashlib.sha256(f"mirage-scope\0{tenant}\0{scope_key}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+async def hold_scope(
+    log: DecisionLog, tenant: str, scope_key: str, *, wait_s: float, poll_s: float = 0.02
+) -> ScopeLock | None:
+    """The scope's cross-replica lock (None on SQLite), waiting up to ``wait_s`` while another
+    replica's write holds it; then BackendUnavailableError (503: retry)."""
+    lock = log.scope_lock(tenant, scope_key)
+    if lock is None:
+        return None
+    deadline = anyio.current_time() + wait_s
+    while not await anyio.to_thread.run_sync(lock.try_acquire):
+        if anyio.current_time() >= deadline:
+            raise BackendUnavailableError(
+                f"another replica has been writing to this scope for {wait_s:g} s; retry later"
+            )
+        await anyio.sleep(poll_s)
+    return lock
 
 
 async def claim_key(
@@ -751,7 +825,9 @@ __all__ = [
     "KeyClaim",
     "LoggedDecision",
     "MemoryScope",
+    "ScopeLock",
     "WrittenDecision",
     "claim_key",
+    "hold_scope",
     "sqlalchemy_url",
 ]

@@ -29,7 +29,12 @@ import anyio
 import anyio.to_thread
 
 from mirage_guard.adapters._backend import TENANT_KEY, WRITE_KEY, MemoryBackend
-from mirage_guard.adapters._decision_log import DecisionLog, WrittenDecision
+from mirage_guard.adapters._decision_log import (
+    DecisionLog,
+    ScopeLock,
+    WrittenDecision,
+    hold_scope,
+)
 from mirage_guard.adapters._edit import item_scope
 from mirage_guard.adapters._outbox import WriteIntent, current_call, outbox_for
 from mirage_guard.adapters._prometheus import GuardMetrics
@@ -42,11 +47,15 @@ log = logging.getLogger("mirage.memory")
 
 _CLOSING = ".!"
 # one lock per store, tenant and scope in this process: a write looks for repeats and stores its
-# facts under it, so the same fact sent twice at once is stored once (replicas can still race)
+# facts under it, so the same fact sent twice at once is stored once; replicas sharing a
+# PostgreSQL decision log also take the scope's advisory lock (``hold_scope``)
 _SCOPE_LOCKS: weakref.WeakValueDictionary[tuple[int, str, str], anyio.Lock] = (
     weakref.WeakValueDictionary()
 )
 _SCOPE_LOCKS_GUARD = threading.Lock()
+# how long a write waits for another replica's write to the same scope (its store writes and
+# decision rows, never a model call) before it answers 503
+SCOPE_WAIT_S = 30.0
 
 
 def _scope_lock(backend: MemoryBackend, tenant: str, scope: MemoryScope) -> anyio.Lock:
@@ -98,6 +107,7 @@ class GuardedWrite:
         self._repeats: dict[int, int] = {}  # decision index -> the earlier one it repeats
         self._written: dict[int, str] = {}  # decision index -> the memory written for it
         self._held: anyio.Lock | None = None  # the scope's lock, from begin() to the block's end
+        self._shared: ScopeLock | None = None  # its lock across replicas (PostgreSQL), the same
 
     async def __aenter__(self) -> Self:
         self._start = time.perf_counter()
@@ -112,6 +122,10 @@ class GuardedWrite:
         try:
             await self._exit(exc)
         finally:
+            if self._shared is not None:
+                shared, self._shared = self._shared, None
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(shared.release)
             if self._held is not None:
                 self._held.release()
                 self._held = None
@@ -198,6 +212,10 @@ class GuardedWrite:
         if self._held is None:
             self._held = _scope_lock(self.backend, self.tenant, self.scope)
             await self._held.acquire()
+        if self._shared is None and self.decision_log is not None:
+            self._shared = await hold_scope(
+                self.decision_log, self.tenant, self.scope.key(), wait_s=SCOPE_WAIT_S
+            )
         call = current_call()
         if self.decision_log is not None and call is not None:
             stale = await anyio.to_thread.run_sync(

@@ -17,9 +17,10 @@ import anyio
 import pytest
 
 from mirage_guard.adapters import DecisionLog, KeyClaim, MemoryScope, WrittenDecision
-from mirage_guard.adapters._decision_log import claim_key
+from mirage_guard.adapters._decision_log import claim_key, hold_scope
 from mirage_guard.guard._domain import Role, Turn
 from mirage_guard.guard.errors import (
+    BackendUnavailableError,
     IdempotencyConflictError,
     IdempotencyInProgressError,
     InputError,
@@ -191,3 +192,37 @@ def test_a_conversations_turns_come_back_in_the_order_they_were_written(
         tenant="acme", scope=ALICE, turns=later, written=[], request_id="r2", writer_model=None
     )
     assert [t.id for t in replicas().turns("acme", ALICE)] == [f"t{i}" for i in range(1, 15)]
+
+
+@pytest.mark.postgres
+async def test_a_scope_is_held_by_one_replica_at_a_time(postgres_url: str) -> None:
+    """Two replicas writing to one scope: the second waits for the first's lock (its store writes
+    and decision rows), then takes it; another scope or tenant is never held up; a lock is gone
+    with its connection when a replica dies."""
+    a, b = DecisionLog(postgres_url), DecisionLog(postgres_url)
+    try:
+        held = await hold_scope(a, "t", ALICE.key(), wait_s=1.0)
+        assert held is not None
+        with pytest.raises(BackendUnavailableError, match="another replica"):
+            await hold_scope(b, "t", ALICE.key(), wait_s=0.2)
+        for tenant, scope in (("t", MemoryScope(user_id="bob")), ("u", ALICE)):
+            other = await hold_scope(b, tenant, scope.key(), wait_s=0.0)
+            assert other is not None
+            other.release()
+        held.release()
+        again = await hold_scope(b, "t", ALICE.key(), wait_s=0.0)
+        assert again is not None
+        assert again._conn is not None
+        again._conn.invalidate()  # the replica holding it dies: its session ends, and its lock
+        taken = await hold_scope(a, "t", ALICE.key(), wait_s=1.0)
+        assert taken is not None
+        taken.release()
+    finally:
+        a.close()
+        b.close()
+
+
+def test_sqlite_needs_no_lock_across_replicas(tmp_path: Path) -> None:
+    log = DecisionLog(f"sqlite:///{tmp_path / 'log.db'}")
+    assert log.scope_lock("t", ALICE.key()) is None
+    log.close()

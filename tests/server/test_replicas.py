@@ -194,6 +194,38 @@ def test_no_tenant_reads_another_tenants_memory_through_any_replica(
         assert http.get(f"/memories/{memory_id}").status_code == 200
 
 
+def test_the_same_fact_sent_to_both_replicas_at_once_is_stored_once(
+    replicas: list[ServeProcess],
+) -> None:
+    """A client that times out on replica A and retries on B without an Idempotency-Key (or
+    sends one conversation to both) had each replica look for the fact, find none and store it:
+    two copies. The scope's advisory lock makes the second replica wait for the first's
+    decision rows, find the fact, and store nothing."""
+    a, b = replicas
+    users = [f"twice-{i}" for i in range(8)]
+
+    def send(replica: ServeProcess, user: str, start: threading.Barrier) -> int:
+        one = {"messages": [{"role": "user", "content": f"I keep bees in {user}."}],
+               "user_id": user, "infer": False}  # fmt: skip
+        with httpx.Client(base_url=replica.url, headers=TENANT_A, timeout=60.0) as http:
+            start.wait()
+            r = http.post("/memories", json=one)
+        assert r.status_code == 200, r.text
+        return len(r.json()["results"])
+
+    for user in users:
+        start = threading.Barrier(2)
+        with ThreadPoolExecutor(2) as pool:
+            sent = [pool.submit(send, rep, user, start) for rep in (a, b)]
+            stored = [f.result() for f in sent]
+        assert sorted(stored) == [0, 1], (user, stored)  # one stored it, the other found it
+    with httpx.Client(base_url=b.url, headers=TENANT_A, timeout=60.0) as http:
+        for user in users:
+            items, rows = state(http, user)
+            assert len(items) == 1, (user, items)
+            assert [r["memory_id"] for r in rows] == [items[0]["id"]] * 2  # both name it
+
+
 def test_mem0s_filter_language_on_pgvector(replicas: list[ServeProcess]) -> None:
     """Operators, OR and NOT through the sidecar on Mem0's pgvector store, as on embedded
     Qdrant (tests/server/test_mem0_client.py): both stores read what the guard passes."""
