@@ -24,6 +24,7 @@ import anyio
 import anyio.to_thread
 from pydantic import ValidationError
 
+from mirage_guard.adapters._adopt import AdoptAs, AdoptReport, adopt
 from mirage_guard.adapters._backend import TENANT_KEY, Item, MemoryBackend
 from mirage_guard.adapters._compose import BaseGuardedMemory, Components
 from mirage_guard.adapters._decision_log import DecisionLog
@@ -600,6 +601,19 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         report = await reconcile(self.backend, self.decision_log, older_than_s=older_than_s)
         self._needs_reconcile = False
         return report
+
+    @while_open
+    async def adopt(self, *, status: AdoptAs = "hypothesis", dry_run: bool = False) -> AdoptReport:
+        """Take the memories Mem0 stored in this memory's store before the guard (they carry no
+        tenant, so reads and ``delete_all`` do not see them) into this memory's tenant, as
+        hypotheses (default) or quarantined, never as stated facts (:mod:`._adopt`)."""
+        return await adopt(
+            self.backend,
+            self.decision_log,
+            tenant=self.tenancy.tenant,
+            status=status,
+            dry_run=dry_run,
+        )
 
     async def _reconcile_once(self) -> None:
         """Built by :meth:`from_settings` / :meth:`from_config`: reconcile before the first

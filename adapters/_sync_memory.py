@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from typing import Any, Self
 
+from mirage_guard.adapters._adopt import AdoptAs, AdoptReport
 from mirage_guard.adapters._async_memory import AsyncGuardedMemory
 from mirage_guard.adapters._backend import Item
 from mirage_guard.adapters._compose import BaseGuardedMemory, Components
@@ -205,6 +206,11 @@ class GuardedMemory(BaseGuardedMemory):
         """Wipe the store; a tenant-isolated memory deletes everything the store holds for its
         tenant (listed from the store, not from the decision log)."""
         self._runner.run(self._async.reset())
+
+    def adopt(self, *, status: AdoptAs = "hypothesis", dry_run: bool = False) -> AdoptReport:
+        """Take the memories Mem0 stored before the guard into this memory's tenant (never as
+        stated facts)."""
+        return self._runner.run(self._async.adopt(status=status, dry_run=dry_run))
 
     def reconcile(self, *, older_than_s: float = 0.0) -> ReconcileReport:
         """Resolve the write intents a crash left pending (complete or remove each one)."""

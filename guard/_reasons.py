@@ -62,6 +62,7 @@ class ReasonCode(StrEnum):
     VERBATIM_USER_MESSAGE = "verbatim_user_message"  # (infer=False) turn_id
     NOT_USER_WORDS = "not_user_words"  # (infer=False) role
     EDITED = "edited"  # memory_id, by: a client changed a memory's text; re-tagged
+    ADOPTED = "adopted"  # status: a memory Mem0 stored before the guard, taken into a tenant
     UNSUPPORTED_LANGUAGE = "unsupported_language"  # language, covered: fail closed
     NOTE = "note"  # text: free text from a caller that has no code for it
 
@@ -156,6 +157,10 @@ _TEMPLATES: dict[ReasonCode, str] = {
     ReasonCode.EDITED: (
         "memory {memory_id} edited by {by}: the new text was tagged against its conversation"
     ),
+    ReasonCode.ADOPTED: (
+        "stored by Mem0 before the guard, with no conversation left to check it against: "
+        "adopted as {status}, never a stated fact"
+    ),
     ReasonCode.UNSUPPORTED_LANGUAGE: (
         "written in {language!r}, which the evidence model does not read ({covered}): "
         "not a stated fact"
@@ -208,6 +213,7 @@ _DESCRIPTIONS: dict[ReasonCode, str] = {
     ReasonCode.VERBATIM_USER_MESSAGE: "stored verbatim (infer=False): the user's own message",
     ReasonCode.NOT_USER_WORDS: "a non-user message (infer=False): not the user's words",
     ReasonCode.EDITED: "an edit of a memory's text, tagged against the memory's conversation",
+    ReasonCode.ADOPTED: "a memory stored before the guard, adopted unchecked (never stated)",
     ReasonCode.UNSUPPORTED_LANGUAGE: "a language the evidence model and profile do not cover",
     ReasonCode.NOTE: "free-text note",
 }

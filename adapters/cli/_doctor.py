@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.table import Table
 from sqlalchemy.exc import SQLAlchemyError
 
+from mirage_guard.adapters._backend import MemoryBackend
 from mirage_guard.adapters._decision_log import DecisionLog
 from mirage_guard.adapters._doctor import DoctorReport, examine, repair
 from mirage_guard.adapters._mem0 import Mem0Backend
@@ -90,14 +91,14 @@ def _check(fix: bool, older_than: float | None) -> DoctorReport:
     :func:`user_errors` when there is nothing to check against or it cannot be read."""
     settings = GuardSettings.from_env()
     url = settings.resolved_database_url()
-    log = _open_log(url)  # before the store: a mistyped data dir creates nothing
+    log = open_log(url)  # before the store: a mistyped data dir creates nothing
     try:
         return anyio.run(_run, settings, log, fix, older_than)
     except SQLAlchemyError as exc:  # the server went away, a table it cannot read
-        raise _unreadable(url, exc) from exc
+        raise unreadable(url, exc) from exc
 
 
-def _open_log(url: str) -> DecisionLog:
+def open_log(url: str) -> DecisionLog:
     """The deployment's decision log; a :class:`ConfigError` when there is none (a mistyped
     MIRAGE_DATA_DIR, or a directory that was never served from) or it cannot be opened."""
     try:
@@ -105,10 +106,10 @@ def _open_log(url: str) -> DecisionLog:
     except MirageError:
         raise
     except (SQLAlchemyError, ImportError) as exc:  # not a database, unknown dialect, no driver
-        raise _unreadable(url, exc) from exc
+        raise unreadable(url, exc) from exc
 
 
-def _unreadable(url: str, exc: Exception) -> ConfigError:
+def unreadable(url: str, exc: Exception) -> ConfigError:
     return ConfigError(f"cannot read the decision log at {mask_url(url)}: {type(exc).__name__}")
 
 
@@ -117,11 +118,7 @@ async def _run(
 ) -> DoctorReport:
     """The report (or the repair) on the store of ``settings``; ``log`` is closed at the end."""
     with closing(log):
-        backend = (
-            RemoteMem0Backend(settings.upstream_url)
-            if settings.upstream_url
-            else Mem0Backend.from_settings(settings)
-        )
+        backend = store_of(settings)
         try:
             if not fix:
                 return await examine(backend, log)
@@ -131,6 +128,13 @@ async def _run(
             return await repair(backend, log, older_than_s=older_than)
         finally:
             await backend.aclose()
+
+
+def store_of(settings: GuardSettings) -> MemoryBackend:
+    """The store the settings name: the upstream Mem0 server, or Mem0 embedded / on pgvector."""
+    if settings.upstream_url:
+        return RemoteMem0Backend(settings.upstream_url)
+    return Mem0Backend.from_settings(settings)
 
 
 def _json(report: DoctorReport) -> str:

@@ -30,6 +30,7 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 # sub-command name -> module of this package whose `app` (a typer.Typer) implements it
 LAZY_SUBAPPS: dict[str, str] = {
+    "adopt": "_adopt",
     "bench": "_bench",
     "calibrate": "_calibrate",
     "doctor": "_doctor",
