@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from enum import StrEnum
@@ -25,6 +26,7 @@ from mirage_guard.adapters._mem0_extraction import Mem0PromptExtractor
 from mirage_guard.adapters._prometheus import GuardMetrics
 from mirage_guard.adapters._remote import RemoteMem0Backend
 from mirage_guard.guard import Guard, LinkerThread
+from mirage_guard.guard.errors import ConfigError
 from mirage_guard.guard.evidence import Embedder, shared_minilm
 from mirage_guard.guard.extraction import CandidateExtractor, Extractor
 from mirage_guard.guard.llm import LLMClient, RetryingLLM, create_llm
@@ -201,12 +203,70 @@ class BaseGuardedMemory(ABC):
         """Like ``mem0.Memory.from_config``: your own Mem0 configuration (any vector store or
         embedder Mem0 supports) as the store, with the guard in front of it."""
         s = settings or GuardSettings.from_env()
+        refuse_ignored_prompts(config_dict)
+        if writer_llm is None and not s.writer_model:
+            model, api_base = writer_from_mem0_llm(config_dict.get("llm"))
+            if model is not None:
+                s = s.model_copy(update={"writer_model": model, "writer_api_base": api_base})
         mem0 = _import_mem0(s.data_dir)
         resources = AsyncExitStack()
         backend = Mem0Backend(mem0.Memory.from_config(config_dict))  # the store: closed last
         resources.push_async_callback(backend.aclose)
         parts = compose(s, resources, writer_llm=writer_llm, backend=backend, extraction=extraction)
         return cls._from_components(parts, resources)
+
+
+# the Mem0 prompt settings the guard's extraction does not apply: each is refused, not ignored
+# (an app's "only extract food preferences" was dropped, and every kind of fact stored)
+IGNORED_PROMPT_KEYS = ("custom_instructions", "custom_fact_extraction_prompt",
+                       "custom_update_memory_prompt", "custom_prompt")  # fmt: skip
+# Mem0 LLM providers whose model litellm names "<provider>/<model>"
+_LITELLM_PREFIXED = frozenset(
+    {"openai", "anthropic", "groq", "together_ai", "deepseek", "gemini", "xai", "ollama"}
+)
+_MEM0_PROVIDER_ALIASES = {"together": "together_ai"}
+
+
+def refuse_ignored_prompts(config: Mapping[str, Any]) -> None:
+    """ConfigError for a Mem0 prompt customisation the guard would not apply."""
+    for key in IGNORED_PROMPT_KEYS:
+        if config.get(key):
+            raise ConfigError(
+                f"{key}: the guard extracts with its own prompt (calibrated per writer model) and "
+                "does not apply Mem0's prompt settings; remove it, or keep what the app must not "
+                "store out of the messages it sends"
+            )
+
+
+def writer_from_mem0_llm(llm: Any) -> tuple[str | None, str | None]:
+    """The writer model (a litellm string) and API base a Mem0 config's ``llm`` block names, or
+    (None, None) when it names none. A provider litellm cannot be told of here is a
+    ConfigError naming MIRAGE_WRITER_MODEL (never a guess)."""
+    if not isinstance(llm, Mapping) or not llm.get("provider"):
+        return None, None
+    provider = str(llm["provider"])
+    config = llm.get("config") or {}
+    model = config.get("model") if isinstance(config, Mapping) else None
+    if not model:
+        return None, None
+    provider = _MEM0_PROVIDER_ALIASES.get(provider, provider)
+    if isinstance(config, Mapping) and config.get("api_key"):
+        raise ConfigError(
+            "llm.config.api_key: the guard's writer model reads its key from the environment, "
+            "as litellm does (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...): set it there, not in the "
+            "Mem0 config"
+        )
+    if provider == "litellm":
+        return str(model), None
+    if provider in _LITELLM_PREFIXED:
+        base = config.get("openai_base_url") or config.get("ollama_base_url")
+        return f"{provider}/{model}", str(base) if base else None
+    if provider == "vllm":
+        return f"hosted_vllm/{model}", str(config.get("vllm_base_url") or "") or None
+    raise ConfigError(
+        f"llm provider {provider!r}: the guard calls its writer model through litellm; set "
+        "MIRAGE_WRITER_MODEL (a litellm model string) or pass writer_llm="
+    )
 
 
 __all__ = ["BaseGuardedMemory", "Components", "ExtractionMode", "compose", "make_extractor"]

@@ -160,7 +160,10 @@ def _print(report: DoctorReport, *, repaired: bool) -> None:
         )
     console.print(table)
     if report.foreign:
-        console.print(f"{report.foreign} store item(s) carry no tenant (not the guard's): left")
+        console.print(
+            f"{report.foreign} store item(s) carry no tenant (Mem0 wrote them, not the guard): "
+            "left (`mirage adopt` takes them into a tenant)"
+        )
     if repaired:
         done = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in report.repaired.items())
         console.print(f"repaired: {done}")
