@@ -31,7 +31,7 @@ from mirage_guard.adapters._backend import (
 from mirage_guard.adapters._decision_log import DecisionLog, WrittenDecision
 from mirage_guard.adapters._mem0_wire import decision_summary
 from mirage_guard.adapters._scope import MemoryScope
-from mirage_guard.guard import Candidate, Decision, Guard, ReasonCode, reason
+from mirage_guard.guard import Candidate, Decision, Guard, MemoryStatus, ReasonCode, reason
 from mirage_guard.guard.errors import BackendError
 
 log = logging.getLogger("mirage.memory")
@@ -92,7 +92,19 @@ async def guarded_edit(
             await _restore(backend, item, old_meta)
         raise
     written = WrittenDecision(decision=decision, memory_id=memory_id)
-    return {"message": "Memory updated successfully!", "decision": decision_summary(written)}
+    return {"message": _updated(decision.status), "decision": decision_summary(written)}
+
+
+def _updated(status: MemoryStatus | None) -> str:
+    """The answer's message: Mem0's when the new text is a fact; else what became of it (the
+    memory drops out of default reads, and "updated successfully" hid that)."""
+    if status is MemoryStatus.FACT:
+        return "Memory updated successfully!"
+    read_with = "include_hypotheses" if status is MemoryStatus.HYPOTHESIS else "include_quarantined"
+    return (
+        f"Memory updated, but the conversation does not say the new text: it is now {status} "
+        f"and left out of reads without {read_with}=True"
+    )
 
 
 async def _record(

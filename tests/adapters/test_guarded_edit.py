@@ -24,6 +24,11 @@ async def test_an_unsupported_edit_is_no_longer_a_stated_fact(
     memory_id = await _stated_id(memory)
     answer = await memory.update(memory_id, text="User has two younger sisters")
     assert answer["decision"]["provenance"] == "generated"
+    # not "updated successfully": the memory just left default reads, and the answer says so
+    assert answer["message"] == (
+        "Memory updated, but the conversation does not say the new text: it is now quarantined "
+        "and left out of reads without include_quarantined=True"
+    )
     item = await memory.get(memory_id)
     assert item is not None
     assert item["memory"] == "User has two younger sisters"
@@ -43,7 +48,8 @@ async def test_an_unsupported_edit_is_no_longer_a_stated_fact(
 async def test_an_edit_the_conversation_supports_stays_stated(build_memory: Build) -> None:
     memory = build_memory()
     memory_id = await _stated_id(memory)
-    await memory.update(memory_id, text="User went climbing last weekend.")
+    answer = await memory.update(memory_id, text="User went climbing last weekend.")
+    assert answer["message"] == "Memory updated successfully!"
     item = await memory.get(memory_id)
     assert item is not None
     assert (item["provenance"], item["source_turn_id"]) == ("stated", "t1")
