@@ -370,7 +370,7 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         *,
         top_k: int = 20,
         filters: dict[str, Any] | None = None,
-        threshold: float = 0.1,
+        threshold: float | None = 0.1,
         rerank: bool = False,
         explain: bool = False,
         reference_date: Any = None,
@@ -385,7 +385,9 @@ class AsyncGuardedMemory(BaseGuardedMemory):
             raise InputError("explain / reference_date / show_expired are not supported here")
         if not isinstance(query, str) or not query.strip() or not well_formed(query):
             raise InputError("query must be a non-empty string without a lone surrogate")
-        if not 0.0 <= threshold <= 1.0 or top_k < 1:
+        if threshold is None:  # Mem0 takes None for its default (0.1)
+            threshold = 0.1
+        if not isinstance(threshold, int | float) or not 0.0 <= threshold <= 1.0 or top_k < 1:
             raise InputError("threshold must be in [0, 1] and top_k >= 1")
         statuses = statuses_for(
             include_hypotheses=include_hypotheses, include_quarantined=include_quarantined

@@ -93,6 +93,8 @@ def reject_kwargs(kwargs: Mapping[str, Any], method: str) -> None:
     """Mem0's read methods take ``**kwargs``; the guard accepts none of them."""
     if set(SCOPE_KEYS).intersection(kwargs):
         raise InputError(f"{method}() takes user_id / agent_id / run_id inside filters=")
+    if "limit" in kwargs:  # Mem0 1.x's name: Mem0 2.x ignores it and returns 20
+        raise InputError(f"{method}() takes top_k=, not limit= (Mem0 2.x ignores limit=)")
     if kwargs:
         raise InputError(f"{method}() got unsupported arguments: {sorted(kwargs)}")
 

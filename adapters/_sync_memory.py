@@ -113,7 +113,7 @@ class GuardedMemory(BaseGuardedMemory):
         *,
         top_k: int = 20,
         filters: dict[str, Any] | None = None,
-        threshold: float = 0.1,
+        threshold: float | None = 0.1,
         rerank: bool = False,
         explain: bool = False,
         reference_date: Any = None,

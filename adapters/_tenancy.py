@@ -74,6 +74,8 @@ class Tenancy:
             raise InputError("filters must contain one of user_id, agent_id, run_id")
         for k in SCOPE_KEYS:
             if k in f:
+                if isinstance(f[k], int) and not isinstance(f[k], bool):
+                    f[k] = str(f[k])  # as add(user_id=42) files it, and Mem0 reads it
                 if not isinstance(f[k], str):
                     raise InputError(f"filters[{k!r}] must be a string id")
                 f[k] = scope_of(f[k], None, None).user_id

@@ -207,3 +207,19 @@ def test_a_filter_too_large_for_the_store_is_refused_before_it(
 def test_filters_that_are_not_a_dict_are_an_input_error() -> None:
     with pytest.raises(InputError, match="filters must be a dict"):
         checked_filters(["user_id"], GUARD_FILTER_KEYS)  # type: ignore[arg-type]
+
+
+async def test_what_a_mem0_app_passes_to_reads(build_memory: Build) -> None:
+    """An app written against mem0.Memory: an integer user id (add files it as "42"), a
+    threshold of None (Mem0's default), and Mem0 1.x's limit= (which Mem0 2.x ignores, returning
+    20) told to use top_k=."""
+    memory = build_memory()
+    await memory.add([{"role": "user", "content": "I like tea."}], user_id=42, infer=False)  # type: ignore[arg-type]
+    listed = await memory.get_all(filters={"user_id": 42})
+    assert [i["memory"] for i in listed["results"]] == ["I like tea."]
+    found = await memory.search("tea", filters={"user_id": "42"}, threshold=None)
+    assert [i["memory"] for i in found["results"]] == ["I like tea."]
+    for call in (memory.search("tea", filters={"user_id": "42"}, limit=1),
+                 memory.get_all(filters={"user_id": "42"}, limit=1)):  # fmt: skip
+        with pytest.raises(InputError, match="takes top_k=, not limit="):
+            await call
