@@ -39,6 +39,28 @@ def statuses_for(*, include_hypotheses: bool, include_quarantined: bool) -> list
     return out
 
 
+def text_of(content: Any, i: int) -> str | None:
+    """A message's text: a string, or an OpenAI-style list of parts whose text parts are joined
+    by line breaks (Mem0 stores them so). Any other part (an image) is refused, never dropped:
+    the guard reads no image, so nothing in one could support a fact."""
+    if content is None or isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        raise InputError(f"messages[{i}].content must be a string or a list of text parts")
+    texts = []
+    for j, part in enumerate(content):
+        if not isinstance(part, Mapping) or part.get("type") != "text":
+            kind = part.get("type") if isinstance(part, Mapping) else type(part).__name__
+            raise InputError(
+                f"messages[{i}].content[{j}] is a {kind!r} part: only text parts are read (the "
+                "guard reads no image; describe it in text)"
+            )
+        if not isinstance(part.get("text"), str):
+            raise InputError(f"messages[{i}].content[{j}].text must be a string")
+        texts.append(part["text"])
+    return "\n".join(texts)
+
+
 def to_turns(messages: Any) -> list[Turn]:
     """Mem0's message forms (str, dict, list of dicts) as turns; a dict may carry its ``id``."""
     if isinstance(messages, str):
@@ -51,11 +73,9 @@ def to_turns(messages: Any) -> list[Turn]:
     for i, m in enumerate(messages):
         if not isinstance(m, Mapping):
             raise InputError("every message must be a dict with role and content")
-        content = m.get("content")
+        content = text_of(m.get("content"), i)
         if content is None:
             continue  # e.g. tool-call messages without text, as Mem0 skips them
-        if not isinstance(content, str):
-            raise InputError("message content must be a string")
         try:
             role = Role(str(m.get("role")))
         except ValueError as exc:
@@ -151,5 +171,6 @@ __all__ = [
     "present",
     "reject_kwargs",
     "statuses_for",
+    "text_of",
     "to_turns",
 ]

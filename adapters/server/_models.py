@@ -67,8 +67,10 @@ class _Write(BaseModel):
 
 class MessageIn(_Write):
     role: Literal["user", "assistant", "system", "tool"]
-    content: Text | None = Field(
-        description="null (e.g. an assistant's tool call): the message is skipped, as Mem0 does"
+    content: Text | list[dict[str, Any]] | None = Field(
+        description="a string, or OpenAI-style parts (text parts joined by line breaks; an "
+        "image part is refused: 400); null (e.g. an assistant's tool call): the message is "
+        "skipped, as Mem0 does"
     )
     id: Id | None = Field(default=None, description="stable turn id; assigned when absent")
     name: str | None = Field(

@@ -189,3 +189,24 @@ def test_mem0s_own_metadata_keys_are_refused_not_dropped(
     r = client.put(f"/v1/memories/{memory_id}/", json={"metadata": {key: "EVIL"}}, headers=A)
     assert (r.status_code, r.json()["error"]["type"]) == (400, "invalid_input"), r.text
     assert "EVIL" not in str(store.items)
+
+
+def test_content_as_openai_parts_is_read_and_an_image_part_refused(
+    make_client: Client, store: InMemoryStore
+) -> None:
+    """A message whose content is a list of parts (OpenAI's form) was a 422 for the whole write
+    (the drop-in: "message content must be a string"). Its text parts are read, joined by line
+    breaks, as Mem0 stores them; an image part is refused (the guard reads no image), and
+    nothing is written."""
+    client = make_client(api_keys=KEYS)
+    parts = [{"type": "text", "text": "I paint."}, {"type": "text", "text": "I live in Porto."}]
+    body = {"messages": [{"role": "user", "content": parts}], "user_id": "p", "infer": False}
+    r = client.post("/v3/memories/add/", json=body, headers=A)
+    assert r.status_code == 200, r.text
+    assert [m["memory"] for m in r.json()["results"]] == ["I paint.\nI live in Porto."]
+    image = {"type": "image_url", "image_url": {"url": "https://example.invalid/cat.png"}}
+    body["messages"] = [{"role": "user", "content": [parts[0], image]}]
+    r = client.post("/v3/memories/add/", json=body, headers=A)
+    assert r.status_code == 400, r.text
+    assert "'image_url' part: only text parts are read" in r.json()["error"]["message"]
+    assert len(store.items) == 1
