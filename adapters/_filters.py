@@ -181,7 +181,10 @@ def checked_filters(
 
     def put(where: str, key: str, value: Any) -> None:
         nonlocal counted
-        counted += len(value) if key in LOGICAL else 0 if key in SCOPE_KEYS else 1
+        if key in LOGICAL:  # every condition of every item (an item may hold many keys)
+            counted += sum(len(item) for item in value)
+        elif key not in SCOPE_KEYS:
+            counted += 1
         if counted > MAX_CONDITIONS:
             raise LimitExceededError("filter conditions", None, MAX_CONDITIONS)
         if key in out:

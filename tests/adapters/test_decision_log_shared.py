@@ -226,3 +226,22 @@ def test_sqlite_needs_no_lock_across_replicas(tmp_path: Path) -> None:
     log = DecisionLog(f"sqlite:///{tmp_path / 'log.db'}")
     assert log.scope_lock("t", ALICE.key()) is None
     log.close()
+
+
+@pytest.mark.postgres
+async def test_scope_locks_do_not_starve_the_log_of_connections(postgres_url: str) -> None:
+    """Each held lock keeps a connection for its write; taken from the log's pool (8 + 8), 16
+    writes to 16 scopes held all of them and every write timed out on its decision rows."""
+    log = DecisionLog(postgres_url)
+    try:
+        held = [await hold_scope(log, "t", f"user:{i}", wait_s=1.0) for i in range(24)]
+        assert all(h is not None for h in held)
+        start = time.perf_counter()
+        with ThreadPoolExecutor(8) as pool:  # the writes' own log work, while every lock is held
+            list(pool.map(lambda i: log.turns("t", MemoryScope(user_id=f"u{i}")), range(24)))
+        assert time.perf_counter() - start < 5.0
+        for h in held:
+            assert h is not None
+            h.release()
+    finally:
+        log.close()

@@ -192,6 +192,11 @@ async def test_a_remote_store_that_ignores_filters_is_filtered_again(store: InMe
         ({"user_id": "a", "OR": [{"t": f"v{i}"} for i in range(21)]}, "filter OR items"),
         ({"user_id": "a", "t": {"in": [f"v{i}" for i in range(101)]}}, "filter in values"),
         ({"user_id": "a", **{f"k{i}": i for i in range(51)}}, "filter conditions"),
+        # an OR of 20 items of 500 keys each was 20 conditions, not 10,000
+        (
+            {"user_id": "a", "OR": [{f"k{j}": j for j in range(3)} for _ in range(17)]},
+            "filter conditions",
+        ),
     ],
 )
 def test_a_filter_too_large_for_the_store_is_refused_before_it(
