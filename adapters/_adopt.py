@@ -20,19 +20,24 @@ from __future__ import annotations
 
 import functools
 import uuid
+from collections import defaultdict
 from collections.abc import Mapping
 from typing import Literal
 
+import anyio
 import anyio.to_thread
 from pydantic import BaseModel
 
 from mirage_guard.adapters._backend import TENANT_KEY, Item, MemoryBackend
-from mirage_guard.adapters._decision_log import DecisionLog, WrittenDecision
+from mirage_guard.adapters._decision_log import DecisionLog, WrittenDecision, hold_scope
 from mirage_guard.adapters._edit import item_scope
 from mirage_guard.guard import Action, Candidate, Decision, Provenance, ReasonCode, reason
 from mirage_guard.guard.errors import ConfigError, MemoryNotFoundError
 
 AdoptAs = Literal["hypothesis", "quarantined"]
+ADOPT_LOCK = "adopt"  # the advisory-lock name of an adoption (no scope key is this)
+ADOPT_WAIT_S = 60.0
+_ADOPTING: defaultdict[int, anyio.Lock] = defaultdict(anyio.Lock)
 # what an adopted memory may become; its provenance is "generated" either way (no evidence: a
 # writer model's output, checked against nothing)
 _ACTION: dict[str, Action] = {
@@ -89,6 +94,29 @@ async def adopt(
         raise ConfigError(f"adopt as 'hypothesis' or 'quarantined', not {status!r}")
     if decision_log is None:
         raise ConfigError("adopting needs a decision log (it records who owns each memory)")
+    if dry_run:
+        return await _adopt(backend, decision_log, tenant, status, dry_run=True, limit=limit)
+    # one adoption at a time per store, in this process and (PostgreSQL) across replicas: two at
+    # once gave one memory to two tenants (each wrote its row, the last tag won)
+    async with _ADOPTING[id(backend)]:
+        held = await hold_scope(decision_log, "", ADOPT_LOCK, wait_s=ADOPT_WAIT_S)
+        try:
+            return await _adopt(backend, decision_log, tenant, status, dry_run=False, limit=limit)
+        finally:
+            if held is not None:
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(held.release)
+
+
+async def _adopt(
+    backend: MemoryBackend,
+    decision_log: DecisionLog,
+    tenant: str,
+    status: AdoptAs,
+    *,
+    dry_run: bool,
+    limit: int,
+) -> AdoptReport:
     items: list[Item] = await backend.scan(filters={}, limit=limit)
     report = AdoptReport(tenant=tenant, status=status, dry_run=dry_run)
     for item in items:
@@ -102,6 +130,10 @@ async def adopt(
             continue
         if dry_run:
             report.adopted.append(memory_id)
+            continue
+        current = await backend.get(memory_id)  # as it is now, not as the scan saw it
+        if current is None or _tenant(current) is not None:
+            report.skipped.append(memory_id)
             continue
         decision = adopted_decision(text, status)
         written = WrittenDecision(decision=decision, memory_id=memory_id)

@@ -206,8 +206,9 @@ class BaseGuardedMemory(ABC):
         refuse_ignored_prompts(config_dict)
         if writer_llm is None and not s.writer_model:
             model, api_base = writer_from_mem0_llm(config_dict.get("llm"))
-            if model is not None:
-                s = s.model_copy(update={"writer_model": model, "writer_api_base": api_base})
+            if model is not None:  # MIRAGE_WRITER_API_BASE, when set, stays
+                base = s.writer_api_base or api_base
+                s = s.model_copy(update={"writer_model": model, "writer_api_base": base})
         mem0 = _import_mem0(s.data_dir)
         resources = AsyncExitStack()
         backend = Mem0Backend(mem0.Memory.from_config(config_dict))  # the store: closed last
@@ -256,13 +257,18 @@ def writer_from_mem0_llm(llm: Any) -> tuple[str | None, str | None]:
             "as litellm does (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...): set it there, not in the "
             "Mem0 config"
         )
+    # a gateway or self-hosted URL the block names (openai_base_url, ollama_base_url,
+    # deepseek_base_url, ...): conversations must go there, never to the vendor's public one
+    bases = sorted({str(v) for k, v in config.items() if k.endswith("_base_url") and v})
+    if len(bases) > 1:
+        raise ConfigError(f"llm.config names {len(bases)} different base URLs: keep one")
+    base = bases[0] if bases else None
     if provider == "litellm":
-        return str(model), None
+        return str(model), base
     if provider in _LITELLM_PREFIXED:
-        base = config.get("openai_base_url") or config.get("ollama_base_url")
-        return f"{provider}/{model}", str(base) if base else None
+        return f"{provider}/{model}", base
     if provider == "vllm":
-        return f"hosted_vllm/{model}", str(config.get("vllm_base_url") or "") or None
+        return f"hosted_vllm/{model}", base
     raise ConfigError(
         f"llm provider {provider!r}: the guard calls its writer model through litellm; set "
         "MIRAGE_WRITER_MODEL (a litellm model string) or pass writer_llm="

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from typer.testing import CliRunner
 
@@ -93,6 +94,21 @@ async def test_adopted_as_quarantined_and_into_a_tenant(
     assert [s for _, s in await _all(acme, include_quarantined=True)] == ["quarantined"] * 2
     with pytest.raises(ConfigError, match="not 'fact'"):
         await acme.adopt(status="fact")  # type: ignore[arg-type]
+
+
+async def test_two_adoptions_at_once_give_each_memory_to_one_tenant(
+    build_memory: Build, store: InMemoryStore, decision_log: DecisionLog
+) -> None:
+    """Each wrote its row and the last tag won: one memory, rows for two tenants (and the first
+    tenant's ownership list named the other's memory)."""
+    await _legacy(store)
+    memory = build_memory()
+    async with anyio.create_task_group() as tg:
+        for tenant in ("acme", "beta"):
+            tg.start_soon(memory.for_tenant(tenant).adopt)
+    owners = {i["metadata"][TENANT_KEY] for i in store.items.values()}
+    assert len(owners) == 1
+    assert {r.tenant for r in decision_log.all_decisions()} == owners
 
 
 async def test_a_crash_between_the_row_and_the_tag_leaves_no_orphan(

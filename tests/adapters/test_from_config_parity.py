@@ -37,6 +37,14 @@ from mirage_guard.guard.errors import ConfigError
             },
             ("hosted_vllm/Qwen/Qwen3-8B", "http://g/v1"),
         ),
+        (
+            {"provider": "deepseek", "config": {"model": "d", "deepseek_base_url": "http://gw"}},
+            ("deepseek/d", "http://gw"),
+        ),
+        (
+            {"provider": "litellm", "config": {"model": "x/y", "openai_base_url": "http://gw"}},
+            ("x/y", "http://gw"),
+        ),
         (None, (None, None)),
         ({"provider": "openai"}, (None, None)),  # no model named: none taken
     ],
@@ -54,6 +62,17 @@ def test_the_writer_model_a_mem0_llm_block_names(
         (
             {"provider": "openai", "config": {"model": "m", "api_key": "sk-x"}},
             "from the environment",
+        ),
+        (
+            {
+                "provider": "openai",
+                "config": {
+                    "model": "m",
+                    "openai_base_url": "http://a",
+                    "azure_base_url": "http://b",
+                },
+            },
+            "2 different base URLs",
         ),
     ],
 )
