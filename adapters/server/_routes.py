@@ -76,6 +76,20 @@ ScopeId = Annotated[
     Query(min_length=1, max_length=200, pattern=r"^\S+$"),
 ]
 
+
+def _a_date_not_a_number(value: Any) -> Any:
+    """pydantic reads "20240101" as seconds since 1970 (1970-08-23): a date typed without its
+    dashes read as a time in 1970, and every decision since then came back."""
+    if isinstance(value, str) and value.strip().lstrip("+-").replace(".", "", 1).isdigit():
+        raise ValueError(
+            "give an ISO 8601 date or time (2026-12-01, 2026-12-01T09:30:00Z), not a number"
+        )
+    return value
+
+
+# a date or time of ``/v1/decisions`` (since, until)
+When = Annotated[datetime | None, BeforeValidator(_a_date_not_a_number), Query()]
+
 mem0_router = APIRouter(responses=ERRORS)
 guard_router = APIRouter(responses=ERRORS, tags=["guard"])
 ops_router = APIRouter(tags=["operations"])
@@ -432,8 +446,8 @@ async def decisions(
     provenance: Provenance | None = None,
     action: Action | None = None,
     memory_id: ScopeId = None,
-    since: datetime | None = None,
-    until: datetime | None = None,
+    since: When = None,
+    until: When = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
 ) -> DecisionList:

@@ -123,3 +123,19 @@ def test_delete_all_with_filters_is_refused_naming_the_form_that_works(
     assert len(store.items) == 1
     client.delete_all(user_id="x")
     assert store.items == {}
+
+
+@pytest.mark.parametrize("since", ["20240101", "1700000000", "1700000000.5"])
+def test_decisions_since_a_number_is_refused_not_read_as_1970(
+    make_client: Client, since: str
+) -> None:
+    """`since=20240101` (a date without its dashes) was read as 20,240,101 seconds after 1970,
+    so every decision came back; a number is refused, an ISO date is read."""
+    client = make_client(api_keys=KEYS)
+    assert _add(client, "I like tea.", user_id="u").is_success
+    r = client.get("/v1/decisions", params={"since": since}, headers=A)
+    assert r.status_code == 422, r.text
+    assert "ISO 8601" in r.text
+    ok = client.get("/v1/decisions", params={"since": "2024-01-01"}, headers=A)
+    assert ok.status_code == 200
+    assert len(ok.json()["results"]) == 1
