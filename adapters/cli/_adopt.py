@@ -19,8 +19,9 @@ from sqlalchemy.exc import SQLAlchemyError
 from mirage_guard.adapters._adopt import AdoptAs, AdoptReport, adopt
 from mirage_guard.adapters._decision_log import DecisionLog
 from mirage_guard.adapters._scope import DEFAULT_TENANT
-from mirage_guard.adapters.cli._doctor import store_of, unreadable
+from mirage_guard.adapters.cli._doctor import check_store_named, store_of, unreadable
 from mirage_guard.adapters.cli._main import error_line, user_errors
+from mirage_guard.guard.errors import ConfigError
 from mirage_guard.guard.settings import GuardSettings
 
 app = typer.Typer(
@@ -69,6 +70,13 @@ def adopt_command(
 def _adopt(status: AdoptAs, tenant: str, dry_run: bool) -> AdoptReport:
     settings = GuardSettings.from_env()
     url = settings.resolved_database_url()
+    check_store_named(settings)  # before a log is made for it
+    tenants = set(settings.tenant_keys().values())
+    if tenants and tenant not in tenants:  # adopted there, no API key could ever read them
+        raise ConfigError(
+            f"tenant {tenant!r} is no API key's (MIRAGE_API_KEYS names {len(tenants)} "
+            "tenant(s)): pass --tenant with the one whose clients own these memories"
+        )
     # created when missing: an app moving from Mem0 runs this before the guard has logged a
     # thing (``doctor`` refuses a missing log instead: it checks a deployment that ran)
     log = DecisionLog.from_settings(settings)

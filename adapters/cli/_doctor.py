@@ -21,7 +21,7 @@ from rich.table import Table
 from sqlalchemy.exc import SQLAlchemyError
 
 from mirage_guard.adapters._backend import MemoryBackend
-from mirage_guard.adapters._decision_log import DecisionLog
+from mirage_guard.adapters._decision_log import DecisionLog, sqlalchemy_url
 from mirage_guard.adapters._doctor import DoctorReport, examine, repair
 from mirage_guard.adapters._mem0 import Mem0Backend
 from mirage_guard.adapters._pollution_report import mask_url, open_decision_log
@@ -91,6 +91,7 @@ def _check(fix: bool, older_than: float | None) -> DoctorReport:
     :func:`user_errors` when there is nothing to check against or it cannot be read."""
     settings = GuardSettings.from_env()
     url = settings.resolved_database_url()
+    check_store_named(settings, log_opened=False)  # a shared log needs a shared store
     log = open_log(url)  # before the store: a mistyped data dir creates nothing
     try:
         return anyio.run(_run, settings, log, fix, older_than)
@@ -131,10 +132,34 @@ async def _run(
 
 
 def store_of(settings: GuardSettings) -> MemoryBackend:
-    """The store the settings name: the upstream Mem0 server, or Mem0 embedded / on pgvector."""
+    """The store the settings name (the upstream Mem0 server, or Mem0 on pgvector or embedded),
+    never a new one (:func:`check_store_named`)."""
+    check_store_named(settings)
     if settings.upstream_url:
         return RemoteMem0Backend(settings.upstream_url)
     return Mem0Backend.from_settings(settings)
+
+
+def check_store_named(settings: GuardSettings, *, log_opened: bool = True) -> None:
+    """ConfigError when the settings name no existing store: the log is on a database replicas
+    share and no shared store is named (MIRAGE_VECTOR_STORE_URL forgotten in a Job opened an
+    empty embedded store, every memory read as gone, and ``--repair`` recorded them all as
+    lost), or (once the log is opened: its errors come first) the embedded store was never
+    created under MIRAGE_DATA_DIR. Opens nothing."""
+    if settings.upstream_url or settings.vector_store_url:
+        return
+    log_url = settings.resolved_database_url()
+    if sqlalchemy_url(log_url).get_backend_name() == "postgresql":
+        raise ConfigError(
+            f"the decision log is at {mask_url(log_url)}, which replicas share, but no shared "
+            "store is named: set MIRAGE_VECTOR_STORE_URL (or MIRAGE_UPSTREAM_URL) as the "
+            "sidecar has it"
+        )
+    if log_opened and not (settings.data_dir / "qdrant").is_dir():
+        raise ConfigError(
+            f"no embedded store under MIRAGE_DATA_DIR ({settings.data_dir}): nothing was "
+            "created; point MIRAGE_DATA_DIR (or MIRAGE_VECTOR_STORE_URL) at the deployment's"
+        )
 
 
 def _json(report: DoctorReport) -> str:

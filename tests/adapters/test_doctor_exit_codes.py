@@ -48,7 +48,9 @@ def _cannot_check(result: Result, fragment: str) -> None:
 
 
 def _log(data_dir: Path) -> None:
+    """A deployment that ran: its decision log and its embedded store's folder."""
     DecisionLog(f"sqlite:///{data_dir / 'decisions.db'}").close()
+    (data_dir / "qdrant").mkdir()
 
 
 def _store(monkeypatch: pytest.MonkeyPatch, *, orphan: bool) -> None:
@@ -141,3 +143,41 @@ def test_another_commands_error_through_the_root_handler_stays_status_1(tmp_path
     result = CliRunner().invoke(root, args)
     assert result.exit_code == 1, result.output
     assert result.stderr.startswith(f"error: {folder} is a directory"), result.stderr
+
+
+@pytest.mark.parametrize("command", [["doctor"], ["doctor", "--repair"], ["adopt", "--dry-run"]])
+def test_no_store_is_created_where_none_was(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    """A log with no embedded store beside it (a mistyped MIRAGE_DATA_DIR, or a Job that left out
+    MIRAGE_VECTOR_STORE_URL) is status 2, and no empty store is opened: one was, every memory
+    read as gone, and `--repair` recorded them all as lost."""
+    _log(data_dir)
+    (data_dir / "qdrant").rmdir()
+    monkeypatch.setenv("MIRAGE_DATA_DIR", str(data_dir))
+    result = CliRunner().invoke(root, command)
+    assert result.exit_code == 2, result.output
+    assert "no embedded store under MIRAGE_DATA_DIR" in result.output
+    assert not (data_dir / "qdrant").exists()
+
+
+def test_a_shared_log_without_a_shared_store_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MIRAGE_DATABASE_URL", "postgresql://mirage:secret@db.internal/mirage")
+    result = CliRunner().invoke(root, ["doctor"])
+    assert result.exit_code == 2, result.output
+    assert "set MIRAGE_VECTOR_STORE_URL" in result.output
+    assert "secret" not in result.output
+
+
+def test_adopt_into_a_tenant_no_api_key_has_is_refused(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With MIRAGE_API_KEYS naming acme and globex, `--tenant default` (the default) adopted
+    memories no client could read."""
+    _log(data_dir)
+    monkeypatch.setenv("MIRAGE_DATA_DIR", str(data_dir))
+    monkeypatch.setenv("MIRAGE_API_KEYS", "key-a:acme,key-b:globex")
+    result = CliRunner().invoke(root, ["adopt", "--dry-run"])
+    assert result.exit_code == 2, result.output
+    assert "tenant 'default' is no API key's" in result.output
+    assert "key-a" not in result.output

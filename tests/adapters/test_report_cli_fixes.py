@@ -91,6 +91,7 @@ def test_doctor_on_an_existing_log_still_reports(
     data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     DecisionLog(f"sqlite:///{data_dir / 'decisions.db'}").close()
+    (data_dir / "qdrant").mkdir()  # the deployment's embedded store
     store = InMemoryStore()
     monkeypatch.setattr(Mem0Backend, "from_settings", staticmethod(lambda *a, **k: store))
     monkeypatch.setenv("MIRAGE_DATA_DIR", str(data_dir))
