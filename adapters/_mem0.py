@@ -192,6 +192,19 @@ def quiet_mem0_logs() -> None:
     logging.getLogger("mem0").setLevel(logging.WARNING)
 
 
+# what a PostgreSQL (pgvector) store that went away raises through psycopg and its pool
+_UNREACHABLE = frozenset({"OperationalError", "InterfaceError", "PoolTimeout", "PoolClosed"})
+
+
+def _unreachable(exc: BaseException) -> bool:
+    """A connection error of the store's database (psycopg's, by name: the driver is an extra),
+    not a query it refused."""
+    if isinstance(exc, ConnectionError):
+        return True
+    module = type(exc).__module__
+    return module.startswith(("psycopg", "psycopg_pool")) and type(exc).__name__ in _UNREACHABLE
+
+
 def _listing(filters: Mapping[str, Any]) -> dict[str, Any]:
     """``filters`` for Mem0's listing calls, which hand them to the vector store unprocessed
     (its search renames ``OR`` / ``NOT`` first): the stores' own names ``$or`` / ``$not``, read
@@ -316,6 +329,10 @@ class Mem0Backend(MemoryBackend):
                 raise MemoryNotFoundError(str(args[0]) if args else "?") from exc
             raise InputError(str(exc)) from exc
         except Exception as exc:  # the store failed underneath (disk, qdrant, sqlite)
+            if _unreachable(exc):  # a restart or failover: retryable, as the sidecar says (503)
+                raise BackendUnavailableError(
+                    f"the vector store is unreachable: {type(exc).__name__}"
+                ) from exc
             raise BackendError(f"{type(exc).__name__}: {exc}") from exc
 
     # ------------------------------------------------------------------ MemoryBackend

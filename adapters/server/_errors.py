@@ -17,6 +17,8 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -161,10 +163,36 @@ def _http_error(request: Request, exc: Exception) -> JSONResponse:
     return error_response(exc.status_code, kind, str(exc.detail), headers=dict(exc.headers or {}))
 
 
+def _count(request: Request, stage: str, exc: Exception) -> None:
+    """Count a failure the handlers answer in ``mirage_guard_errors_total`` (the alert rules
+    read it: a database outage had raised no alert)."""
+    sidecar = getattr(request.app.state, "sidecar", None)
+    if sidecar is not None:
+        sidecar.metrics.on_error(stage, exc)
+
+
+def _database_down(request: Request, exc: Exception) -> JSONResponse:
+    """The decision log's database is unreachable (a restart, a failover, a full pool): 503,
+    retryable, as the store being down is; it was a 500 ``internal_error``, not retryable, so a
+    client that honours ``retryable`` dropped the write. Nothing was half-written (a write's
+    store items are undone when its log rows cannot be written)."""
+    log.error("%s %s: the decision log's database is unavailable: %s", request.method,
+              request.url.path, type(exc).__name__)  # fmt: skip
+    _count(request, "database", exc)
+    return error_response(
+        503,
+        "database_unavailable",
+        "the decision log's database is unavailable; retry later",
+        retryable=True,
+        headers={"Retry-After": "1"},
+    )
+
+
 def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     # type only at ERROR: an exception message may quote memory text
     log.error("%s %s failed: %s", request.method, request.url.path, type(exc).__name__)
     log.debug("traceback", exc_info=exc)
+    _count(request, "request", exc)
     return error_response(500, "internal_error", "internal error")
 
 
@@ -172,6 +200,8 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(MirageError, _mirage_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
+    for db_down in (OperationalError, InterfaceError, DisconnectionError, PoolTimeoutError):
+        app.add_exception_handler(db_down, _database_down)
     app.add_exception_handler(Exception, _unexpected)
 
 

@@ -128,6 +128,20 @@ def test_service_monitor_scrapes_metrics_on_the_http_port() -> None:
     assert _values()["serviceMonitor"]["enabled"] is False, "optional: off by default"
 
 
+def test_service_monitor_selects_one_service_so_each_pod_is_scraped_once() -> None:
+    """Both Services carried the selector labels and a port named http: each pod became two
+    targets, and every `sum by (model)` rate of the alert rules doubled. (render_lite drops
+    the shared `include`d labels; what is left tells the two apart.)"""
+    wanted = _render("servicemonitor.yaml")["spec"]["selector"]["matchLabels"]
+    assert wanted
+    selected = [
+        name
+        for name in ("service.yaml", "service-headless.yaml")
+        if wanted.items() <= (_render(name)["metadata"]["labels"] or {}).items()
+    ]
+    assert selected == ["service.yaml"]
+
+
 def test_pod_runs_as_the_image_user_without_privileges() -> None:
     values = _values()
     assert values["podSecurityContext"]["runAsNonRoot"] is True

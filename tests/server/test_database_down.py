@@ -1,0 +1,71 @@
+"""The decision log's database or the vector store's going away (a restart, a failover) is a
+retryable 503, counted in ``mirage_guard_errors_total``: it was a 500 ``internal_error`` (a
+write) or a 502 ``backend_error`` (a read), both ``retryable: false``, so a client that honours
+the flag dropped the write, and no alert fired (found by an operator stopping PostgreSQL under
+two replicas, 2026-12-07)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy.exc import OperationalError
+
+from mirage_guard.adapters._mem0 import _unreachable
+from mirage_guard.guard.errors import BackendUnavailableError
+from tests.fakes.mem0 import InMemoryStore
+
+Client = Callable[..., TestClient]
+
+
+def _down(*args: Any, **kwargs: Any) -> Any:
+    raise OperationalError("SELECT 1", {}, ConnectionRefusedError("connection refused"))
+
+
+def test_a_write_while_the_database_is_down_is_a_retryable_503(
+    make_client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client = make_client()
+    sidecar = client.app.state.sidecar  # type: ignore[attr-defined]
+    monkeypatch.setattr(sidecar.decision_log, "_sessions", _down)  # every query of the log
+    body = {"messages": [{"role": "user", "content": "I like tea."}], "user_id": "u",
+            "infer": False}  # fmt: skip
+    r = client.post("/memories", json=body)
+    assert r.status_code == 503, r.text
+    assert r.json()["error"] == {
+        "type": "database_unavailable",
+        "message": "the decision log's database is unavailable; retry later",
+        "retryable": True,
+    }
+    assert r.headers["Retry-After"] == "1"
+    metrics = client.get("/metrics").text
+    assert 'mirage_guard_errors_total{kind="OperationalError",stage="database"} 1.0' in metrics
+
+
+class _PsycopgOperationalError(Exception):
+    """Stands for psycopg.OperationalError (the driver is an extra): matched by module and name."""
+
+
+_PsycopgOperationalError.__module__ = "psycopg"
+_PsycopgOperationalError.__name__ = "OperationalError"
+
+
+def test_a_store_connection_error_is_unavailable_not_a_backend_error() -> None:
+    assert _unreachable(_PsycopgOperationalError("server closed the connection unexpectedly"))
+    assert _unreachable(ConnectionRefusedError())
+    assert not _unreachable(ValueError("a query the store refused"))
+
+
+def test_a_read_from_an_unreachable_store_is_a_retryable_503(
+    make_client: Client, store: InMemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def gone(*args: Any, **kwargs: Any) -> Any:
+        raise BackendUnavailableError("the vector store is unreachable: OperationalError")
+
+    client = make_client()
+    monkeypatch.setattr(store, "get_all", gone)
+    r = client.get("/memories", params={"user_id": "u"})
+    assert r.status_code == 503, r.text
+    assert r.json()["error"]["retryable"] is True
