@@ -6,7 +6,9 @@ two replicas, 2026-12-07)."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -69,3 +71,47 @@ def test_a_read_from_an_unreachable_store_is_a_retryable_503(
     r = client.get("/memories", params={"user_id": "u"})
     assert r.status_code == 503, r.text
     assert r.json()["error"]["retryable"] is True
+
+
+@pytest.mark.slow
+@pytest.mark.postgres
+def test_a_postgresql_restart_under_the_sidecar(tmp_path: Path) -> None:
+    """The operator's case, on a real PostgreSQL + pgvector: stopped under a running sidecar,
+    writes and reads are 503 and retryable, nothing is half-written, and once it is back a
+    retried write is stored."""
+    import tempfile
+
+    from mirage_guard.adapters import LocalPostgres
+    from mirage_guard.adapters.server import create_app
+    from mirage_guard.guard import GuardSettings
+    from tests.server.sidecar_setup import echo_writer
+
+    root = Path(tempfile.mkdtemp(prefix="mirage-pg-restart-"))  # not pytest's 0700 tmp
+    pg = LocalPostgres(root=root, durable=False).start()
+    try:
+        url = pg.create_database("restart")
+        settings = GuardSettings(data_dir=tmp_path / "data", database_url=url, vector_store_url=url)
+        body = {"messages": [{"role": "user", "content": "I keep bees."}], "user_id": "u",
+                "infer": False}  # fmt: skip
+        with TestClient(create_app(settings, writer_llm=echo_writer()),
+                        raise_server_exceptions=False) as client:  # fmt: skip
+            assert client.post("/memories", json=body).status_code == 200
+            pg.stop()
+            for r in (
+                client.post("/memories", json={**body, "user_id": "v"}),
+                client.get("/memories", params={"user_id": "u"}),
+            ):
+                assert r.status_code == 503, r.text
+                assert r.json()["error"]["retryable"] is True
+            assert client.get("/readyz").status_code == 503
+            pg.start()
+            for _ in range(3):  # a pooled connection that died with the server: one retry
+                again = client.post("/memories", json={**body, "user_id": "v"})
+                if again.status_code != 503:
+                    break
+            assert again.status_code == 200, again.text
+            listed = client.get("/memories", params={"user_id": "v"}).json()["results"]
+            assert [m["memory"] for m in listed] == ["I keep bees."]
+    finally:
+        pg.stop()
+        shutil.rmtree(root, ignore_errors=True)
