@@ -183,6 +183,7 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         self._closed = False
         self._parent: AsyncGuardedMemory | None = None  # the memory for_tenant scoped this from
         self._needs_reconcile = False
+        self._reconcile_grace_s = 0.0  # (:func:`~._compose.reconcile_grace_s`)
         self._reconcile_lock = anyio.Lock()
 
     @classmethod
@@ -196,6 +197,7 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         )
         memory._resources = resources
         memory._needs_reconcile = True  # before its first write (the sidecar: at start-up)
+        memory._reconcile_grace_s = parts.reconcile_grace_s
         return memory
 
     @property
@@ -619,11 +621,13 @@ class AsyncGuardedMemory(BaseGuardedMemory):
 
     async def _reconcile_once(self) -> None:
         """Built by :meth:`from_settings` / :meth:`from_config`: reconcile before the first
-        write (the store and log were opened by this memory, so any pending intent is dead)."""
+        write the intents of writers that died (on SQLite every pending one; on a shared
+        database those older than the idempotency lease: a younger one may be another
+        process's live write)."""
         if self._needs_reconcile:
             async with self._reconcile_lock:
                 if self._needs_reconcile:
-                    await self.reconcile()
+                    await self.reconcile(older_than_s=self._reconcile_grace_s)
 
     # ------------------------------------------------------------------ lifetime
     async def aclose(self) -> None:

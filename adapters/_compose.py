@@ -69,6 +69,20 @@ class Components:
     extractor: Extractor | None
     decision_log: DecisionLog | None
     metrics: GuardMetrics | None
+    # how old a pending write intent must be before this memory's first reconciliation takes it
+    # for a dead writer's (:func:`reconcile_grace_s`)
+    reconcile_grace_s: float = 0.0
+
+
+def reconcile_grace_s(log: DecisionLog | None, settings: GuardSettings) -> float:
+    """How old a pending write intent must be to be taken for a dead writer's: on SQLite the log
+    is this process's alone (0); on a database other processes share (sidecar replicas, or
+    several app processes with the drop-in), a younger one may be a live write, so only one
+    older than the idempotency lease is (at 0, the first write of one process removed the facts
+    another was still writing)."""
+    if log is None or log.dialect == "sqlite":
+        return 0.0
+    return settings.idempotency_lease_s
 
 
 def unwind(resources: AsyncExitStack) -> None:
@@ -146,6 +160,7 @@ def compose(
             extractor=extractor,
             decision_log=decision_log,
             metrics=metrics,
+            reconcile_grace_s=reconcile_grace_s(decision_log, s),
         )
     except BaseException:
         unwind(resources)

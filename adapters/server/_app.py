@@ -14,6 +14,7 @@ from fastapi import FastAPI
 from prometheus_client import CollectorRegistry
 
 from mirage_guard.adapters import AsyncGuardedMemory, ExtractionMode, MemoryBackend
+from mirage_guard.adapters._compose import reconcile_grace_s
 from mirage_guard.adapters._data_dir import CANNOT_START, data_dir_problem
 from mirage_guard.adapters._decision_log import DecisionLog
 from mirage_guard.adapters._prometheus import GuardMetrics
@@ -122,7 +123,7 @@ async def _reconcile_at_startup(memory: AsyncGuardedMemory, s: GuardSettings) ->
     log_db = memory.decision_log
     if log_db is None:
         return
-    grace = 0.0 if log_db.engine.dialect.name == "sqlite" else s.idempotency_lease_s
+    grace = reconcile_grace_s(log_db, s)
     try:
         report = await memory.reconcile(older_than_s=grace)
     except Exception as exc:  # the store or log is down: retried before the first write
