@@ -21,7 +21,6 @@ from __future__ import annotations
 import functools
 import uuid
 from collections import defaultdict
-from collections.abc import Mapping
 from typing import Literal
 
 import anyio
@@ -29,8 +28,9 @@ import anyio.to_thread
 from pydantic import BaseModel
 
 from mirage_guard.adapters._backend import TENANT_KEY, Item, MemoryBackend
-from mirage_guard.adapters._decision_log import DecisionLog, WrittenDecision, hold_scope
+from mirage_guard.adapters._decision_log import DecisionLog, WrittenDecision, hold_scope, let_go
 from mirage_guard.adapters._edit import item_scope
+from mirage_guard.adapters._filters import field_value
 from mirage_guard.guard import Action, Candidate, Decision, Provenance, ReasonCode, reason
 from mirage_guard.guard.errors import ConfigError, MemoryNotFoundError
 
@@ -55,11 +55,6 @@ class AdoptReport(BaseModel):
     adopted: list[str] = []
     skipped: list[str] = []  # without a user / agent / run id or text: left as they are
     dry_run: bool = False
-
-
-def _tenant(item: Mapping[str, object]) -> object:
-    meta = item.get("metadata") or {}
-    return meta.get(TENANT_KEY) if isinstance(meta, Mapping) else None
 
 
 def adopted_decision(text: str, status: AdoptAs) -> Decision:
@@ -103,9 +98,7 @@ async def adopt(
         try:
             return await _adopt(backend, decision_log, tenant, status, dry_run=False, limit=limit)
         finally:
-            if held is not None:
-                with anyio.CancelScope(shield=True):
-                    await anyio.to_thread.run_sync(held.release)
+            await let_go(held)
 
 
 async def _adopt(
@@ -120,7 +113,7 @@ async def _adopt(
     items: list[Item] = await backend.scan(filters={}, limit=limit)
     report = AdoptReport(tenant=tenant, status=status, dry_run=dry_run)
     for item in items:
-        if _tenant(item) is not None:
+        if field_value(item, TENANT_KEY) is not None:
             continue
         report.found += 1
         memory_id, text = str(item.get("id") or ""), item.get("memory")
@@ -132,7 +125,7 @@ async def _adopt(
             report.adopted.append(memory_id)
             continue
         current = await backend.get(memory_id)  # as it is now, not as the scan saw it
-        if current is None or _tenant(current) is not None:
+        if current is None or field_value(current, TENANT_KEY) is not None:
             report.skipped.append(memory_id)
             continue
         decision = adopted_decision(text, status)

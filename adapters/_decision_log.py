@@ -700,6 +700,14 @@ async def hold_scope(
     return lock
 
 
+async def let_go(lock: ScopeLock | None) -> None:
+    """Release a lock :func:`hold_scope` gave, shielded: a cancelled write still lets its scope
+    go (its connection would otherwise hold the lock until the pool closed it)."""
+    if lock is not None:
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(lock.release)
+
+
 async def claim_key(
     log: DecisionLog,
     tenant: str,
@@ -854,5 +862,6 @@ __all__ = [
     "WrittenDecision",
     "claim_key",
     "hold_scope",
+    "let_go",
     "sqlalchemy_url",
 ]

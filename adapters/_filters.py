@@ -120,8 +120,8 @@ def _check_condition(where: str, value: Any) -> None:
         )
     elif not _scalar(value):
         raise InputError(f"{where}: a condition is a string, a number, a boolean or an operator")
-    elif isinstance(value, int | float) and not isinstance(value, bool) and not _number(value):
-        raise InputError(f"{where}: a number must be finite and at most 2**53 in size")
+    else:
+        _check_argument(where, "eq", value)  # an equality, as {"eq": value} is
 
 
 def _check_argument(where: str, op: str, arg: Any) -> None:

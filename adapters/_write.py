@@ -34,6 +34,7 @@ from mirage_guard.adapters._decision_log import (
     ScopeLock,
     WrittenDecision,
     hold_scope,
+    let_go,
 )
 from mirage_guard.adapters._edit import item_scope
 from mirage_guard.adapters._outbox import WriteIntent, current_call, outbox_for
@@ -122,10 +123,8 @@ class GuardedWrite:
         try:
             await self._exit(exc)
         finally:
-            if self._shared is not None:
-                shared, self._shared = self._shared, None
-                with anyio.CancelScope(shield=True):
-                    await anyio.to_thread.run_sync(shared.release)
+            shared, self._shared = self._shared, None
+            await let_go(shared)
             if self._held is not None:
                 self._held.release()
                 self._held = None
