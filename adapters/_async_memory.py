@@ -27,7 +27,7 @@ from pydantic import ValidationError
 from mirage_guard.adapters._adopt import AdoptAs, AdoptReport, adopt
 from mirage_guard.adapters._backend import TENANT_KEY, Item, MemoryBackend
 from mirage_guard.adapters._compose import BaseGuardedMemory, Components
-from mirage_guard.adapters._decision_log import DecisionLog
+from mirage_guard.adapters._decision_log import DATABASE_DOWN, DecisionLog
 from mirage_guard.adapters._edit import guarded_edit
 from mirage_guard.adapters._filters import field_value
 from mirage_guard.adapters._mem0_wire import (
@@ -65,6 +65,7 @@ from mirage_guard.guard.errors import (
     BackendError,
     ClosedError,
     ConfigError,
+    DatabaseUnavailableError,
     InputError,
     LLMError,
     MemoryNotFoundError,
@@ -100,14 +101,21 @@ def tenant_caches(
 
 
 def while_open(method: _Method) -> _Method:
-    """After :meth:`AsyncGuardedMemory.aclose` (of this memory or of the one it was scoped
-    from), a call raises :class:`ClosedError` and does nothing, as the sync twin does."""
+    """Every public method's wrapper. After :meth:`AsyncGuardedMemory.aclose` (of this memory
+    or of the one it was scoped from), a call raises :class:`ClosedError` and does nothing, as
+    the sync twin does. A decision-log database that cannot be reached (PostgreSQL restarting,
+    failing over, every pooled connection in use) is a retryable
+    :class:`DatabaseUnavailableError`, with SQLAlchemy's error as its cause: it reached callers
+    as SQLAlchemy's own exception, which no ``except MirageError`` caught."""
 
     @functools.wraps(method)
     async def checked(self: AsyncGuardedMemory, /, *args: Any, **kwargs: Any) -> Any:
         if self.closed:
             raise ClosedError()
-        return await method(self, *args, **kwargs)
+        try:
+            return await method(self, *args, **kwargs)
+        except DATABASE_DOWN as exc:
+            raise DatabaseUnavailableError() from exc
 
     return cast("_Method", checked)
 
@@ -482,8 +490,8 @@ class AsyncGuardedMemory(BaseGuardedMemory):
     async def delete(self, memory_id: str) -> dict[str, str]:
         """``Memory.delete`` of one of this tenant's memories."""
         await self.tenancy.require_owned(memory_id)
+        await self._deleted([memory_id], "delete")  # first: see _deleted
         await self.backend.delete(memory_id)
-        await self._deleted([memory_id], "delete")
         return {"message": "Memory deleted successfully!"}
 
     @while_open
@@ -501,8 +509,8 @@ class AsyncGuardedMemory(BaseGuardedMemory):
             if not ids:
                 break
             seen.update(ids)
+            await self._deleted(ids, "delete_all")  # first: see _deleted
             await self._delete_each(ids)
-        await self._deleted(sorted(seen), "delete_all")
         return {"message": "Memories deleted successfully!"}
 
     @while_open
@@ -549,9 +557,10 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         tenant (listed from the store by the tenant key, whatever the scope, so a memory the
         decision log does not know is deleted too), then every id the log knows."""
         if not self.isolated:
+            await self._deleted(["*"], "reset", tenant="*")  # first: see _deleted
             await self.backend.reset()
-            await self._deleted(["*"], "reset", tenant="*")
             return
+        await self._deleted(["*"], "reset")
         try:
             while True:
                 batch = await self.backend.scan(
@@ -571,7 +580,6 @@ class AsyncGuardedMemory(BaseGuardedMemory):
             item = await self.backend.get(memory_id)
             if item is not None and self.tenancy.mine(item):
                 await self._delete_each([memory_id])
-        await self._deleted(["*"], "reset")
 
     async def _delete_each(self, ids: Sequence[str]) -> int:
         """Delete each id; returns how many could not be deleted (logged with their ids)."""
@@ -588,7 +596,13 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         return len(failed)
 
     async def _deleted(self, ids: Sequence[str], cause: str, *, tenant: str | None = None) -> None:
-        """Record deletions made on purpose (``mirage doctor`` does not report them as lost)."""
+        """Record deletions made on purpose (``mirage doctor`` does not report them as lost).
+
+        Called before the store deletes anything: with the log's database down, nothing is
+        deleted and the caller gets a retryable error. Recorded after, a deletion the store had
+        made was reported as failed, its retry answered "not found", and doctor listed the
+        memory as lost. A recorded memory the store then fails to delete stays listed as
+        stored, and a retry records it again."""
         if self.decision_log is None or not ids:
             return
         box = outbox_for(self.decision_log)

@@ -51,7 +51,14 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import URL, Connection, CursorResult, Engine, make_url
-from sqlalchemy.exc import ArgumentError, IntegrityError, NoSuchModuleError, OperationalError
+from sqlalchemy.exc import (
+    ArgumentError,
+    DisconnectionError,
+    IntegrityError,
+    InterfaceError,
+    NoSuchModuleError,
+    OperationalError,
+)
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
@@ -66,6 +73,16 @@ from mirage_guard.guard.errors import (
     InputError,
 )
 from mirage_guard.guard.settings import GuardSettings
+
+# What SQLAlchemy raises when the log's database cannot be reached (refused, dropped, failed
+# over, every pooled connection in use): the drop-in raises DatabaseUnavailableError for these,
+# the sidecar answers 503 ``database_unavailable``; both say a retry can help.
+DATABASE_DOWN: tuple[type[Exception], ...] = (
+    OperationalError,
+    InterfaceError,
+    DisconnectionError,
+    PoolTimeoutError,
+)
 
 
 class _Base(DeclarativeBase):
@@ -852,6 +869,7 @@ def _logged(row: _DecisionRow, turn_text: str | None) -> LoggedDecision:
 
 
 __all__ = [
+    "DATABASE_DOWN",
     "DEFAULT_TENANT",
     "DecisionLog",
     "DecisionQuery",

@@ -23,7 +23,8 @@ One root, subclasses carry context and say whether a retry can help::
     │   ├── LLMRequestError          the provider rejected the request itself (4xx, validation)
     │   └── LLMOutputError           output is not valid JSON for the schema (malformed, partial)
     ├── BackendError                 the memory backend failed (.retryable)
-    │   └── BackendUnavailableError  upstream store cannot be reached
+    │   ├── BackendUnavailableError  upstream store cannot be reached
+    │   └── DatabaseUnavailableError the decision log's database cannot be reached (retryable)
     ├── EncoderBusyError             a request's encoding ran past its budget (retryable)
     └── ClosedError                  a guarded memory was used after close()
 """
@@ -201,6 +202,17 @@ class BackendError(MirageError):
 
 class BackendUnavailableError(BackendError):
     retryable = True
+
+
+class DatabaseUnavailableError(BackendError):
+    """The decision log's database could not be reached (a restart, a failover, a full
+    connection pool). Nothing was left written: a write's store items are undone when its log
+    rows cannot be written. Retrying later can help; the driver's error is ``__cause__``."""
+
+    retryable = True
+
+    def __init__(self) -> None:
+        super().__init__("the decision log's database is unavailable; retry later")
 
 
 class EncoderBusyError(MirageError):

@@ -17,16 +17,16 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
-from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from mirage_guard.adapters._decision_log import DATABASE_DOWN
 from mirage_guard.guard.errors import (
     BackendError,
     BackendUnavailableError,
     ClosedError,
     ConfigError,
+    DatabaseUnavailableError,
     EncoderBusyError,
     IdempotencyConflictError,
     InputError,
@@ -175,10 +175,14 @@ def _database_down(request: Request, exc: Exception) -> JSONResponse:
     """The decision log's database is unreachable (a restart, a failover, a full pool): 503,
     retryable, as the store being down is; it was a 500 ``internal_error``, not retryable, so a
     client that honours ``retryable`` dropped the write. Nothing was half-written (a write's
-    store items are undone when its log rows cannot be written)."""
+    store items are undone when its log rows cannot be written). The memory raises
+    :class:`DatabaseUnavailableError` for it, the log's own routes SQLAlchemy's error; either is
+    counted under the driver error's type."""
+    cause = exc.__cause__ if isinstance(exc, DatabaseUnavailableError) else exc
+    kind = cause if isinstance(cause, Exception) else exc
     log.error("%s %s: the decision log's database is unavailable: %s", request.method,
-              request.url.path, type(exc).__name__)  # fmt: skip
-    _count(request, "database", exc)
+              request.url.path, type(kind).__name__)  # fmt: skip
+    _count(request, "database", kind)
     return error_response(
         503,
         "database_unavailable",
@@ -200,7 +204,8 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(MirageError, _mirage_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
-    for db_down in (OperationalError, InterfaceError, DisconnectionError, PoolTimeoutError):
+    database_down: tuple[type[Exception], ...] = (DatabaseUnavailableError, *DATABASE_DOWN)
+    for db_down in database_down:
         app.add_exception_handler(db_down, _database_down)
     app.add_exception_handler(Exception, _unexpected)
 

@@ -46,6 +46,27 @@ def test_a_write_while_the_database_is_down_is_a_retryable_503(
     assert 'mirage_guard_errors_total{kind="OperationalError",stage="database"} 1.0' in metrics
 
 
+def test_the_sidecar_answers_503_when_the_log_fails_mid_write(
+    make_client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write whose decision rows failed was a 502 ``backend_error``, not retryable."""
+    client = make_client()
+    sidecar = client.app.state.sidecar  # type: ignore[attr-defined]
+    monkeypatch.setattr(sidecar.decision_log, "_store_turns", _down)
+    body = {
+        "messages": [{"role": "user", "content": "I like tea."}],
+        "user_id": "u",
+        "infer": False,
+    }
+    r = client.post("/memories", json=body)
+    assert r.status_code == 503, r.text
+    assert r.json()["error"]["type"] == "database_unavailable"
+    assert r.json()["error"]["retryable"] is True
+    assert r.headers["Retry-After"] == "1"
+    metrics = client.get("/metrics").text
+    assert 'mirage_guard_errors_total{kind="OperationalError",stage="database"} 1.0' in metrics
+
+
 class _PsycopgOperationalError(Exception):
     """Stands for psycopg.OperationalError (the driver is an extra): matched by module and name."""
 
