@@ -280,6 +280,22 @@ def values_lookup(values: dict[str, Any], dotted: str) -> Any:
     return node
 
 
+def render_chart(
+    values: dict[str, Any], *, release: str = "rel", namespace: str = "ns"
+) -> list[dict[str, Any]]:
+    """Every manifest of the chart as ``helm install`` renders it (Helm's own Go SDK through
+    ``helm-python-sdk``, a dev dependency: no helm binary, no cluster)."""
+    import helm_python
+
+    with helm_python.Chart.load(str(CHART)) as chart:
+        files = chart.render(values, name=release, namespace=namespace)
+    docs: list[dict[str, Any]] = []
+    for name, text in sorted(files.items()):
+        if name.endswith(".yaml"):
+            docs.extend(d for d in yaml.safe_load_all(text) if d)
+    return docs
+
+
 def render_lite(template: str, values: dict[str, Any]) -> Any:
     """Parse a Helm template as YAML without helm: a structural check, not a renderer.
 

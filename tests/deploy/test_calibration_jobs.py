@@ -2,20 +2,17 @@
 the settings and the sidecar: they run a real `mirage calibrate job` invocation, write where the
 sidecar reads (MIRAGE_PROFILE_DIR) and reload it through the route the app serves.
 
-No helm binary here: templates are parsed with contract.render_lite (every branch kept);
-`helm template` runs too when helm is installed.
+Templates are parsed with contract.render_lite (every branch kept) and rendered by Helm's own
+SDK (contract.render_chart).
 """
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from typing import Any
 from urllib.parse import urlparse
 
 import pytest
 import typer
-import yaml
 
 from mirage_guard.adapters.cli import app as cli_app
 from mirage_guard.adapters.cli._calibrate_job import RELOAD_PATH, job_problems
@@ -23,7 +20,6 @@ from mirage_guard.guard.settings import GuardSettings
 from tests.deploy import contract
 
 TEMPLATES = contract.CHART / "templates"
-HELM = shutil.which("helm")
 
 
 def _values() -> dict[str, Any]:
@@ -192,17 +188,12 @@ def test_job_refuses_a_configuration_it_cannot_calibrate(
     assert job_problems(_settings(ready, monkeypatch)) == []
 
 
-@pytest.mark.skipif(HELM is None, reason="helm is not installed: parsed with render_lite above")
-def test_helm_template_renders_the_cronjob() -> None:
-    assert HELM
-    out = subprocess.run(
-        [HELM, "template", "mg", str(contract.CHART), "--set", "calibration.enabled=true"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    ).stdout
-    docs = [d for d in yaml.safe_load_all(out) if d]
+def test_helm_renders_the_cronjob() -> None:
+    docs = contract.render_chart(
+        {"calibration": {"enabled": True}, "postgres": {"password": "pw"}},
+        release="mg",
+        namespace="default",
+    )
     kinds = {d["kind"] for d in docs}
     assert {"CronJob", "PersistentVolumeClaim", "Deployment"} <= kinds
     (job,) = [d for d in docs if d["kind"] == "CronJob"]

@@ -16,6 +16,17 @@ app.kubernetes.io/name: {{ include "mirage-guard.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
+{{/*
+The sidecar's pods: the release's labels and their component. The PostgreSQL pod and the
+calibration job's pods carry the release's labels too, with their own component; selecting on
+the release's labels alone put the PostgreSQL pod behind the sidecar's Services and under the
+Deployment's selector (tests/deploy/test_helm_rendered.py).
+*/}}
+{{- define "mirage-guard.sidecarSelectorLabels" -}}
+{{ include "mirage-guard.selectorLabels" . }}
+app.kubernetes.io/component: sidecar
+{{- end -}}
+
 {{- define "mirage-guard.labels" -}}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{ include "mirage-guard.selectorLabels" . }}
