@@ -69,6 +69,7 @@ from mirage_guard.guard.errors import (
     InputError,
     LLMError,
     MemoryNotFoundError,
+    MirageError,
     validation_message,
 )
 from mirage_guard.guard.evidence import cache_namespace
@@ -403,6 +404,7 @@ class AsyncGuardedMemory(BaseGuardedMemory):
             include_hypotheses=include_hypotheses, include_quarantined=include_quarantined
         )
         f = self.tenancy.filters(filters, statuses)
+        await self._reconcile_before_read()
         items = await self.backend.search(
             query.strip(), filters=f, top_k=top_k, threshold=threshold
         )
@@ -429,12 +431,14 @@ class AsyncGuardedMemory(BaseGuardedMemory):
             include_hypotheses=include_hypotheses, include_quarantined=include_quarantined
         )
         f = self.tenancy.filters(filters, statuses)
+        await self._reconcile_before_read()
         items = await self.backend.get_all(filters=f, top_k=top_k)
         return {"results": [present(i) for i in items if self.tenancy.visible(i, statuses)]}
 
     @while_open
     async def get(self, memory_id: str) -> Item | None:
         """``Memory.get``: the item whatever its status (its ``status`` field says which)."""
+        await self._reconcile_before_read()
         item = await self.backend.get(memory_id)
         if item is None or not self.tenancy.mine(item):
             return None
@@ -642,6 +646,18 @@ class AsyncGuardedMemory(BaseGuardedMemory):
             async with self._reconcile_lock:
                 if self._needs_reconcile:
                     await self.reconcile(older_than_s=self._reconcile_grace_s)
+
+    async def _reconcile_before_read(self) -> None:
+        """The same reconciliation before the first read: a fact of a write that died half-way
+        was readable until the first write removed it. A read stays available when the
+        reconciliation fails (logged; the next call tries again)."""
+        if not self._needs_reconcile:
+            return
+        try:
+            await self._reconcile_once()
+        except MirageError as exc:
+            log.warning("reconciliation before a read failed (%s): retried at the next call",
+                        type(exc).__name__)  # fmt: skip
 
     # ------------------------------------------------------------------ lifetime
     async def aclose(self) -> None:
