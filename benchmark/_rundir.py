@@ -81,6 +81,11 @@ class RunManifest(BaseModel):
     guard_profiles: list[GuardProfileRef] = Field(
         default_factory=list, description="profiles the guard arm scores with, content-hashed"
     )
+    guard_configuration: Any = Field(
+        default=None,
+        description="the guard arm's tagger as it decides (profiles, audit mode, writer model, "
+        "policy actions and thresholds, profile content hashes); None without a guard arm",
+    )
     guard_excluded_personas: list[str] = Field(
         default_factory=list,
         description="personas left out of the guard arm because a guard profile was fitted on "
@@ -92,6 +97,29 @@ def _with_facts(manifest: RunManifest, facts: dict[str, Any] | None) -> RunManif
     if not facts:
         return manifest
     return RunManifest.model_validate({**manifest.model_dump(), **facts})
+
+
+# facts a run's records depend on beyond its config: the personas (their revealed facts are the
+# evidence judged) and the guard arm as it decides. A resume that changes one would mix records
+# of two setups in one run, and the manifest would name only the second.
+RESUME_FACTS: dict[str, str] = {
+    "personas_sha256": "the personas",
+    "personas_file_sha256": "the personas file",
+    "guard_profiles": "the guard's calibration profiles",
+    "guard_configuration": "the guard's configuration (profiles, audit mode, policy: "
+    "MIRAGE_* settings)",
+}
+
+
+def _changed_facts(manifest: RunManifest, resumed: RunManifest) -> list[str]:
+    """What of :data:`RESUME_FACTS` differs between a run's manifest and the resume's; a fact
+    the manifest does not hold (written before the field existed) is not compared."""
+    held = manifest.model_fields_set
+    return [
+        what
+        for field, what in RESUME_FACTS.items()
+        if field in held and getattr(manifest, field) != getattr(resumed, field)
+    ]
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -170,8 +198,9 @@ class RunDirectory:
         params_sent: dict[str, dict[str, ParamsSent]] | None = None,
         facts: dict[str, Any] | None = None,
     ) -> RunManifest:
-        """``facts``: further manifest fields known at start (persona and profile hashes)."""
-        """Start a new run here, or resume the one here if its config is the same."""
+        """Start a new run here, or resume the one here if its config, its prompts and its
+        ``facts`` (further manifest fields known at start: persona and profile hashes, the
+        guard's configuration; :data:`RESUME_FACTS`) are the same."""
         if self.path.exists() and not self.path.is_dir():
             raise InputError(f"{self.path} is a file, not a run directory")
         if self.exists():
@@ -189,10 +218,17 @@ class RunDirectory:
                     f"prompts changed since this run started ({', '.join(changed)}); "
                     "use a new run directory"
                 )
+            resumed = _with_facts(manifest, facts)
+            differ = _changed_facts(manifest, resumed)
+            if differ:
+                raise ConfigError(
+                    f"{self.path} holds a run made with other data (changed since it started: "
+                    f"{'; '.join(differ)}); use a new run directory"
+                )
+            manifest = resumed
             manifest.resumed_at.append(_now())
             if params_sent is not None:
                 manifest.params_sent = params_sent
-            manifest = _with_facts(manifest, facts)
         else:
             manifest = RunManifest(
                 config=config,

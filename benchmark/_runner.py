@@ -11,6 +11,7 @@ the model's limit. The provider is a LiteLLMClient or an offline fake.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -481,6 +482,9 @@ class BenchmarkRun:
         refs = tagger.profiles if isinstance(tagger, CachedTagger) else []
         self._guard_excluded = frozenset(p for ref in refs for p in ref.training_personas)
         self._facts["guard_profiles"] = [ref.model_dump(mode="json") for ref in refs]
+        configuration = tagger.configuration if isinstance(tagger, CachedTagger) else None
+        # as the manifest will read it back (JSON), so a resume compares like with like
+        self._facts["guard_configuration"] = json.loads(json.dumps(configuration, default=str))
         self._facts["guard_excluded_personas"] = sorted(
             p.persona_id for p in self.personas if p.persona_id in self._guard_excluded
         )

@@ -1,0 +1,103 @@
+"""A resume is refused when the data the records depend on changed since the run started: the
+personas (their revealed facts are the evidence judged) or the guard arm's configuration (its
+policy, audit mode, profiles). Both were accepted: the old records were kept, new units were
+made with the new setup, and the manifest then named only the new one (found by a release
+engineer editing a personas file, and changing MIRAGE_GENERATED_ACTION, between two runs)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mirage_guard.benchmark._records import GuardTagRecord
+from mirage_guard.benchmark._rundir import RunDirectory
+from mirage_guard.benchmark._runner import BenchmarkRun
+from mirage_guard.benchmark.personas import Persona
+from mirage_guard.guard import Action, Guard, Policy
+from mirage_guard.guard.errors import ConfigError
+from mirage_guard.guard.evidence import EvidenceLinker
+from tests.benchmark.small_run import FAST, PERSONAS_FILE, small_config
+from tests.calibration.factories import make_profile
+from tests.fakes.bench import CallLog, recording_provider
+from tests.fakes.embedder import HashingEmbedder
+
+
+def _guard(policy: Policy | None = None) -> Guard:
+    return Guard(
+        linker=EvidenceLinker(HashingEmbedder()),
+        evidence_profile=make_profile(),
+        policy=policy or Policy(),
+    )
+
+
+def _run(
+    run_dir: Path,
+    *,
+    personas: list[Persona] | None = None,
+    policy: Policy | None = None,
+    **config: object,
+) -> BenchmarkRun:
+    return BenchmarkRun(
+        small_config(**config),
+        run_dir,
+        provider=recording_provider(CallLog()),
+        options=FAST,
+        guard_factory=lambda: _guard(policy),
+        personas=personas,
+    )
+
+
+async def test_a_changed_persona_is_refused(tmp_path: Path, small_personas: list[Persona]) -> None:
+    await _run(tmp_path / "run", personas=small_personas, stages=["task", "judge"]).run()
+    before = (tmp_path / "run" / "manifest.json").read_text()
+    first = small_personas[0]
+    fact = first.revealed_facts[0].model_copy(update={"text": "I spent Saturday sailing."})
+    edited = [first.model_copy(update={"revealed_facts": (fact, *first.revealed_facts[1:])}),
+              *small_personas[1:]]  # fmt: skip
+    with pytest.raises(ConfigError, match=r"changed since it started: the personas\)"):
+        await _run(tmp_path / "run", personas=edited, stages=["task", "judge"]).run()
+    assert (tmp_path / "run" / "manifest.json").read_text() == before  # it still names the old
+
+
+async def test_a_changed_personas_file_is_refused(tmp_path: Path) -> None:
+    lines = PERSONAS_FILE.read_text().splitlines()[:6]
+    path = tmp_path / "mine.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    config = {"personas_file": str(path), "stages": ["task"], "guard": "off"}
+    await _run(tmp_path / "run", **config).run()
+    row = json.loads(lines[0])
+    row["revealed_facts"][0]["text"] = "I spent Saturday sailing on the Tagus."
+    path.write_text("\n".join([json.dumps(row), *lines[1:]]) + "\n")
+    with pytest.raises(
+        ConfigError, match=r"changed since it started: the personas; the personas file\)"
+    ):
+        await _run(tmp_path / "run", **config).run()
+
+
+async def test_another_guard_policy_is_refused(
+    tmp_path: Path, small_personas: list[Persona]
+) -> None:
+    stages = ["task", "judge"]
+    await _run(tmp_path / "run", personas=small_personas, stages=stages).run()
+    strict = Policy(generated_action=Action.BLOCK)
+    with pytest.raises(ConfigError, match="the guard's configuration"):
+        await _run(tmp_path / "run", personas=small_personas, stages=stages, policy=strict).run()
+    manifest = RunDirectory(tmp_path / "run").read_manifest()
+    assert manifest.guard_configuration["describe"]["policy"] == Policy().model_dump(mode="json")
+    # the same setup resumes
+    await _run(tmp_path / "run", personas=small_personas, stages=stages).run()
+    assert RunDirectory(tmp_path / "run").records(GuardTagRecord)
+
+
+async def test_a_manifest_written_before_the_check_still_resumes(
+    tmp_path: Path, small_personas: list[Persona]
+) -> None:
+    await _run(tmp_path / "run", personas=small_personas, stages=["task", "judge"]).run()
+    path = tmp_path / "run" / "manifest.json"
+    old = json.loads(path.read_text())
+    del old["guard_configuration"]
+    path.write_text(json.dumps(old))
+    await _run(tmp_path / "run", personas=small_personas, stages=["task", "judge"]).run()
+    assert RunDirectory(tmp_path / "run").read_manifest().guard_configuration is not None
