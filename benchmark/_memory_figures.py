@@ -94,6 +94,22 @@ def _reveal_revisions(
     return conflicts, gone
 
 
+def _corrections(
+    chains: Sequence[Sequence[AccumRoundRecord]],
+) -> tuple[list[str], list[list[str]]]:
+    """Each entry a correction contradicted, with every entry of the memories from that round
+    on (the revision rate counts it revised only if no later memory holds it again: an entry
+    dropped at the correction and back two rounds later was counted as revised)."""
+    contradicted: list[str] = []
+    after: list[list[str]] = []
+    for chain in chains:
+        for i, r in enumerate(chain):
+            if r.contradicted:
+                contradicted.append(r.contradicted)
+                after.append([e.text for later in chain[i:] for e in later.memory])
+    return contradicted, after
+
+
 def accum_rows(records: Sequence[AccumRoundRecord], matcher: SemanticMatcher) -> list[AccumRow]:
     chains: dict[tuple[str, str, bool, str], list[AccumRoundRecord]] = defaultdict(list)
     for r in records:
@@ -116,8 +132,7 @@ def accum_rows(records: Sequence[AccumRoundRecord], matcher: SemanticMatcher) ->
             m.removal_rate_matched([[e.text for e in r.memory] for r in c], matcher.held)
             for c in chains_n
         ]
-        contradicted = [r.contradicted for c in persona_chains for r in c if r.contradicted]
-        after = [[e.text for e in r.memory] for c in persona_chains for r in c if r.contradicted]
+        contradicted, after = _corrections(persona_chains)
         reveal = [_reveal_revisions(c, matcher) for c in chains_n]
         conflicts = sum(x for x, _ in reveal)
         rows.append(

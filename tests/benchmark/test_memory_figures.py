@@ -147,6 +147,26 @@ def test_explicit_correction_revision_by_semantic_match() -> None:
     assert exact.revision_rate == 100.0  # what exact matching would have claimed
 
 
+def test_a_corrected_entry_that_comes_back_later_is_not_revised() -> None:
+    """The README's definition: no *later* entry matches. Only the correction round's memory
+    was read, so an entry dropped there and stored again two rounds later counted as revised
+    (a release engineer's run showed 100 % where it was 50 %)."""
+    back = [
+        _round("p1", 1, [_entry("home: lives alone")]),
+        _round("p1", 2, [_entry("hobby: hikes")], contradicted="home: lives alone"),
+        _round("p1", 3, [_entry("hobby: hikes")]),
+        _round("p1", 4, [_entry("hobby: hikes"), _entry("home: lives by themselves")]),
+    ]
+    gone = [
+        _round("p2", 1, [_entry("home: lives alone")]),
+        _round("p2", 2, [_entry("hobby: hikes")], contradicted="home: lives alone"),
+        _round("p2", 3, [_entry("hobby: hikes")]),
+        _round("p2", 4, [_entry("hobby: hikes")]),
+    ]
+    (row,) = accum_rows([*back, *gone], MATCHER)
+    assert row.revision_rate == 50.0
+
+
 # -- the guard on task claims ----------------------------------------------------------------
 
 LABELS = [Label.GROUNDED, Label.INFERRED_REASONABLE, Label.INFERRED_STEREOTYPE, Label.FABRICATED]
