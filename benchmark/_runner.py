@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import anyio
+from anyio.abc import TaskGroup
 
 from mirage_guard.benchmark._cache import CachedLLM, DiskCache, attempt_scope, sample_scope
 from mirage_guard.benchmark._capabilities import CapabilityAwareLLM, ParamsSent
@@ -70,10 +71,11 @@ from mirage_guard.benchmark.personas import (
     personas_sha256,
     select_personas,
 )
-from mirage_guard.guard.errors import LLMAuthError, MirageError
+from mirage_guard.guard.errors import ConfigError, LLMAuthError, MirageError
 from mirage_guard.guard.llm import LLMClient, RetryingLLM, SamplingParams, create_llm
 
 R = TypeVar("R", bound=Record)
+E = TypeVar("E", bound=BaseException)
 ProviderFactory = Callable[[str], LLMClient]
 
 
@@ -489,6 +491,22 @@ class BenchmarkRun:
             p.persona_id for p in self.personas if p.persona_id in self._guard_excluded
         )
 
+    def _refuse_an_empty_guard_arm(self) -> None:
+        """A guard arm with no held-out persona measures nothing, and takes the Accum stage of
+        both arms with it; it ran, exit 0, with empty guard tables (``--limit`` below 9 takes
+        training personas only)."""
+        if not self.personas or any(
+            p.persona_id not in self._guard_excluded for p in self.personas
+        ):
+            return
+        raise ConfigError(
+            f"--guard {self.config.guard.value}: every selected persona "
+            f"({len(self.personas)}) is one a guard profile was fitted on, so the guard arm "
+            "(and Accum, which compares both arms on held-out personas) would measure nothing; "
+            "select held-out personas (with the shipped profile, the dev split: --personas "
+            "st-003,ct-003,nt-003, or --limit 9 or more), or run with --guard off"
+        )
+
     def accum_personas(self) -> list[Persona]:
         """The Accum personas; with a guard arm, both arms use held-out personas only."""
         pool = [p for p in self.personas if p.persona_id not in self._guard_excluded]
@@ -600,9 +618,25 @@ class BenchmarkRun:
 
     # -- the whole run ---------------------------------------------------------------------
 
+    def _start_units(self, tg: TaskGroup, accum_personas: Sequence[Persona]) -> None:
+        for model in self.config.models:
+            for persona in self.personas:
+                if Stage.PROBE in self.config.stages:
+                    tg.start_soon(self.probe, model, persona)
+                for task in self.config.tasks:
+                    for sample in range(1, self.config.samples + 1):
+                        tg.start_soon(self.task_chain, model, persona, task, sample)
+            if Stage.ACCUM not in self.config.stages:
+                continue
+            for persona in accum_personas:
+                for policy in self.config.accum_policies:
+                    for guarded in self.config.guard.arms:
+                        tg.start_soon(self.accum, model, persona, policy, guarded)
+
     async def run(self) -> RunSummary:
         if True in self.config.guard.arms:
             self._guard_setup()
+            self._refuse_an_empty_guard_arm()
         self.run_dir.open(
             self.config,
             offline_models=self.offline_models,
@@ -616,19 +650,14 @@ class BenchmarkRun:
         accum_personas = self.accum_personas()
         try:
             async with anyio.create_task_group() as tg:
-                for model in self.config.models:
-                    for persona in self.personas:
-                        if Stage.PROBE in self.config.stages:
-                            tg.start_soon(self.probe, model, persona)
-                        for task in self.config.tasks:
-                            for sample in range(1, self.config.samples + 1):
-                                tg.start_soon(self.task_chain, model, persona, task, sample)
-                    if Stage.ACCUM not in self.config.stages:
-                        continue
-                    for persona in accum_personas:
-                        for policy in self.config.accum_policies:
-                            for guarded in self.config.guard.arms:
-                                tg.start_soon(self.accum, model, persona, policy, guarded)
+                self._start_units(tg, accum_personas)
+        except BaseExceptionGroup as group:
+            # credentials a provider refused stop the run (every unit would fail alike): the
+            # error itself, not the task group's ExceptionGroup no `except MirageError` catches
+            refused = _first_leaf(group, LLMAuthError)
+            if refused is None:
+                raise
+            raise refused from group
         finally:
             self.run_dir.close()
             self.progress.stop()
@@ -637,6 +666,18 @@ class BenchmarkRun:
             for client in self.clients.values():
                 await client.aclose()
         return self.summary
+
+
+def _first_leaf(group: BaseExceptionGroup[BaseException], kind: type[E]) -> E | None:
+    """The first exception of ``kind`` anywhere in ``group`` (nested groups included)."""
+    matched = group.subgroup(kind)
+    if matched is None:
+        return None
+    leaf: BaseException = matched
+    while isinstance(leaf, BaseExceptionGroup):
+        leaf = leaf.exceptions[0]
+    assert isinstance(leaf, kind)
+    return leaf
 
 
 def _sample_suffix(sample: int) -> str:

@@ -77,11 +77,14 @@ def parse_stops(values: list[str] | None) -> list[str]:
     return [re.sub(r"\\([ntr\\])", lambda m: _ESCAPES[m[1]], v) for v in values or []]
 
 
-def missing_keys(models: list[str], options: RuntimeOptions) -> dict[str, list[str]]:
-    """Provider env vars litellm says are missing, per model (mock/ and custom endpoints skip)."""
+def missing_keys(models: list[str]) -> dict[str, list[str]]:
+    """Provider env vars litellm says are missing, per model (mock/ models skip). A model with
+    its own ``--api-base`` is checked too: litellm's ``openai/`` client needs OPENAI_API_KEY even
+    for a local server (it stopped the run with a traceback after the first calls), while
+    ``hosted_vllm/`` needs none."""
     missing: dict[str, list[str]] = {}
     for model in models:
-        if is_offline(model) or options.api_base_for(model):
+        if is_offline(model):
             continue
         keys = missing_provider_keys(model)
         if keys:
@@ -256,7 +259,7 @@ def run(
         mock_latency_s=mock_latency_ms / 1000,
         retry_failed=retry_failed,
     )
-    absent = missing_keys([*config.models, config.judge], options) if check_keys else {}
+    absent = missing_keys([*config.models, config.judge]) if check_keys else {}
     if absent:
         for model, keys in absent.items():
             console.print(f"[red]error:[/] {model} needs {' or '.join(keys) or 'credentials'}")

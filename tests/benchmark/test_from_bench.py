@@ -100,7 +100,7 @@ def make_bench_run(
 ) -> Path:
     rules = {model: scripted(kind) for model, kind in kinds.items()}
     run = BenchmarkRun(
-        small_config(limit=6, stages=stages),
+        small_config(limit=6, stages=stages, guard="off"),
         run_dir,
         provider=recording_provider(CallLog(), rules=rules),
         options=FAST,
@@ -492,7 +492,7 @@ def test_a_judge_that_never_says_grounded_gives_a_profile_that_never_says_stated
     a claim stated (fail closed), and the report says so instead of refusing the whole fit."""
     rules = {A: scripted("honest"), JUDGE: _judge_never_grounded}
     run = BenchmarkRun(
-        small_config(limit=6, stages=STAGES),
+        small_config(limit=6, stages=STAGES, guard="off"),
         tmp_path / "run",
         provider=recording_provider(CallLog(), rules=rules),
         options=FAST,

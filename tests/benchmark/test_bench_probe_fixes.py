@@ -1,0 +1,123 @@
+"""What a release engineer found running `mirage bench` for the first time (2026-12-07):
+
+- a provider that refuses the credentials stopped the run with a 150-line traceback (the task
+  group's ExceptionGroup, which no ``except MirageError`` catches);
+- an ``openai/`` model given its own ``--api-base`` skipped the key check, and failed for want of
+  OPENAI_API_KEY after the first calls;
+- ``--guard on`` with ``--limit`` below 9 (training personas only) ran, exit 0, with no guard arm
+  and no Accum stage at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+from typer.testing import CliRunner
+
+from mirage_guard.adapters.cli._bench import app as bench
+from mirage_guard.adapters.cli._bench import missing_keys
+from mirage_guard.benchmark._runner import BenchmarkRun
+from mirage_guard.benchmark.personas import Persona
+from mirage_guard.guard.errors import LLMAuthError
+from mirage_guard.guard.llm import Message
+from tests.benchmark.small_run import FAST, PERSONAS_FILE, small_config
+from tests.fakes.bench import CallLog, real_guard, recording_provider
+
+RUNNER = CliRunner()
+
+
+def _refuses(messages: Sequence[Message], schema: type[BaseModel] | None) -> str:
+    raise LLMAuthError("401: invalid api key", model="mock/judge")
+
+
+async def test_refused_credentials_stop_the_run_with_the_error_itself(
+    tmp_path: Path, small_personas: list[Persona]
+) -> None:
+    run = BenchmarkRun(
+        small_config(stages=["task", "judge"], guard="off"),
+        tmp_path / "run",
+        provider=recording_provider(CallLog(), rules={"mock/judge": _refuses}),
+        options=FAST,
+        guard_factory=real_guard,
+        personas=small_personas,
+    )
+    with pytest.raises(LLMAuthError, match="invalid api key"):
+        await run.run()
+
+
+def test_the_cli_prints_refused_credentials_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import mirage_guard.adapters.cli._bench as cli
+
+    real = cli.provider_for
+
+    def refusing_judge(options: object) -> object:
+        factory = real(options)  # type: ignore[arg-type]
+        return lambda model: (
+            recording_provider(CallLog(), rules={model: _refuses})(model)
+            if model == "mock/judge"
+            else factory(model)
+        )
+
+    monkeypatch.setattr(cli, "provider_for", refusing_judge)
+    result = RUNNER.invoke(
+        bench,
+        [
+            "run", "--models", "mock/writer-a", "--judge", "mock/judge",
+            "--personas-file", str(PERSONAS_FILE), "--tasks", "gift", "--stages", "task,judge",
+            "--limit", "3", "--no-progress", "--run-dir", str(tmp_path / "run"),
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert isinstance(result.exception, SystemExit), result.exception  # no traceback
+    assert result.output.strip().splitlines() == ["error: [mock/judge] 401: invalid api key"]
+
+
+def test_an_openai_model_on_its_own_api_base_still_needs_its_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert missing_keys(["openai/gemma3-270m", "hosted_vllm/gemma3-270m", "mock/j"]) == {
+        "openai/gemma3-270m": ["OPENAI_API_KEY"]
+    }
+    result = RUNNER.invoke(
+        bench,
+        [
+            "run", "--models", "hosted_vllm/gemma3-270m", "--judge", "openai/gemma3-270m",
+            "--api-base", "http://127.0.0.1:9/v1",
+            "--api-base", "openai/gemma3-270m=http://127.0.0.1:9/v1",
+            "--limit", "2", "--tasks", "gift", "--no-progress",
+            "--run-dir", str(tmp_path / "unused"),
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "openai/gemma3-270m needs OPENAI_API_KEY" in result.output
+    assert not (tmp_path / "unused").exists()
+
+
+def test_a_guard_arm_without_a_held_out_persona_is_refused(tmp_path: Path) -> None:
+    result = RUNNER.invoke(
+        bench,
+        [
+            "run", "--models", "mock/writer-a", "--judge", "mock/judge", "--limit", "6",
+            "--tasks", "gift", "--guard", "on", "--no-progress",
+            "--run-dir", str(tmp_path / "run"),
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert "every selected persona (6) is one a guard profile was fitted on" in result.output
+    assert not (tmp_path / "run").exists()
+    nine = RUNNER.invoke(
+        bench,
+        [
+            "run", "--models", "mock/writer-a", "--judge", "mock/judge", "--limit", "9",
+            "--tasks", "gift", "--stages", "task,judge", "--guard", "on", "--no-progress",
+            "--run-dir", str(tmp_path / "nine"),
+        ],
+    )  # fmt: skip
+    assert nine.exit_code == 0, nine.output
+    assert (tmp_path / "nine" / "records" / "guard.jsonl").read_text().strip()
