@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -137,6 +138,11 @@ class RunAnalysis(BaseModel):
     )
     failures: list[FailureRow] = Field(
         default_factory=list, description="failed share per model called and stage"
+    )
+    recorded_units: dict[str, int] = Field(
+        default_factory=dict,
+        description="units with a record, per stage (failed ones included); with the manifest's "
+        "expected_units and finished, what an unfinished run's figures cover",
     )
     skipped_lines: list[str] = Field(
         default_factory=list,
@@ -372,6 +378,7 @@ def analyse(run_dir: str | Path, *, matcher: SemanticMatcher | None = None) -> R
         failed_units=sum(1 for r in data.all if not r.ok),
         failures=failure_rows(data.all),
         judge_agreement=run_agreement(run_dir),
+        recorded_units=dict(Counter(type(r).kind for r in run.final_records().values())),
         skipped_lines=[
             f"{s.path.relative_to(run.path)}:{s.line}: {s.reason}" for s in run.skipped_lines
         ],

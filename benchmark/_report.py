@@ -458,6 +458,20 @@ def _sections(a: RunAnalysis, run_dir: Path) -> list[tuple[str, str, list[str], 
     return sections
 
 
+def unfinished_note(a: RunAnalysis) -> str:
+    """An interrupted (or still running) run: what its figures cover, stage by stage."""
+    short = [
+        f"{stage} {a.recorded_units.get(stage, 0)} of {n}"
+        for stage, n in a.manifest.expected_units.items()
+        if a.recorded_units.get(stage, 0) < n
+    ]
+    covered = f" (units recorded: {', '.join(short)})" if short else ""
+    return (
+        f"This run has not finished: it was interrupted, or is still running{covered}. Every "
+        "figure covers the recorded units only; run its command again to resume it."
+    )
+
+
 def _banner(a: RunAnalysis) -> str | None:
     notes = []
     offline = a.manifest.offline_models
@@ -466,6 +480,8 @@ def _banner(a: RunAnalysis) -> str | None:
             f"Models answered by the offline mock provider ({', '.join(offline)}): these "
             "figures exercise the pipeline and are not measurements of any model."
         )
+    if a.manifest.finished is False:
+        notes.append(unfinished_note(a))
     if a.skipped_lines:
         notes.append(
             f"{len(a.skipped_lines)} unreadable records line(s) left out of every figure "

@@ -78,6 +78,16 @@ class RunManifest(BaseModel):
     personas_file_sha256: str | None = Field(
         default=None, description="sha256 of the persona file's bytes (packaged or given)"
     )
+    finished: bool | None = Field(
+        default=None,
+        description="every unit of the run was attempted (set when a start or a resume ends "
+        "without interruption, cleared at each start); None: a manifest from before the field",
+    )
+    expected_units: dict[str, int] = Field(
+        default_factory=dict,
+        description="records each stage writes when no unit fails (a failed Task output has no "
+        "Self-audit or Judge unit)",
+    )
     guard_profiles: list[GuardProfileRef] = Field(
         default_factory=list, description="profiles the guard arm scores with, content-hashed"
     )
@@ -226,6 +236,7 @@ class RunDirectory:
                     f"{'; '.join(differ)}); use a new run directory"
                 )
             manifest = resumed
+            manifest.finished = False
             manifest.resumed_at.append(_now())
             if params_sent is not None:
                 manifest.params_sent = params_sent
@@ -239,16 +250,26 @@ class RunDirectory:
                 started_at=_now(),
                 offline_models=offline_models or [],
                 params_sent=params_sent or {},
+                finished=False,
             )
             manifest = _with_facts(manifest, facts)
         try:
             self.records_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise InputError(f"cannot create the run directory {self.path}: {exc}") from exc
+        self._write_manifest(manifest)
+        return manifest
+
+    def mark_finished(self) -> None:
+        """Every unit was attempted: the report stops calling the run unfinished."""
+        manifest = self.read_manifest()
+        manifest.finished = True
+        self._write_manifest(manifest)
+
+    def _write_manifest(self, manifest: RunManifest) -> None:
         tmp = self.manifest_path.with_suffix(".tmp")
         tmp.write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
         tmp.replace(self.manifest_path)
-        return manifest
 
     # -- records -------------------------------------------------------------------------
 

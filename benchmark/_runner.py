@@ -637,6 +637,9 @@ class BenchmarkRun:
         if True in self.config.guard.arms:
             self._guard_setup()
             self._refuse_an_empty_guard_arm()
+        excluded = sum(p.persona_id in self._guard_excluded for p in self.personas)
+        expected = unit_count(self.config, len(self.personas), guard_excluded=excluded)
+        self._facts["expected_units"] = {stage.value: n for stage, n in expected.items()}
         self.run_dir.open(
             self.config,
             offline_models=self.offline_models,
@@ -645,12 +648,13 @@ class BenchmarkRun:
         )
         self._done = self.run_dir.final_records(retry_failed=self.options.retry_failed)
         self._failed_before = self.run_dir.failed_attempts()
-        excluded = sum(p.persona_id in self._guard_excluded for p in self.personas)
-        self.progress.start(unit_count(self.config, len(self.personas), guard_excluded=excluded))
+        self.progress.start(expected)
         accum_personas = self.accum_personas()
         try:
             async with anyio.create_task_group() as tg:
                 self._start_units(tg, accum_personas)
+            self.run_dir.close()
+            self.run_dir.mark_finished()
         except BaseExceptionGroup as group:
             # credentials a provider refused stop the run (every unit would fail alike): the
             # error itself, not the task group's ExceptionGroup no `except MirageError` catches

@@ -5,7 +5,8 @@
 - an ``openai/`` model given its own ``--api-base`` skipped the key check, and failed for want of
   OPENAI_API_KEY after the first calls;
 - ``--guard on`` with ``--limit`` below 9 (training personas only) ran, exit 0, with no guard arm
-  and no Accum stage at all.
+  and no Accum stage at all;
+- the report of an interrupted run looked complete.
 """
 
 from __future__ import annotations
@@ -19,12 +20,17 @@ from typer.testing import CliRunner
 
 from mirage_guard.adapters.cli._bench import app as bench
 from mirage_guard.adapters.cli._bench import missing_keys
+from mirage_guard.benchmark._analysis import analyse
+from mirage_guard.benchmark._matching import SemanticMatcher
+from mirage_guard.benchmark._report import _banner
+from mirage_guard.benchmark._rundir import RunDirectory
 from mirage_guard.benchmark._runner import BenchmarkRun
 from mirage_guard.benchmark.personas import Persona
 from mirage_guard.guard.errors import LLMAuthError
 from mirage_guard.guard.llm import Message
 from tests.benchmark.small_run import FAST, PERSONAS_FILE, small_config
 from tests.fakes.bench import CallLog, real_guard, recording_provider
+from tests.fakes.embedder import HashingEmbedder
 
 RUNNER = CliRunner()
 
@@ -121,3 +127,36 @@ def test_a_guard_arm_without_a_held_out_persona_is_refused(tmp_path: Path) -> No
     )  # fmt: skip
     assert nine.exit_code == 0, nine.output
     assert (tmp_path / "nine" / "records" / "guard.jsonl").read_text().strip()
+
+
+async def test_a_report_on_an_interrupted_run_says_it_has_not_finished(
+    tmp_path: Path, small_personas: list[Persona]
+) -> None:
+    """It looked complete ("failed 0", no banner) with a third of its units recorded."""
+    config = small_config(stages=["task", "self_audit", "judge"], guard="off")
+
+    def build(kill_after: int | None) -> BenchmarkRun:
+        return BenchmarkRun(
+            config,
+            tmp_path / "run",
+            provider=recording_provider(CallLog(), kill_after=kill_after),
+            options=FAST,
+            personas=small_personas,
+        )
+
+    with pytest.raises(BaseException):  # noqa: B017, PT011 (the task group's group of kills)
+        await build(kill_after=5).run()
+    manifest = RunDirectory(tmp_path / "run").read_manifest()
+    assert manifest.finished is False
+    assert manifest.expected_units == {"task": 12, "self_audit": 12, "judge": 12}
+    half = analyse(tmp_path / "run", matcher=SemanticMatcher(HashingEmbedder()))
+    banner = _banner(half)
+    assert banner is not None
+    assert "This run has not finished" in banner
+    assert half.recorded_units["task"] < 12
+    assert f"task {half.recorded_units['task']} of 12" in banner
+    await build(kill_after=None).run()
+    done = analyse(tmp_path / "run", matcher=SemanticMatcher(HashingEmbedder()))
+    assert done.manifest.finished is True
+    assert done.recorded_units == {"task": 12, "self_audit": 12, "judge": 12}
+    assert "not finished" not in (_banner(done) or "")
