@@ -370,11 +370,18 @@ class RunDirectory:
                     done[record.unit] = record
         return done
 
-    def failed_attempts(self) -> dict[str, int]:
-        """Unit -> how many failed records it has (every try so far, superseded ones too)."""
+    def failed_attempts(self, *, answered_only: bool = False) -> dict[str, int]:
+        """Unit -> how many failed records it has (every try so far, superseded ones too);
+        ``answered_only``: only failures that are not retryable (the model answered, and its
+        answer, which failed, is in the cache), not those of a timeout, a rate limit or a 5xx,
+        which left nothing cached."""
         counts: dict[str, int] = {}
         for kind in self.kinds:
             for row in self._raw_lines(kind):
-                if row.get("error") and isinstance(row.get("unit"), str):
-                    counts[row["unit"]] = counts.get(row["unit"], 0) + 1
+                error = row.get("error")
+                if not error or not isinstance(row.get("unit"), str):
+                    continue
+                if answered_only and isinstance(error, dict) and error.get("retryable"):
+                    continue
+                counts[row["unit"]] = counts.get(row["unit"], 0) + 1
         return counts

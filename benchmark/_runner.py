@@ -207,6 +207,7 @@ class BenchmarkRun:
         self.summary = RunSummary(run_dir=self.run_dir.path)
         self._done: dict[str, Record] = {}
         self._failed_before: dict[str, int] = {}
+        self._answered_before: dict[str, int] = {}
         self._tagger: ClaimTagger | None = None
 
     # -- clients ---------------------------------------------------------------------------
@@ -286,7 +287,9 @@ class BenchmarkRun:
             return previous
         attempt = self._failed_before.get(key, 0) + 1
         try:
-            with attempt_scope(attempt):
+            # the cache key changes only past an answered failure (--retry-failed): a unit redone
+            # after a timeout keeps its first key, which another run on the same cache asks for
+            with attempt_scope(self._answered_before.get(key, 0) + 1):
                 record = await work()
         except LLMAuthError:
             raise
@@ -648,6 +651,7 @@ class BenchmarkRun:
         )
         self._done = self.run_dir.final_records(retry_failed=self.options.retry_failed)
         self._failed_before = self.run_dir.failed_attempts()
+        self._answered_before = self.run_dir.failed_attempts(answered_only=True)
         self.progress.start(expected)
         accum_personas = self.accum_personas()
         try:

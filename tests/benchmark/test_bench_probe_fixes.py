@@ -6,7 +6,8 @@
   OPENAI_API_KEY after the first calls;
 - ``--guard on`` with ``--limit`` below 9 (training personas only) ran, exit 0, with no guard arm
   and no Accum stage at all;
-- the report of an interrupted run looked complete.
+- the report of an interrupted run looked complete;
+- a unit redone after a timeout was cached under a key no other run asks for.
 """
 
 from __future__ import annotations
@@ -22,14 +23,15 @@ from mirage_guard.adapters.cli._bench import app as bench
 from mirage_guard.adapters.cli._bench import missing_keys
 from mirage_guard.benchmark._analysis import analyse
 from mirage_guard.benchmark._matching import SemanticMatcher
+from mirage_guard.benchmark._records import TaskRecord
 from mirage_guard.benchmark._report import _banner
 from mirage_guard.benchmark._rundir import RunDirectory
 from mirage_guard.benchmark._runner import BenchmarkRun
 from mirage_guard.benchmark.personas import Persona
-from mirage_guard.guard.errors import LLMAuthError
+from mirage_guard.guard.errors import LLMAuthError, LLMUnavailableError
 from mirage_guard.guard.llm import Message
 from tests.benchmark.small_run import FAST, PERSONAS_FILE, small_config
-from tests.fakes.bench import CallLog, real_guard, recording_provider
+from tests.fakes.bench import CallLog, offline_rule, real_guard, recording_provider
 from tests.fakes.embedder import HashingEmbedder
 
 RUNNER = CliRunner()
@@ -160,3 +162,37 @@ async def test_a_report_on_an_interrupted_run_says_it_has_not_finished(
     assert done.manifest.finished is True
     assert done.recorded_units == {"task": 12, "self_audit": 12, "judge": 12}
     assert "not finished" not in (_banner(done) or "")
+
+
+async def test_a_unit_redone_after_a_timeout_keeps_its_cache_key(
+    tmp_path: Path, small_personas: list[Persona]
+) -> None:
+    """Another judge on the same outputs (a new run dir, the same cache) found no cached Task
+    answer for a unit redone after a transient error: the redo was cached under a try-2 key."""
+    config = small_config(stages=["task"], guard="off")
+    down = {"subject": True}
+    subject = config.models[0]
+
+    def flaky(messages: Sequence[Message], schema: type[BaseModel] | None) -> str:
+        if down["subject"]:
+            raise LLMUnavailableError("503 service unavailable", model=subject)
+        return offline_rule(subject)(messages, schema)
+
+    def build(run_dir: Path, log: CallLog) -> BenchmarkRun:
+        return BenchmarkRun(
+            config,
+            run_dir,
+            provider=recording_provider(log, rules={subject: flaky}),
+            options=FAST,
+            cache_dir=tmp_path / "cache",
+            personas=small_personas,
+        )
+
+    await build(tmp_path / "run", CallLog()).run()  # every Task of the subject fails, retryable
+    down["subject"] = False
+    await build(tmp_path / "run", CallLog()).run()  # a resume redoes them (attempt 2)
+    assert {r.attempt for r in RunDirectory(tmp_path / "run").records(TaskRecord)
+            if r.model == subject} == {2}  # fmt: skip
+    again = CallLog()
+    await build(tmp_path / "other", again).run()
+    assert again.fingerprints == []  # every Task answered by the cache
