@@ -6,7 +6,7 @@ import hashlib
 import json
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from mirage_guard.benchmark._records import RetentionPolicy
 from mirage_guard.benchmark._schemas import ClaimUnits
@@ -49,7 +49,7 @@ class RunConfig(BaseModel):
     task_temperature: float = 0.7
     judge_temperature: float = 0.0
     self_audit_temperature: float = 0.0
-    max_tokens: int | None = 2048
+    max_tokens: int | None = Field(default=2048, ge=1)
     task_stop: list[str] = Field(
         default_factory=list,
         description="stop sequences for the Task answers (--stop), e.g. for a base model",
@@ -82,6 +82,41 @@ class RunConfig(BaseModel):
             raise ValueError(
                 f"subject model {twice[0]!r} is named twice: each model is ranked once"
             )
+        return self
+
+    @field_validator("stages")
+    @classmethod
+    def _pipeline_order(cls, stages: list[Stage]) -> list[Stage]:
+        """The stages in the pipeline's order: ``task,judge,self_audit`` is the same run as
+        ``task,self_audit,judge`` (it was refused as another configuration on resume)."""
+        order = list(Stage)
+        return sorted(stages, key=order.index)
+
+    @model_validator(mode="after")
+    def _lists_name_each_item_once(self) -> RunConfig:
+        """A task named twice ran every unit twice and lost the first calls' cost."""
+        named: tuple[tuple[str, list[str]], ...] = (
+            ("task", [str(t) for t in self.tasks]),
+            ("stage", [str(t) for t in self.stages]),
+            ("persona", self.personas),
+            ("accum policy", [str(t) for t in self.accum_policies]),
+        )
+        for field, items in named:
+            twice = sorted({i for i in items if items.count(i) > 1})
+            if twice:
+                raise ValueError(f"{field} {twice[0]!r} is named twice")
+        return self
+
+    @model_validator(mode="after")
+    def _settings_that_do_something(self) -> RunConfig:
+        if Stage.ACCUM in self.stages and self.accum_personas == 0:
+            raise ValueError(
+                "--accum-personas 0 with the accum stage would run nothing (give 1 or more, or "
+                "leave accum out of --stages)"
+            )
+        strangers = sorted(set(self.families) - {*self.models, self.judge})
+        if strangers:
+            raise ValueError(f"--family names {strangers[0]!r}, which is not a model of this run")
         return self
 
     @model_validator(mode="after")

@@ -83,6 +83,11 @@ class Accounting(BaseModel):
             return f"at least {self.cost_usd:.4f}"
         return f"{self.cost_usd:.4f}"
 
+    def cost_summary(self) -> str:
+        """:meth:`cost_text` and how many calls have no known price (a run's summary line)."""
+        unknown = self.cost_unknown_calls
+        return self.cost_text() + f" (+{unknown} calls of unknown price)" * bool(unknown)
+
 
 class StageError(BaseModel):
     type: str

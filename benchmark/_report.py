@@ -7,6 +7,7 @@ import csv
 import html
 import io
 import math
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -500,7 +501,7 @@ def render_markdown(a: RunAnalysis, run_dir: Path, plot_files: dict[str, str]) -
         f"Subjects: {', '.join(cfg.models)} · judge: {cfg.judge} · seed {cfg.seed} · "
         f"guard: {cfg.guard.value} · started {a.manifest.started_at}",
         "",
-        f"Run command: `{' '.join(a.manifest.command) or 'mirage bench run ...'}`  ",
+        f"Run command: `{shlex.join(a.manifest.command) or 'mirage bench run ...'}`  ",
         f"Regenerate this report: `mirage bench report {run_dir}`",
         "",
     ]

@@ -117,10 +117,7 @@ def _print_summary(summary: RunSummary) -> None:
         "tokens in / out",
         f"{summary.accounting.prompt_tokens:,} / {summary.accounting.completion_tokens:,}",
     )
-    unknown = f" (+{summary.accounting.cost_unknown_calls} calls of unknown price)" * bool(
-        summary.accounting.cost_unknown_calls
-    )
-    table.add_row("cost USD", f"{summary.accounting.cost_usd:.4f}{unknown}")
+    table.add_row("cost USD", summary.accounting.cost_summary())
     console.print(table)
     for message in summary.error_messages[:10]:
         console.print(f"[yellow]failed:[/] {message}")

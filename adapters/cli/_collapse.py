@@ -144,8 +144,7 @@ def _print_summary(summary: RunSummary) -> None:
     table.add_row("failed units", str(summary.errors))
     table.add_row("LLM calls (cache hits)", f"{acc.calls} ({acc.cached_calls})")
     table.add_row("tokens in / out", f"{acc.prompt_tokens:,} / {acc.completion_tokens:,}")
-    unknown = f" (+{acc.cost_unknown_calls} calls of unknown price)" * bool(acc.cost_unknown_calls)
-    table.add_row("cost USD", f"{acc.cost_usd:.4f}{unknown}")
+    table.add_row("cost USD", acc.cost_summary())
     console.print(table)
     for message in summary.error_messages[:10]:
         console.print(f"[yellow]failed:[/] {message}")

@@ -8,6 +8,7 @@ import csv
 import html
 import io
 import math
+import shlex
 from pathlib import Path
 
 from mirage_guard.benchmark._report import ReportFiles, _fmt, _md_table, _pyplot
@@ -392,7 +393,7 @@ def _header_lines(a: CollapseAnalysis, run_dir: Path) -> list[str]:
         f"seed {cfg.seed} · started {a.manifest.started_at}",
         f"Persona thresholds: h_band {a.thresholds.h_band}, e_band {a.thresholds.e_band}"
         + (" (overridden at report time)" if a.thresholds != cfg.mapping else " (as run)"),
-        f"Run command: `{' '.join(a.manifest.command) or 'mirage bench collapse run ...'}`",
+        f"Run command: `{shlex.join(a.manifest.command) or 'mirage bench collapse run ...'}`",
         f"Regenerate this report: `mirage bench collapse report {run_dir}`",
     ]
 

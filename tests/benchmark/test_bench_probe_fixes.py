@@ -7,24 +7,28 @@
 - ``--guard on`` with ``--limit`` below 9 (training personas only) ran, exit 0, with no guard arm
   and no Accum stage at all;
 - the report of an interrupted run looked complete;
-- a unit redone after a timeout was cached under a key no other run asks for.
+- a unit redone after a timeout was cached under a key no other run asks for;
+- a task named twice ran twice, settings that run nothing were accepted, the stages' order made
+  another configuration, an unpriced run's summary read 0.0000 and the report's run command did
+  not paste into a shell.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from typer.testing import CliRunner
 
 from mirage_guard.adapters.cli._bench import app as bench
 from mirage_guard.adapters.cli._bench import missing_keys
 from mirage_guard.benchmark._analysis import analyse
 from mirage_guard.benchmark._matching import SemanticMatcher
-from mirage_guard.benchmark._records import TaskRecord
-from mirage_guard.benchmark._report import _banner
+from mirage_guard.benchmark._records import Accounting, TaskRecord
+from mirage_guard.benchmark._report import _banner, write_report
 from mirage_guard.benchmark._rundir import RunDirectory
 from mirage_guard.benchmark._runner import BenchmarkRun
 from mirage_guard.benchmark.personas import Persona
@@ -196,3 +200,56 @@ async def test_a_unit_redone_after_a_timeout_keeps_its_cache_key(
     again = CallLog()
     await build(tmp_path / "other", again).run()
     assert again.fingerprints == []  # every Task answered by the cache
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"tasks": ["gift", "gift"]}, "task 'gift' is named twice"),
+        ({"stages": ["task", "task"]}, "stage 'task' is named twice"),
+        ({"personas": ["st-001", "st-001"]}, "persona 'st-001' is named twice"),
+        ({"max_tokens": 0}, "greater than or equal to 1"),
+        ({"accum_personas": 0}, "--accum-personas 0 with the accum stage"),
+        ({"families": {"mock/zzz": "x"}}, "--family names 'mock/zzz'"),
+    ],
+)
+def test_settings_that_would_run_twice_or_nothing_are_refused(
+    overrides: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ValidationError, match=message):
+        small_config(**overrides)
+    assert small_config(accum_personas=0, stages=["task"]).accum_personas == 0
+
+
+def test_the_stages_order_is_the_pipelines() -> None:
+    given = small_config(stages=["task", "judge", "self_audit"])
+    assert [s.value for s in given.stages] == ["task", "self_audit", "judge"]
+    assert given.config_hash() == small_config(stages=["task", "self_audit", "judge"]).config_hash()
+
+
+def test_an_unpriced_run_never_reads_as_costing_nothing() -> None:
+    unpriced = Accounting(calls=16, cost_unknown_calls=16)
+    assert unpriced.cost_summary() == "– (+16 calls of unknown price)"
+    assert Accounting(calls=4, cost_usd=0.0123).cost_summary() == "0.0123"
+    some = Accounting(calls=4, cost_usd=0.5, cost_unknown_calls=1)
+    assert some.cost_summary() == "at least 0.5000 (+1 calls of unknown price)"
+
+
+async def test_the_reports_run_command_pastes_into_a_shell(
+    tmp_path: Path, small_personas: list[Persona]
+) -> None:
+    run = BenchmarkRun(
+        small_config(stages=["task"], guard="off"),
+        tmp_path / "run",
+        provider=recording_provider(CallLog()),
+        options=FAST,
+        personas=small_personas,
+    )
+    await run.run()
+    path = tmp_path / "run" / "manifest.json"
+    manifest = json.loads(path.read_text())
+    manifest["command"] = ["mirage", "bench", "run", "--stop", "\\n\\n", "--run-dir", "my runs"]
+    path.write_text(json.dumps(manifest))
+    write_report(tmp_path / "run", matcher=SemanticMatcher(HashingEmbedder()))
+    md = (tmp_path / "run" / "report" / "report.md").read_text()
+    assert "`mirage bench run --stop '\\n\\n' --run-dir 'my runs'`" in md
