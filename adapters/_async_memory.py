@@ -13,11 +13,13 @@ typed error and nothing it wrote is left behind (:class:`~._write.GuardedWrite`)
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from typing import Any, Concatenate, ParamSpec, Self, TypeVar, cast
 
 import anyio
@@ -85,6 +87,22 @@ R = TypeVar("R")
 _Method = TypeVar("_Method", bound=Callable[..., Coroutine[Any, Any, Any]])
 NOTHING_TO_WRITE = "nothing was written: no message has any text"
 ONLY_SYSTEM = "nothing was written: only system messages have text, and they are no one's facts"
+
+
+_RECONCILE_RETRY_S = 30.0  # after a failed reconciliation before a read
+
+
+@dataclass
+class _Reconciliation:
+    """Whether the write intents of dead writers still need resolving, shared by a memory and
+    every memory :meth:`AsyncGuardedMemory.for_tenant` scopes from it: the first write or read
+    of any of them does it, once (a scoped memory had never done it, and the parent's own could
+    otherwise run while a scoped memory's write was in flight)."""
+
+    needed: bool = False
+    grace_s: float = 0.0  # (:func:`~._compose.reconcile_grace_s`)
+    lock: anyio.Lock = dataclasses.field(default_factory=anyio.Lock)
+    retry_at: float = 0.0  # after a failure before a read: reads try again from then
 
 
 def tenant_caches(
@@ -191,9 +209,7 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         self._resources = AsyncExitStack()
         self._closed = False
         self._parent: AsyncGuardedMemory | None = None  # the memory for_tenant scoped this from
-        self._needs_reconcile = False
-        self._reconcile_grace_s = 0.0  # (:func:`~._compose.reconcile_grace_s`)
-        self._reconcile_lock = anyio.Lock()
+        self._reconciliation = _Reconciliation()
 
     @classmethod
     def _from_components(cls, parts: Components, resources: AsyncExitStack) -> Self:
@@ -205,9 +221,17 @@ class AsyncGuardedMemory(BaseGuardedMemory):
             metrics=parts.metrics,
         )
         memory._resources = resources
-        memory._needs_reconcile = True  # before its first write (the sidecar: at start-up)
-        memory._reconcile_grace_s = parts.reconcile_grace_s
+        # before its first write or read (the sidecar: at start-up)
+        memory._reconciliation = _Reconciliation(needed=True, grace_s=parts.reconcile_grace_s)
         return memory
+
+    @property
+    def _needs_reconcile(self) -> bool:
+        return self._reconciliation.needed
+
+    @_needs_reconcile.setter
+    def _needs_reconcile(self, needed: bool) -> None:
+        self._reconciliation.needed = needed
 
     @property
     def tenant(self) -> str:
@@ -233,6 +257,7 @@ class AsyncGuardedMemory(BaseGuardedMemory):
             isolated=isolated,
         )
         scoped._parent = self
+        scoped._reconciliation = self._reconciliation  # one reconciliation for the family
         return scoped
 
     # ------------------------------------------------------------------ writes
@@ -447,6 +472,7 @@ class AsyncGuardedMemory(BaseGuardedMemory):
     @while_open
     async def history(self, memory_id: str) -> list[Item]:
         """``Memory.history``: ADD / UPDATE / DELETE events, also of a deleted memory."""
+        await self._reconcile_before_read()
         await self.tenancy.require_owned(memory_id, allow_deleted=True)
         return await self.backend.history(memory_id)
 
@@ -523,6 +549,7 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         each and when the first and last was stored (what ``MemoryClient.users()`` lists; not
         ``mem0.Memory``'s). Read from the store by the tenant key; a store that cannot list
         across scopes is read scope by scope, each scope the decision log knows."""
+        await self._reconcile_before_read()
         try:
             items = await self.backend.scan(filters={TENANT_KEY: self.tenant}, limit=_ENTITIES_MAX)
         except ConfigError:
@@ -560,9 +587,12 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         """Wipe the store; a tenant-isolated memory deletes everything the store holds for its
         tenant (listed from the store by the tenant key, whatever the scope, so a memory the
         decision log does not know is deleted too), then every id the log knows."""
+        # recorded first (see _deleted) and again at the end: a memory written while the reset
+        # runs is deleted by it, and is covered only by a mark as late as its deletion
         if not self.isolated:
-            await self._deleted(["*"], "reset", tenant="*")  # first: see _deleted
+            await self._deleted(["*"], "reset", tenant="*")
             await self.backend.reset()
+            await self._deleted(["*"], "reset", tenant="*")
             return
         await self._deleted(["*"], "reset")
         try:
@@ -584,6 +614,7 @@ class AsyncGuardedMemory(BaseGuardedMemory):
             item = await self.backend.get(memory_id)
             if item is not None and self.tenancy.mine(item):
                 await self._delete_each([memory_id])
+        await self._deleted(["*"], "reset")
 
     async def _delete_each(self, ids: Sequence[str]) -> int:
         """Delete each id; returns how many could not be deleted (logged with their ids)."""
@@ -642,22 +673,26 @@ class AsyncGuardedMemory(BaseGuardedMemory):
         write the intents of writers that died (on SQLite every pending one; on a shared
         database those older than the idempotency lease: a younger one may be another
         process's live write)."""
-        if self._needs_reconcile:
-            async with self._reconcile_lock:
-                if self._needs_reconcile:
-                    await self.reconcile(older_than_s=self._reconcile_grace_s)
+        state = self._reconciliation
+        if state.needed:
+            async with state.lock:
+                if state.needed:
+                    await self.reconcile(older_than_s=state.grace_s)
 
     async def _reconcile_before_read(self) -> None:
         """The same reconciliation before the first read: a fact of a write that died half-way
         was readable until the first write removed it. A read stays available when the
-        reconciliation fails (logged; the next call tries again)."""
-        if not self._needs_reconcile:
+        reconciliation fails: logged, and reads try again only after ``_RECONCILE_RETRY_S``
+        (every read would first wait on a database that is down)."""
+        state = self._reconciliation
+        if not state.needed or time.monotonic() < state.retry_at:
             return
         try:
             await self._reconcile_once()
         except MirageError as exc:
-            log.warning("reconciliation before a read failed (%s): retried at the next call",
-                        type(exc).__name__)  # fmt: skip
+            state.retry_at = time.monotonic() + _RECONCILE_RETRY_S
+            log.warning("reconciliation before a read failed (%s): retried in %g s",
+                        type(exc).__name__, _RECONCILE_RETRY_S)  # fmt: skip
 
     # ------------------------------------------------------------------ lifetime
     async def aclose(self) -> None:

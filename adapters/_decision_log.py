@@ -66,8 +66,10 @@ from mirage_guard.adapters._scope import DEFAULT_TENANT, MemoryScope
 from mirage_guard.adapters._time import as_utc
 from mirage_guard.guard import Action, Decision, Provenance, Reason, Role, Turn, as_reasons
 from mirage_guard.guard.errors import (
+    BackendError,
     BackendUnavailableError,
     ConfigError,
+    DatabaseUnavailableError,
     IdempotencyConflictError,
     IdempotencyInProgressError,
     InputError,
@@ -265,6 +267,8 @@ class DecisionLog:
             return cls(url)
         except (ArgumentError, NoSuchModuleError) as exc:
             raise ConfigError(f"MIRAGE_DATABASE_URL: SQLAlchemy cannot open it: {exc}") from exc
+        except DATABASE_DOWN as exc:  # it creates its tables: the server must answer
+            raise DatabaseUnavailableError() from exc
 
     @contextmanager
     def _session(self) -> Iterator[Session]:
@@ -692,6 +696,15 @@ class ScopeLock:
             conn.close()
 
 
+def log_write_failed(exc: Exception) -> BackendError:
+    """The error a write or an edit raises when its decision rows cannot be written (its store
+    changes are undone on the way out): retryable when the database cannot be reached, as every
+    other call of the drop-in and the sidecar say; a BackendError naming the cause otherwise."""
+    if isinstance(exc, DATABASE_DOWN):
+        return DatabaseUnavailableError()
+    return BackendError(f"decision log write failed: {type(exc).__name__}")
+
+
 def scope_lock_key(tenant: str, scope_key: str) -> int:
     """A signed 64-bit advisory-lock key for a tenant's scope (sha256, so keys do not collide
     in practice and no text reaches the lock table)."""
@@ -881,5 +894,6 @@ __all__ = [
     "claim_key",
     "hold_scope",
     "let_go",
+    "log_write_failed",
     "sqlalchemy_url",
 ]

@@ -28,11 +28,10 @@ from mirage_guard.adapters._backend import (
     Item,
     MemoryBackend,
 )
-from mirage_guard.adapters._decision_log import DecisionLog, WrittenDecision
+from mirage_guard.adapters._decision_log import DecisionLog, WrittenDecision, log_write_failed
 from mirage_guard.adapters._mem0_wire import decision_summary
 from mirage_guard.adapters._scope import MemoryScope
 from mirage_guard.guard import Candidate, Decision, Guard, MemoryStatus, ReasonCode, reason
-from mirage_guard.guard.errors import BackendError
 
 log = logging.getLogger("mirage.memory")
 
@@ -128,7 +127,7 @@ async def _record(
             )
         )
     except Exception as exc:  # nothing may stay unexplained
-        raise BackendError(f"decision log write failed: {type(exc).__name__}") from exc
+        raise log_write_failed(exc) from exc
 
 
 async def _restore(backend: MemoryBackend, item: Item, old_meta: dict[str, Any]) -> None:

@@ -30,12 +30,12 @@ import anyio.to_thread
 
 from mirage_guard.adapters._backend import TENANT_KEY, WRITE_KEY, MemoryBackend
 from mirage_guard.adapters._decision_log import (
-    DATABASE_DOWN,
     DecisionLog,
     ScopeLock,
     WrittenDecision,
     hold_scope,
     let_go,
+    log_write_failed,
 )
 from mirage_guard.adapters._edit import item_scope
 from mirage_guard.adapters._outbox import WriteIntent, current_call, outbox_for
@@ -43,7 +43,7 @@ from mirage_guard.adapters._prometheus import GuardMetrics
 from mirage_guard.adapters._reconcile import resolve
 from mirage_guard.adapters._scope import MemoryScope
 from mirage_guard.guard import Decision, Provenance, Turn
-from mirage_guard.guard.errors import BackendError, DatabaseUnavailableError, InputError
+from mirage_guard.guard.errors import BackendError, InputError
 
 log = logging.getLogger("mirage.memory")
 
@@ -242,7 +242,7 @@ class GuardedWrite:
         try:
             await anyio.to_thread.run_sync(outbox_for(self.decision_log).begin, intent)
         except Exception as exc:  # database down or full: nothing was written yet
-            raise _log_failed(exc) from exc
+            raise log_write_failed(exc) from exc
         self.intent = intent
 
     async def store(self, decision: Decision) -> WrittenDecision:
@@ -309,7 +309,7 @@ class GuardedWrite:
         except InputError:
             raise
         except Exception as exc:  # database down or full: nothing may stay unexplained
-            raise _log_failed(exc) from exc
+            raise log_write_failed(exc) from exc
 
     async def undo(self) -> None:
         """Delete every item this write created; log the ids of those that cannot be deleted."""
@@ -340,15 +340,6 @@ class GuardedWrite:
                 await anyio.to_thread.run_sync(lambda: box.drop(intent.id, release_key=False))
             except Exception:  # the database is down: reconciliation finds nothing to remove
                 log.warning("guarded write failed: intent %s stays pending", intent.id)
-
-
-def _log_failed(exc: Exception) -> BackendError:
-    """The error a write raises when its log rows cannot be written (its store items are undone
-    on the way out): retryable when the database cannot be reached, as the drop-in's other
-    calls and the sidecar say; a BackendError naming the cause otherwise."""
-    if isinstance(exc, DATABASE_DOWN):
-        return DatabaseUnavailableError()
-    return BackendError(f"decision log write failed: {type(exc).__name__}")
 
 
 async def _leave(decision_log: DecisionLog, intent: WriteIntent, note: str) -> None:

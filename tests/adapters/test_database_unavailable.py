@@ -165,3 +165,63 @@ def test_a_postgresql_restart_under_the_drop_in(tmp_path: Path) -> None:
     finally:
         pg.stop()
         shutil.rmtree(root, ignore_errors=True)
+
+
+async def test_an_edit_whose_decision_row_fails_is_undone_and_retryable(
+    build_memory: Build,
+    store: InMemoryStore,
+    decision_log: DecisionLog,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    memory = build_memory()
+    added = await memory.add(MESSAGES, user_id="alice", infer=False)
+    memory_id = added["results"][0]["id"]
+    monkeypatch.setattr(decision_log, "_store_turns", _refused)  # the edit's decision row
+    with pytest.raises(DatabaseUnavailableError):
+        await memory.update(memory_id, "I keep three hives.")
+    assert store.items[memory_id]["memory"] == "I keep bees on my roof."  # undone
+
+
+def test_opening_the_log_while_its_database_is_down_is_typed(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from mirage_guard.adapters import _decision_log
+    from mirage_guard.guard import GuardSettings
+
+    monkeypatch.setattr(_decision_log, "_create_tables", _refused)
+    with pytest.raises(DatabaseUnavailableError):
+        DecisionLog.from_settings(GuardSettings(data_dir=tmp_path))
+
+
+class _WriteDuringReset(InMemoryStore):
+    """Another request's write lands while a reset lists the store."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.during: Callable[[], Any] | None = None
+
+    async def scan(self, *, filters: Any, limit: int) -> list[dict[str, Any]]:
+        if self.during is not None:
+            during, self.during = self.during, None
+            await during()
+        return await super().scan(filters=filters, limit=limit)
+
+
+async def test_a_write_the_reset_deletes_is_not_reported_lost(
+    build_memory: Build, decision_log: DecisionLog
+) -> None:
+    """The reset is recorded before it deletes (with the log down nothing is deleted) and again
+    when it ends: a memory written while it ran is deleted by it, after the first mark."""
+    from mirage_guard.adapters._doctor import examine
+
+    store = _WriteDuringReset()
+    memory = build_memory(backend=store)
+    isolated = memory.for_tenant("acme")
+    await isolated.add(MESSAGES, user_id="alice", infer=False)
+    store.during = lambda: isolated.add(
+        [{"role": "user", "content": "I sing in a choir."}], user_id="bob", infer=False
+    )
+    await isolated.reset()
+    assert store.items == {}
+    report = await examine(store, decision_log)
+    assert [h.gone for h in report.tenants] == [[]]

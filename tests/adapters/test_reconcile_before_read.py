@@ -97,12 +97,32 @@ async def test_a_read_stays_available_when_the_reconciliation_fails(
     store = InMemoryStore()
     log = DecisionLog(GuardSettings(data_dir=data_dir).resolved_database_url())
     memory = _memory(data_dir, store, log)
+    calls: list[float] = []
 
     async def down(**kwargs: Any) -> Any:
+        calls.append(kwargs["older_than_s"])
         raise DatabaseUnavailableError()
 
     monkeypatch.setattr(memory, "reconcile", down)
     assert (await memory.get_all(filters={"user_id": "ann"}))["results"] == []
-    assert memory._needs_reconcile  # tried again at the next call
+    assert calls == [0.0]  # it was tried, and the read was answered anyway
+    assert memory._needs_reconcile  # still to do
+    await memory.get_all(filters={"user_id": "ann"})
+    assert calls == [0.0]  # not before _RECONCILE_RETRY_S: a read does not wait on it each time
     await memory.aclose()
+    log.close()
+
+
+async def test_a_memory_scoped_with_for_tenant_reconciles_once_for_the_family(
+    data_dir: Path,
+) -> None:
+    store = _DiesAfterOne()
+    log = DecisionLog(GuardSettings(data_dir=data_dir).resolved_database_url())
+    await _crash_mid_write(store, log, data_dir)
+    restarted = _memory(data_dir, store, log)
+    scoped = restarted.for_tenant("default", isolated=False)
+    assert (await scoped.get_all(filters={"user_id": "ann"}))["results"] == []
+    assert store.items == {}
+    assert not restarted._needs_reconcile  # the parent will not run it again
+    await restarted.aclose()
     log.close()
