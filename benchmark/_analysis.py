@@ -207,6 +207,13 @@ class _Loaded:
         self.all = everything
 
 
+def _recorded_units(run: RunDirectory) -> dict[str, int]:
+    """Units with a record per stage, as ``expected_units`` counts them: a guard-tagging unit
+    is a unit of the judge stage (its records are ``guard``)."""
+    kinds = (type(r).kind for r in run.final_records().values())
+    return dict(Counter("judge" if kind == GuardTagRecord.kind else kind for kind in kinds))
+
+
 def _oi_pct(labels: Iterable[Label]) -> float:
     return _pct(m.oi_rate(labels))
 
@@ -378,7 +385,7 @@ def analyse(run_dir: str | Path, *, matcher: SemanticMatcher | None = None) -> R
         failed_units=sum(1 for r in data.all if not r.ok),
         failures=failure_rows(data.all),
         judge_agreement=run_agreement(run_dir),
-        recorded_units=dict(Counter(type(r).kind for r in run.final_records().values())),
+        recorded_units=_recorded_units(run),
         skipped_lines=[
             f"{s.path.relative_to(run.path)}:{s.line}: {s.reason}" for s in run.skipped_lines
         ],

@@ -49,7 +49,7 @@ class RunConfig(BaseModel):
     task_temperature: float = 0.7
     judge_temperature: float = 0.0
     self_audit_temperature: float = 0.0
-    max_tokens: int | None = Field(default=2048, ge=1)
+    max_tokens: int | None = 2048
     task_stop: list[str] = Field(
         default_factory=list,
         description="stop sequences for the Task answers (--stop), e.g. for a base model",
@@ -92,9 +92,13 @@ class RunConfig(BaseModel):
         order = list(Stage)
         return sorted(stages, key=order.index)
 
-    @model_validator(mode="after")
-    def _lists_name_each_item_once(self) -> RunConfig:
-        """A task named twice ran every unit twice and lost the first calls' cost."""
+    def refusals(self) -> list[str]:
+        """Why a *new* run of this config would run something twice or nothing: a task, stage,
+        persona or policy named twice (a task given twice ran every unit twice and lost the
+        first calls' cost), ``--accum-personas 0`` with the accum stage, a ``--family`` for a
+        model not in the run. Not validators: the manifest of a run made before them must still
+        load for its report."""
+        problems: list[str] = []
         named: tuple[tuple[str, list[str]], ...] = (
             ("task", [str(t) for t in self.tasks]),
             ("stage", [str(t) for t in self.stages]),
@@ -104,20 +108,18 @@ class RunConfig(BaseModel):
         for field, items in named:
             twice = sorted({i for i in items if items.count(i) > 1})
             if twice:
-                raise ValueError(f"{field} {twice[0]!r} is named twice")
-        return self
-
-    @model_validator(mode="after")
-    def _settings_that_do_something(self) -> RunConfig:
+                problems.append(f"{field} {twice[0]!r} is named twice")
+        if self.max_tokens is not None and self.max_tokens < 1:
+            problems.append("--max-tokens must be 1 or more")
         if Stage.ACCUM in self.stages and self.accum_personas == 0:
-            raise ValueError(
+            problems.append(
                 "--accum-personas 0 with the accum stage would run nothing (give 1 or more, or "
                 "leave accum out of --stages)"
             )
         strangers = sorted(set(self.families) - {*self.models, self.judge})
         if strangers:
-            raise ValueError(f"--family names {strangers[0]!r}, which is not a model of this run")
-        return self
+            problems.append(f"--family names {strangers[0]!r}, which is not a model of this run")
+        return problems
 
     @model_validator(mode="after")
     def _judge_is_independent(self) -> RunConfig:

@@ -108,6 +108,12 @@ class Record(BaseModel):
     calls: list[CallInfo] = Field(default_factory=list)
     error: StageError | None = None
     attempt: int = Field(default=1, ge=1, description="try number (--retry-failed adds tries)")
+    cache_try: int | None = Field(
+        default=None,
+        ge=1,
+        description="the try number in its calls' cache keys: it moves past an answered failure "
+        "only (None: a record from before the field, whose calls were keyed by attempt)",
+    )
     sample: int = Field(default=1, ge=1, description="which sample of the output (--samples)")
 
     @property

@@ -215,7 +215,9 @@ class RunDirectory:
             raise InputError(f"{self.path} is a file, not a run directory")
         if self.exists():
             manifest = self.read_manifest()
-            if manifest.config_hash != config.config_hash():
+            # the configs as read today (stages in pipeline order...), so a run started before
+            # a normalisation resumes under the hash it was started with
+            if manifest.config != config and manifest.config_hash != config.config_hash():
                 raise ConfigError(
                     f"{self.path} holds a run with another configuration "
                     f"({manifest.config_hash} != {config.config_hash()}); "
@@ -370,18 +372,31 @@ class RunDirectory:
                     done[record.unit] = record
         return done
 
-    def failed_attempts(self, *, answered_only: bool = False) -> dict[str, int]:
-        """Unit -> how many failed records it has (every try so far, superseded ones too);
-        ``answered_only``: only failures that are not retryable (the model answered, and its
-        answer, which failed, is in the cache), not those of a timeout, a rate limit or a 5xx,
-        which left nothing cached."""
+    def failed_attempts(self) -> dict[str, int]:
+        """Unit -> how many failed records it has (every try so far, superseded ones too)."""
         counts: dict[str, int] = {}
         for kind in self.kinds:
             for row in self._raw_lines(kind):
-                error = row.get("error")
-                if not error or not isinstance(row.get("unit"), str):
-                    continue
-                if answered_only and isinstance(error, dict) and error.get("retryable"):
-                    continue
-                counts[row["unit"]] = counts.get(row["unit"], 0) + 1
+                if row.get("error") and isinstance(row.get("unit"), str):
+                    counts[row["unit"]] = counts.get(row["unit"], 0) + 1
         return counts
+
+    def answered_tries(self) -> dict[str, int]:
+        """Unit -> the cache try of its last answered failure: one that is not retryable (the
+        model answered, and its answer, which failed, is in the cache under that try), not a
+        timeout's, a rate limit's or a 5xx's, which left nothing cached. A retry asks under the
+        next try. A record from before ``cache_try`` was cached under its ``attempt``."""
+        tries: dict[str, int] = {}
+        for kind in self.kinds:
+            for row in self._raw_lines(kind):
+                error, unit = row.get("error"), row.get("unit")
+                if (
+                    not isinstance(error, dict)
+                    or error.get("retryable")
+                    or not isinstance(unit, str)
+                ):
+                    continue
+                cache_try = row.get("cache_try") or row.get("attempt") or 1
+                if isinstance(cache_try, int):
+                    tries[unit] = max(tries.get(unit, 0), cache_try)
+        return tries

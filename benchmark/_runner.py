@@ -286,10 +286,11 @@ class BenchmarkRun:
             self.progress.advance(stage)
             return previous
         attempt = self._failed_before.get(key, 0) + 1
+        cache_try = self._answered_before.get(key, 0) + 1
         try:
             # the cache key changes only past an answered failure (--retry-failed): a unit redone
             # after a timeout keeps its first key, which another run on the same cache asks for
-            with attempt_scope(self._answered_before.get(key, 0) + 1):
+            with attempt_scope(cache_try):
                 record = await work()
         except LLMAuthError:
             raise
@@ -301,6 +302,7 @@ class BenchmarkRun:
             self.summary.errors += 1
             self.summary.error_messages.append(f"{key}: {record.error and record.error.message}")
         record.attempt = attempt
+        record.cache_try = cache_try
         self.run_dir.append(record)
         self._done[key] = record
         self.summary.units_done += 1
@@ -637,6 +639,9 @@ class BenchmarkRun:
                         tg.start_soon(self.accum, model, persona, policy, guarded)
 
     async def run(self) -> RunSummary:
+        problems = self.config.refusals()
+        if problems:
+            raise ConfigError("; ".join(problems))
         if True in self.config.guard.arms:
             self._guard_setup()
             self._refuse_an_empty_guard_arm()
@@ -651,7 +656,7 @@ class BenchmarkRun:
         )
         self._done = self.run_dir.final_records(retry_failed=self.options.retry_failed)
         self._failed_before = self.run_dir.failed_attempts()
-        self._answered_before = self.run_dir.failed_attempts(answered_only=True)
+        self._answered_before = self.run_dir.answered_tries()
         self.progress.start(expected)
         accum_personas = self.accum_personas()
         try:
@@ -662,7 +667,7 @@ class BenchmarkRun:
         except BaseExceptionGroup as group:
             # credentials a provider refused stop the run (every unit would fail alike): the
             # error itself, not the task group's ExceptionGroup no `except MirageError` catches
-            refused = _first_leaf(group, LLMAuthError)
+            refused = first_leaf(group, LLMAuthError)
             if refused is None:
                 raise
             raise refused from group
@@ -676,7 +681,7 @@ class BenchmarkRun:
         return self.summary
 
 
-def _first_leaf(group: BaseExceptionGroup[BaseException], kind: type[E]) -> E | None:
+def first_leaf(group: BaseExceptionGroup[BaseException], kind: type[E]) -> E | None:
     """The first exception of ``kind`` anywhere in ``group`` (nested groups included)."""
     matched = group.subgroup(kind)
     if matched is None:

@@ -19,6 +19,7 @@ from mirage_guard.adapters.cli._collapse import (
     check_sample_out,
     fail,
     invalid_options,
+    missing_keys,
     parse_api_bases,
     runtime_options,
     split_values,
@@ -48,7 +49,7 @@ from mirage_guard.benchmark import (
     write_report,
 )
 from mirage_guard.guard.errors import InputError, MirageError
-from mirage_guard.guard.llm import LLMClient, missing_provider_keys
+from mirage_guard.guard.llm import LLMClient
 
 app = typer.Typer(
     help="MirageBench: measure over-inference of any litellm model, with and without the guard.",
@@ -75,21 +76,6 @@ def parse_stops(values: list[str] | None) -> list[str]:
     r"""``--stop`` values with ``\n``, ``\t``, ``\r`` and ``\\`` read as the characters they name
     (a shell passes "\n\n" as four characters)."""
     return [re.sub(r"\\([ntr\\])", lambda m: _ESCAPES[m[1]], v) for v in values or []]
-
-
-def missing_keys(models: list[str]) -> dict[str, list[str]]:
-    """Provider env vars litellm says are missing, per model (mock/ models skip). A model with
-    its own ``--api-base`` is checked too: litellm's ``openai/`` client needs OPENAI_API_KEY even
-    for a local server (it stopped the run with a traceback after the first calls), while
-    ``hosted_vllm/`` needs none."""
-    missing: dict[str, list[str]] = {}
-    for model in models:
-        if is_offline(model):
-            continue
-        keys = missing_provider_keys(model)
-        if keys:
-            missing[model] = keys
-    return missing
 
 
 def provider_for(options: RuntimeOptions) -> ProviderFactory:
@@ -256,7 +242,7 @@ def run(
         mock_latency_s=mock_latency_ms / 1000,
         retry_failed=retry_failed,
     )
-    absent = missing_keys([*config.models, config.judge]) if check_keys else {}
+    absent = missing_keys([*config.models, config.judge], options) if check_keys else {}
     if absent:
         for model, keys in absent.items():
             console.print(f"[red]error:[/] {model} needs {' or '.join(keys) or 'credentials'}")

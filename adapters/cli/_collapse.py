@@ -81,6 +81,21 @@ def invalid_options(exc: ValidationError) -> str:
     return f"{_FLAG_OF.get(field, '--' + field.replace('_', '-'))}: {message}"
 
 
+def missing_keys(models: list[str], options: RuntimeOptions) -> dict[str, list[str]]:
+    """Provider env vars litellm says are missing, per model (mock/ models skip). A model with
+    its own ``--api-base`` is checked too, with that endpoint: litellm's ``openai/`` client
+    needs OPENAI_API_KEY even for a local server (it stopped the run with a traceback after the
+    first calls), ``ollama/`` needs nothing more and ``hosted_vllm/`` needs none."""
+    missing: dict[str, list[str]] = {}
+    for model in models:
+        if is_offline(model):
+            continue
+        keys = missing_provider_keys(model, options.api_base_for(model))
+        if keys:
+            missing[model] = keys
+    return missing
+
+
 def runtime_options(**values: object) -> RuntimeOptions:
     """The run's options, or one line naming the flag out of range, exit 1."""
     try:
@@ -261,15 +276,9 @@ def run(
     )
     everyone = [*config.models, config.judge]
     if check_keys:
-        absent = {
-            m: keys
-            for m in everyone
-            if not is_offline(m) and not options.api_base_for(m)
-            for keys in [missing_provider_keys(m)]
-            if keys
-        }
+        absent = missing_keys(everyone, options)
         for model, keys in absent.items():
-            console.print(f"[red]error:[/] {model} needs {' or '.join(keys)}")
+            console.print(f"[red]error:[/] {model} needs {' or '.join(keys) or 'credentials'}")
         if absent:
             console.print("set the keys (or pass --no-check-keys to try anyway)")
             raise typer.Exit(2)

@@ -26,7 +26,7 @@ from mirage_guard.benchmark._guard_arm import (
 )
 from mirage_guard.benchmark._limits import ConcurrencyLimits
 from mirage_guard.benchmark._records import CallInfo, StageError
-from mirage_guard.benchmark._runner import ProviderFactory, RunSummary, client_stack
+from mirage_guard.benchmark._runner import ProviderFactory, RunSummary, client_stack, first_leaf
 from mirage_guard.benchmark._stages import (
     TRUNCATED,
     EmptyOutputError,
@@ -149,6 +149,7 @@ class CollapseRun:
         self.summary = RunSummary(run_dir=self.run_dir.path)
         self._done: dict[str, CollapseRecord] = {}
         self._failed_before: dict[str, int] = {}
+        self._answered_before: dict[str, int] = {}
         self._tagger: ClaimTagger | None = None
         self._memory_lock = anyio.Lock()
         self._memories: dict[tuple[str, MemoryArm], MemoryRecord] = {}
@@ -202,8 +203,10 @@ class CollapseRun:
             self.summary.units_resumed += 1
             return previous
         attempt = self._failed_before.get(key, 0) + 1
+        cache_try = self._answered_before.get(key, 0) + 1
         try:
-            with attempt_scope(attempt):
+            # the cache key moves only past an answered failure (as in bench run)
+            with attempt_scope(cache_try):
                 record = await work()
         except LLMAuthError:
             raise
@@ -215,6 +218,7 @@ class CollapseRun:
             self.summary.errors += 1
             self.summary.error_messages.append(f"{key}: {record.error and record.error.message}")
         record.attempt = attempt
+        record.cache_try = cache_try
         self.run_dir.write(record)
         self._done[key] = record
         self.summary.units_done += 1
@@ -369,12 +373,18 @@ class CollapseRun:
         manifest = self.run_dir.start(self.config, offline_models=self.offline_models)
         self._done = self.run_dir.final_units(retry_failed=self.options.retry_failed)
         self._failed_before = self.run_dir.failed_attempts()
+        self._answered_before = self.run_dir.answered_tries()
         try:
             async with anyio.create_task_group() as tg:
                 for model in self.config.models:
                     for condition, arm in self.config.arms():
                         for situation in self.situations:
                             tg.start_soon(self.answer, model, condition, arm, situation)
+        except BaseExceptionGroup as group:  # refused credentials: the error, not the group
+            refused = first_leaf(group, LLMAuthError)
+            if refused is None:
+                raise
+            raise refused from group
         finally:
             if self._tagger is not None:
                 describe = getattr(self._tagger, "configuration", None)

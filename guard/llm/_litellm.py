@@ -44,9 +44,10 @@ def _import_litellm() -> Any:
     return litellm
 
 
-def missing_provider_keys(model: str) -> list[str]:
-    """Provider env vars litellm says are missing for a model string (empty: all set)."""
-    check = _import_litellm().validate_environment(model)
+def missing_provider_keys(model: str, api_base: str | None = None) -> list[str]:
+    """Provider env vars litellm says are missing for a model string (empty: all set); with the
+    model's own ``api_base``, an endpoint variable it stands for is not missing."""
+    check = _import_litellm().validate_environment(model, api_base=api_base)
     if check.get("keys_in_environment", True):
         return []
     return [str(k) for k in check.get("missing_keys", [])]

@@ -20,19 +20,20 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from typer.testing import CliRunner
 
 from mirage_guard.adapters.cli._bench import app as bench
 from mirage_guard.adapters.cli._bench import missing_keys
 from mirage_guard.benchmark._analysis import analyse
+from mirage_guard.benchmark._config import RuntimeOptions
 from mirage_guard.benchmark._matching import SemanticMatcher
 from mirage_guard.benchmark._records import Accounting, TaskRecord
 from mirage_guard.benchmark._report import _banner, write_report
 from mirage_guard.benchmark._rundir import RunDirectory
 from mirage_guard.benchmark._runner import BenchmarkRun
 from mirage_guard.benchmark.personas import Persona
-from mirage_guard.guard.errors import LLMAuthError, LLMUnavailableError
+from mirage_guard.guard.errors import ConfigError, LLMAuthError, LLMUnavailableError
 from mirage_guard.guard.llm import Message
 from tests.benchmark.small_run import FAST, PERSONAS_FILE, small_config
 from tests.fakes.bench import CallLog, offline_rule, real_guard, recording_provider
@@ -93,9 +94,14 @@ def test_an_openai_model_on_its_own_api_base_still_needs_its_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    assert missing_keys(["openai/gemma3-270m", "hosted_vllm/gemma3-270m", "mock/j"]) == {
-        "openai/gemma3-270m": ["OPENAI_API_KEY"]
-    }
+    monkeypatch.delenv("OLLAMA_API_BASE", raising=False)
+    own = RuntimeOptions(
+        api_base="http://127.0.0.1:9/v1",
+        api_bases={m: "http://127.0.0.1:9/v1" for m in ("openai/gemma3-270m", "ollama/llama3")},
+    )
+    models = ["openai/gemma3-270m", "hosted_vllm/gemma3-270m", "ollama/llama3", "mock/j"]
+    # ollama's endpoint variable is what --api-base gives; openai's client still needs a key
+    assert missing_keys(models, own) == {"openai/gemma3-270m": ["OPENAI_API_KEY"]}
     result = RUNNER.invoke(
         bench,
         [
@@ -109,6 +115,17 @@ def test_an_openai_model_on_its_own_api_base_still_needs_its_key(
     assert result.exit_code == 2, result.output
     assert "openai/gemma3-270m needs OPENAI_API_KEY" in result.output
     assert not (tmp_path / "unused").exists()
+    collapse = RUNNER.invoke(
+        bench,
+        [
+            "collapse", "run", "--models", "hosted_vllm/gemma3-270m",
+            "--judge", "openai/gemma3-270m", "--api-base", "http://127.0.0.1:9/v1",
+            "--api-base", "openai/gemma3-270m=http://127.0.0.1:9/v1",
+            "--run-dir", str(tmp_path / "unused-collapse"),
+        ],
+    )  # fmt: skip
+    assert collapse.exit_code == 2, collapse.output
+    assert "openai/gemma3-270m needs OPENAI_API_KEY" in collapse.output
 
 
 def test_a_guard_arm_without_a_held_out_persona_is_refused(tmp_path: Path) -> None:
@@ -208,17 +225,66 @@ async def test_a_unit_redone_after_a_timeout_keeps_its_cache_key(
         ({"tasks": ["gift", "gift"]}, "task 'gift' is named twice"),
         ({"stages": ["task", "task"]}, "stage 'task' is named twice"),
         ({"personas": ["st-001", "st-001"]}, "persona 'st-001' is named twice"),
-        ({"max_tokens": 0}, "greater than or equal to 1"),
+        ({"max_tokens": 0}, "--max-tokens must be 1 or more"),
         ({"accum_personas": 0}, "--accum-personas 0 with the accum stage"),
         ({"families": {"mock/zzz": "x"}}, "--family names 'mock/zzz'"),
     ],
 )
-def test_settings_that_would_run_twice_or_nothing_are_refused(
-    overrides: dict[str, object], message: str
+async def test_settings_that_would_run_twice_or_nothing_are_refused(
+    tmp_path: Path, overrides: dict[str, object], message: str
 ) -> None:
-    with pytest.raises(ValidationError, match=message):
-        small_config(**overrides)
-    assert small_config(accum_personas=0, stages=["task"]).accum_personas == 0
+    config = small_config(**overrides)
+    assert any(message in r for r in config.refusals())
+    run = BenchmarkRun(
+        config, tmp_path / "run", provider=recording_provider(CallLog()), options=FAST
+    )
+    with pytest.raises(ConfigError, match=message):
+        await run.run()
+    assert not (tmp_path / "run").exists()
+    assert small_config(accum_personas=0, stages=["task"]).refusals() == []
+
+
+async def test_a_run_made_before_the_refusals_still_reports(
+    tmp_path: Path, small_personas: list[Persona]
+) -> None:
+    """Its manifest must still load (for the report, from-bench, a resume)."""
+    await BenchmarkRun(
+        small_config(stages=["task"], guard="off"),
+        tmp_path / "run",
+        provider=recording_provider(CallLog()),
+        options=FAST,
+        personas=small_personas,
+    ).run()
+    path = tmp_path / "run" / "manifest.json"
+    manifest = json.loads(path.read_text())
+    manifest["config"]["tasks"] = ["gift", "gift"]
+    manifest["config"]["families"] = {"mock/zzz": "x"}
+    path.write_text(json.dumps(manifest))
+    assert RunDirectory(tmp_path / "run").read_manifest().config.tasks == ["gift", "gift"]
+
+
+async def test_a_run_started_with_the_stages_in_another_order_resumes(
+    tmp_path: Path, small_personas: list[Persona]
+) -> None:
+    """Its manifest holds the hash of the order it was given in (before the stages were put in
+    the pipeline's order); the same command resumes it."""
+    config = small_config(stages=["task", "self_audit", "judge"], guard="off")
+    await BenchmarkRun(
+        config, tmp_path / "run", provider=recording_provider(CallLog()), options=FAST,
+        personas=small_personas,
+    ).run()  # fmt: skip
+    path = tmp_path / "run" / "manifest.json"
+    manifest = json.loads(path.read_text())
+    manifest["config"]["stages"] = ["task", "judge", "self_audit"]
+    manifest["config_hash"] = "181d485a5a628dd3"  # as an earlier version hashed that order
+    path.write_text(json.dumps(manifest))
+    log = CallLog()
+    await BenchmarkRun(
+        small_config(stages=["task", "judge", "self_audit"], guard="off"),
+        tmp_path / "run", provider=recording_provider(log), options=FAST,
+        personas=small_personas,
+    ).run()  # fmt: skip
+    assert log.fingerprints == []
 
 
 def test_the_stages_order_is_the_pipelines() -> None:
@@ -253,3 +319,57 @@ async def test_the_reports_run_command_pastes_into_a_shell(
     write_report(tmp_path / "run", matcher=SemanticMatcher(HashingEmbedder()))
     md = (tmp_path / "run" / "report" / "report.md").read_text()
     assert "`mirage bench run --stop '\\n\\n' --run-dir 'my runs'`" in md
+
+
+async def test_a_guard_arms_tagging_counts_as_judge_units(
+    tmp_path: Path, small_personas: list[Persona]
+) -> None:
+    run = BenchmarkRun(
+        small_config(stages=["task", "judge"], guard="on"),
+        tmp_path / "run",
+        provider=recording_provider(CallLog()),
+        options=FAST,
+        guard_factory=real_guard,
+        personas=small_personas,
+    )
+    await run.run()
+    a = analyse(tmp_path / "run", matcher=SemanticMatcher(HashingEmbedder()))
+    assert a.manifest.finished is True
+    assert a.recorded_units == a.manifest.expected_units  # guard records counted as judge
+
+
+async def test_a_retry_after_an_old_runs_answered_failure_asks_under_a_new_key(
+    tmp_path: Path, small_personas: list[Persona]
+) -> None:
+    """A record written before ``cache_try`` was cached under its attempt: a unit whose try 1
+    failed transiently and whose try 2 was an answered failure (cached under try 2) is retried
+    under try 3, not by re-reading the failed answer of try 2."""
+    config = small_config(stages=["task"], guard="off")
+    await BenchmarkRun(
+        config, tmp_path / "run", provider=recording_provider(CallLog()), options=FAST,
+        personas=small_personas,
+    ).run()  # fmt: skip
+    path = tmp_path / "run" / "records" / "task.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    unit = rows[0]["unit"]
+    transient = {**rows[0], "error": {"type": "LLMTimeoutError", "message": "t", "retryable": True}}
+    answered = {
+        **rows[0],
+        "attempt": 2,
+        "error": {"type": "TruncatedOutputError", "message": "cut", "retryable": False},
+    }
+    for row in (transient, answered):
+        row.pop("cache_try", None)
+    lines = [json.dumps(r) for r in (transient, answered, *rows[1:])]
+    path.write_text("\n".join(lines) + "\n")
+    assert RunDirectory(tmp_path / "run").answered_tries() == {unit: 2}
+    log = CallLog()
+    retry = BenchmarkRun(
+        config, tmp_path / "run", provider=recording_provider(log),
+        options=RuntimeOptions(**{**FAST.model_dump(), "retry_failed": True}),
+        personas=small_personas,
+    )  # fmt: skip
+    await retry.run()
+    (redone,) = [r for r in RunDirectory(tmp_path / "run").records(TaskRecord) if r.unit == unit]
+    assert (redone.attempt, redone.cache_try) == (3, 3)
+    assert len(log.fingerprints) == 1  # asked again under try 3
