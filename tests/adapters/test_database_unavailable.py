@@ -34,6 +34,12 @@ Build = Callable[..., AsyncGuardedMemory]
 MESSAGES = [{"role": "user", "content": "I keep bees on my roof."}]
 
 
+async def _stored(memory: AsyncGuardedMemory) -> str:
+    """The id of the one fact of MESSAGES, stored while the log is up."""
+    added = await memory.add(MESSAGES, user_id="alice", infer=False)
+    return str(added["results"][0]["id"])
+
+
 def _refused(*args: Any, **kwargs: Any) -> Any:
     raise OperationalError("SELECT 1", {}, ConnectionRefusedError("connection refused"))
 
@@ -103,8 +109,7 @@ async def test_every_call_that_reads_the_log_raises_the_typed_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     memory = build_memory()
-    added = await memory.add(MESSAGES, user_id="alice", infer=False)
-    memory_id = added["results"][0]["id"]
+    memory_id = await _stored(memory)
     monkeypatch.setattr(decision_log, "_sessions", _refused)
     calls = {
         "update": lambda: memory.update(memory_id, "I keep three hives."),
@@ -174,8 +179,7 @@ async def test_an_edit_whose_decision_row_fails_is_undone_and_retryable(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     memory = build_memory()
-    added = await memory.add(MESSAGES, user_id="alice", infer=False)
-    memory_id = added["results"][0]["id"]
+    memory_id = await _stored(memory)
     monkeypatch.setattr(decision_log, "_store_turns", _refused)  # the edit's decision row
     with pytest.raises(DatabaseUnavailableError):
         await memory.update(memory_id, "I keep three hives.")

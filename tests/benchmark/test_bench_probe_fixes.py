@@ -102,30 +102,18 @@ def test_an_openai_model_on_its_own_api_base_still_needs_its_key(
     models = ["openai/gemma3-270m", "hosted_vllm/gemma3-270m", "ollama/llama3", "mock/j"]
     # ollama's endpoint variable is what --api-base gives; openai's client still needs a key
     assert missing_keys(models, own) == {"openai/gemma3-270m": ["OPENAI_API_KEY"]}
-    result = RUNNER.invoke(
-        bench,
-        [
-            "run", "--models", "hosted_vllm/gemma3-270m", "--judge", "openai/gemma3-270m",
-            "--api-base", "http://127.0.0.1:9/v1",
-            "--api-base", "openai/gemma3-270m=http://127.0.0.1:9/v1",
-            "--limit", "2", "--tasks", "gift", "--no-progress",
-            "--run-dir", str(tmp_path / "unused"),
-        ],
-    )  # fmt: skip
-    assert result.exit_code == 2, result.output
-    assert "openai/gemma3-270m needs OPENAI_API_KEY" in result.output
-    assert not (tmp_path / "unused").exists()
-    collapse = RUNNER.invoke(
-        bench,
-        [
-            "collapse", "run", "--models", "hosted_vllm/gemma3-270m",
-            "--judge", "openai/gemma3-270m", "--api-base", "http://127.0.0.1:9/v1",
-            "--api-base", "openai/gemma3-270m=http://127.0.0.1:9/v1",
-            "--run-dir", str(tmp_path / "unused-collapse"),
-        ],
-    )  # fmt: skip
-    assert collapse.exit_code == 2, collapse.output
-    assert "openai/gemma3-270m needs OPENAI_API_KEY" in collapse.output
+    local = [
+        *("--models", "hosted_vllm/gemma3-270m", "--judge", "openai/gemma3-270m"),
+        *("--api-base", "http://127.0.0.1:9/v1"),
+        *("--api-base", "openai/gemma3-270m=http://127.0.0.1:9/v1"),
+    ]
+    for command in (["run", "--limit", "2", "--tasks", "gift", "--no-progress"],
+                    ["collapse", "run"]):  # fmt: skip
+        out = tmp_path / command[0]
+        result = RUNNER.invoke(bench, [*command, *local, "--run-dir", str(out)])
+        assert result.exit_code == 2, result.output
+        assert "openai/gemma3-270m needs OPENAI_API_KEY" in result.output
+        assert not out.exists()
 
 
 def test_a_guard_arm_without_a_held_out_persona_is_refused(tmp_path: Path) -> None:
