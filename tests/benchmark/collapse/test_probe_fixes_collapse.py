@@ -264,7 +264,9 @@ def seen_options(monkeypatch: pytest.MonkeyPatch) -> list[RuntimeOptions]:
 def test_cli_api_base_takes_url_and_model_equals_url(
     tmp_path: Path, seen_options: list[RuntimeOptions], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    # litellm's openai/ client needs a key even for a local server (any value does): without
+    # one the run is refused before any call (tests/benchmark/test_bench_probe_fixes.py)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-local")
     args = [
         *CLI_RUN, "--models", "hosted_vllm/gemma3-270m", "--judge", "openai/gemma3-270m",
         "--api-base", "http://127.0.0.1:8081/v1",
