@@ -150,6 +150,14 @@ class SkippedLine(NamedTuple):
         return f"{self.path}:{self.line}"
 
 
+class FailedTries(NamedTuple):
+    """:meth:`RunDirectory.tries`: failed records per unit, and the cache try of each unit's
+    last answered failure."""
+
+    failed: dict[str, int]
+    answered: dict[str, int]
+
+
 class NumberedRow(NamedTuple):
     line: int
     row: dict[str, Any]
@@ -372,31 +380,30 @@ class RunDirectory:
                     done[record.unit] = record
         return done
 
-    def failed_attempts(self) -> dict[str, int]:
-        """Unit -> how many failed records it has (every try so far, superseded ones too)."""
-        counts: dict[str, int] = {}
-        for kind in self.kinds:
-            for row in self._raw_lines(kind):
-                if row.get("error") and isinstance(row.get("unit"), str):
-                    counts[row["unit"]] = counts.get(row["unit"], 0) + 1
-        return counts
-
-    def answered_tries(self) -> dict[str, int]:
-        """Unit -> the cache try of its last answered failure: one that is not retryable (the
-        model answered, and its answer, which failed, is in the cache under that try), not a
-        timeout's, a rate limit's or a 5xx's, which left nothing cached. A retry asks under the
-        next try. A record from before ``cache_try`` was cached under its ``attempt``."""
-        tries: dict[str, int] = {}
+    def tries(self) -> FailedTries:
+        """One pass over the records: per unit, how many failed records it has (every try so
+        far, superseded ones too), and the cache try of its last answered failure: one that is
+        not retryable (the model answered, and its answer, which failed, is in the cache under
+        that try), not a timeout's, a rate limit's or a 5xx's, which left nothing cached; a
+        retry asks under the next try. A record from before ``cache_try`` was cached under its
+        ``attempt``."""
+        failed: dict[str, int] = {}
+        answered: dict[str, int] = {}
         for kind in self.kinds:
             for row in self._raw_lines(kind):
                 error, unit = row.get("error"), row.get("unit")
-                if (
-                    not isinstance(error, dict)
-                    or error.get("retryable")
-                    or not isinstance(unit, str)
-                ):
+                if not error or not isinstance(unit, str):
+                    continue
+                failed[unit] = failed.get(unit, 0) + 1
+                if not isinstance(error, dict) or error.get("retryable"):
                     continue
                 cache_try = row.get("cache_try") or row.get("attempt") or 1
                 if isinstance(cache_try, int):
-                    tries[unit] = max(tries.get(unit, 0), cache_try)
-        return tries
+                    answered[unit] = max(answered.get(unit, 0), cache_try)
+        return FailedTries(failed, answered)
+
+    def failed_attempts(self) -> dict[str, int]:
+        return self.tries().failed
+
+    def answered_tries(self) -> dict[str, int]:
+        return self.tries().answered

@@ -655,8 +655,7 @@ class BenchmarkRun:
             facts=self._facts,
         )
         self._done = self.run_dir.final_records(retry_failed=self.options.retry_failed)
-        self._failed_before = self.run_dir.failed_attempts()
-        self._answered_before = self.run_dir.answered_tries()
+        self._failed_before, self._answered_before = self.run_dir.tries()
         self.progress.start(expected)
         accum_personas = self.accum_personas()
         try:

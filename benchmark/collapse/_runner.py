@@ -372,8 +372,7 @@ class CollapseRun:
     async def run(self) -> RunSummary:
         manifest = self.run_dir.start(self.config, offline_models=self.offline_models)
         self._done = self.run_dir.final_units(retry_failed=self.options.retry_failed)
-        self._failed_before = self.run_dir.failed_attempts()
-        self._answered_before = self.run_dir.answered_tries()
+        self._failed_before, self._answered_before = self.run_dir.tries()
         try:
             async with anyio.create_task_group() as tg:
                 for model in self.config.models:
