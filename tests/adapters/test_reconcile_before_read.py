@@ -4,49 +4,20 @@ removed it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
-from mirage_guard.adapters import AsyncGuardedMemory, DecisionLog, MemoryScope
+from mirage_guard.adapters import AsyncGuardedMemory, DecisionLog
 from mirage_guard.guard import Guard, GuardSettings
 from mirage_guard.guard.errors import DatabaseUnavailableError
 from mirage_guard.guard.llm import ScriptedLLM
 from tests.fakes.embedder import HashingEmbedder
-from tests.fakes.mem0 import InMemoryStore
+from tests.fakes.mem0 import HeldStore, InMemoryStore
 
 TWO = [{"role": "user", "content": "I keep bees."}, {"role": "user", "content": "I cycle."}]
-
-
-class _DiesAfterOne(InMemoryStore):
-    """Stores a write's first fact, then hangs on the second until the writer is cancelled
-    (standing for a process killed between two store writes)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.first_stored = anyio.Event()
-        self.hang = True
-
-    async def add(
-        self,
-        messages: Sequence[Mapping[str, str]],
-        *,
-        scope: MemoryScope,
-        metadata: Mapping[str, Any] | None = None,
-    ) -> list[dict[str, Any]]:
-        if self.hang and self.first_stored.is_set():
-            await anyio.sleep_forever()
-        out = await super().add(messages, scope=scope, metadata=metadata)
-        self.first_stored.set()
-        return out
-
-    async def delete(self, memory_id: str) -> None:
-        if self.hang:  # the dead process undoes nothing: its write intent stays pending
-            raise RuntimeError("killed")
-        await super().delete(memory_id)
 
 
 def _memory(data_dir: Path, store: InMemoryStore, log: DecisionLog) -> AsyncGuardedMemory:
@@ -60,14 +31,14 @@ def _memory(data_dir: Path, store: InMemoryStore, log: DecisionLog) -> AsyncGuar
     )
 
 
-async def _crash_mid_write(store: _DiesAfterOne, log: DecisionLog, data_dir: Path) -> None:
+async def _crash_mid_write(store: HeldStore, log: DecisionLog, data_dir: Path) -> None:
     dying = _memory(data_dir, store, log)
     dying._needs_reconcile = False
     async with anyio.create_task_group() as tg:
         tg.start_soon(lambda: dying.add(TWO, user_id="ann", infer=False))
         await store.first_stored.wait()
         tg.cancel_scope.cancel()
-    store.hang = False
+    store.hold = False
     assert [i["memory"] for i in store.items.values()] == ["I keep bees."]  # left behind
 
 
@@ -75,7 +46,7 @@ async def _crash_mid_write(store: _DiesAfterOne, log: DecisionLog, data_dir: Pat
 async def test_the_first_read_after_a_crash_does_not_return_a_half_written_fact(
     data_dir: Path, read: str
 ) -> None:
-    store = _DiesAfterOne()
+    store = HeldStore(dead=True)
     log = DecisionLog(GuardSettings(data_dir=data_dir).resolved_database_url())
     await _crash_mid_write(store, log, data_dir)
     (left_id,) = store.items
@@ -116,7 +87,7 @@ async def test_a_read_stays_available_when_the_reconciliation_fails(
 async def test_a_memory_scoped_with_for_tenant_reconciles_once_for_the_family(
     data_dir: Path,
 ) -> None:
-    store = _DiesAfterOne()
+    store = HeldStore(dead=True)
     log = DecisionLog(GuardSettings(data_dir=data_dir).resolved_database_url())
     await _crash_mid_write(store, log, data_dir)
     restarted = _memory(data_dir, store, log)

@@ -5,43 +5,18 @@ process was still writing)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
 
-from mirage_guard.adapters import AsyncGuardedMemory, DecisionLog, MemoryScope
+from mirage_guard.adapters import AsyncGuardedMemory, DecisionLog
 from mirage_guard.guard import Guard, GuardSettings
 from mirage_guard.guard.llm import ScriptedLLM
 from tests.fakes.embedder import HashingEmbedder
-from tests.fakes.mem0 import InMemoryStore
+from tests.fakes.mem0 import HeldStore, InMemoryStore
 
 pytestmark = pytest.mark.postgres
-
-
-class _Paused(InMemoryStore):
-    """Holds the second add of a write until ``go`` is set (a write caught in flight)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.first_stored = anyio.Event()
-        self.go = anyio.Event()
-        self.hold = True
-
-    async def add(
-        self,
-        messages: Sequence[Mapping[str, str]],
-        *,
-        scope: MemoryScope,
-        metadata: Mapping[str, Any] | None = None,
-    ) -> list[dict[str, Any]]:
-        if self.hold and self.first_stored.is_set():
-            await self.go.wait()
-        out = await super().add(messages, scope=scope, metadata=metadata)
-        self.first_stored.set()
-        return out
 
 
 def _memory(url: str, data_dir: Path, store: InMemoryStore) -> AsyncGuardedMemory:
@@ -58,7 +33,7 @@ def _memory(url: str, data_dir: Path, store: InMemoryStore) -> AsyncGuardedMemor
 async def test_a_first_write_leaves_another_processs_write_in_flight_alone(
     postgres_url: str, data_dir: Path
 ) -> None:
-    store = _Paused()
+    store = HeldStore()
     a, b = _memory(postgres_url, data_dir, store), _memory(postgres_url, data_dir, store)
     a._needs_reconcile = False  # A is the process already running
     two = [{"role": "user", "content": "I keep bees."}, {"role": "user", "content": "I cycle."}]

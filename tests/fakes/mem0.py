@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+import anyio
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse
 
@@ -172,6 +173,38 @@ class InMemoryStore(MemoryBackend):
 
     async def ping(self) -> None:
         self._check()
+
+
+class HeldStore(InMemoryStore):
+    """Stores a write's first fact, then holds every later add until ``go`` is set or ``hold``
+    is cleared: a write caught in flight between two store writes. With ``dead=True`` its
+    deletes fail while it holds (a process killed there undoes nothing, so its write intent
+    stays pending)."""
+
+    def __init__(self, *, dead: bool = False) -> None:
+        super().__init__()
+        self.first_stored = anyio.Event()
+        self.go = anyio.Event()
+        self.hold = True
+        self.dead = dead
+
+    async def add(
+        self,
+        messages: Sequence[Mapping[str, str]],
+        *,
+        scope: MemoryScope,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> list[dict[str, Any]]:
+        if self.hold and self.first_stored.is_set():
+            await self.go.wait()
+        out = await super().add(messages, scope=scope, metadata=metadata)
+        self.first_stored.set()
+        return out
+
+    async def delete(self, memory_id: str) -> None:
+        if self.dead and self.hold:
+            raise RuntimeError("killed: the dead process undoes nothing")
+        await super().delete(memory_id)
 
 
 def mem0_rest_app(store: InMemoryStore) -> FastAPI:
