@@ -119,6 +119,16 @@ def compose(
             resources.push_async_callback(retrying.aclose)
             _warn_if_slower_than_lease(retrying.longest_s(s.writer_timeout_s), s)
             writer_llm = retrying
+        auditor_llm: LLMClient | None = None
+        if guard is None and s.auditor_model and s.audit_mode is AuditMode.SEPARATE:
+            # an independent auditor: its own client, retried like the writer's; the whole
+            # audit (retries too) is still bounded by MIRAGE_AUDIT_TIMEOUT_S
+            client = create_llm(
+                s.auditor_model, api_base=s.auditor_api_base, timeout_s=s.audit_timeout_s
+            )
+            auditor = RetryingLLM(client, attempts=s.writer_attempts)
+            resources.push_async_callback(auditor.aclose)
+            auditor_llm = auditor
         # one MiniLM, one encode per text: the store reuses the guard's candidate vectors
         needs_model = guard is None or (backend is None and not s.upstream_url)
         shared = (
@@ -138,6 +148,7 @@ def compose(
                 guard = Guard.from_settings(
                     s,
                     writer_llm=writer_llm,
+                    auditor_llm=auditor_llm,
                     embedder=shared,
                     metrics=metrics,
                     linker_thread=linker_thread,

@@ -125,11 +125,21 @@ class Guard:
         linker_thread: LinkerThread = "dedicated",
         limits: RequestLimits | None = None,
         language_detector: LanguageDetector | None = None,
+        auditor_model: str | None = None,
     ) -> None:
+        """``auditor_model``: an independent auditor (a model other than the writer) whose
+        labels ``auditor`` gives; the audit profile must then be that model's own. Unset: the
+        writer audits itself and the audit profile must be the writer's."""
+        if auditor_model is not None and audit_mode is not AuditMode.SEPARATE:
+            raise ConfigError(
+                "an independent auditor labels in a call of its own: it needs audit_mode "
+                f"'separate', not {audit_mode.value!r}"
+            )
         self.linker = linker
         self.auditor = auditor
         self.audit_mode = audit_mode
         self.writer_model = writer_model
+        self.auditor_model = auditor_model
         self._active = self._checked(evidence_profile, audit_profile)
         self.policy = policy or Policy()
         self.on_audit_failure = on_audit_failure
@@ -166,7 +176,7 @@ class Guard:
             # refuse another model's (or another prompt's) profile, loudly
             audit.check_applicable(
                 mode=_MODE_FOR_AUDIT.get(self.audit_mode, ProfileMode.SELF_AUDIT_SEPARATE),
-                writer_model=self.writer_model,
+                writer_model=self.labeller_model,
                 prompt_version=self.auditor.prompt_version
                 if self.auditor
                 else _inline_prompt_version()
@@ -174,6 +184,12 @@ class Guard:
                 else audit.prompt_version,
             )
         return ActiveProfiles(evidence, audit)
+
+    @property
+    def labeller_model(self) -> str | None:
+        """The model whose labels the audit profile calibrates: the independent auditor when
+        there is one, else the writer."""
+        return self.auditor_model or self.writer_model
 
     @property
     def evidence_profile(self) -> CalibrationProfile:
@@ -204,7 +220,7 @@ class Guard:
         them in atomically; see :meth:`use_profiles`."""
         evidence = store.evidence_only(profile_embedders(self.linker.embedder))
         audit = _audit_profile_in(
-            store, self.audit_mode, self.writer_model, self.auditor.prompt_version
+            store, self.audit_mode, self.labeller_model, self.auditor.prompt_version
             if self.auditor else _inline_prompt_version(),
         )  # fmt: skip
         return self.use_profiles(evidence, audit)
@@ -228,6 +244,7 @@ class Guard:
             linker_thread="dedicated" if self._linker_thread is not None else "pool",
             limits=self.limits,
             language_detector=self.language_detector,
+            auditor_model=self.auditor_model,
         )
 
     # ------------------------------------------------------------------ construction
@@ -237,25 +254,38 @@ class Guard:
         settings: GuardSettings | None = None,
         *,
         writer_llm: LLMClient | None = None,
+        auditor_llm: LLMClient | None = None,
         embedder: Embedder | None = None,
         metrics: GuardObserver | None = None,
         profiles: ProfileStore | None = None,
         linker_thread: LinkerThread = "dedicated",
     ) -> Guard:
+        """``auditor_llm`` (or MIRAGE_AUDITOR_MODEL): an independent auditor that labels every
+        write's candidates in place of the writer, scored with its own profile."""
         s = settings or GuardSettings.from_env()
         store = profiles or ProfileStore(_profile_dir(s.profile_dir))
         writer_model = writer_llm.model if writer_llm else s.writer_model
-        if writer_llm is None and s.writer_model and s.audit_mode is AuditMode.SEPARATE:
-            writer_llm = create_llm(
-                s.writer_model, api_base=s.writer_api_base, timeout_s=s.writer_timeout_s
+        separate = s.audit_mode is AuditMode.SEPARATE
+        auditor_model = auditor_llm.model if auditor_llm else s.auditor_model
+        if auditor_llm is None and s.auditor_model and separate:
+            auditor_llm = create_llm(
+                s.auditor_model, api_base=s.auditor_api_base, timeout_s=s.audit_timeout_s
             )
+        elif auditor_llm is None and separate:  # the writer audits itself
+            if writer_llm is None and s.writer_model:
+                writer_llm = create_llm(
+                    s.writer_model, api_base=s.writer_api_base, timeout_s=s.writer_timeout_s
+                )
+            auditor_llm = writer_llm
         auditor = (
-            SelfAuditor(writer_llm, timeout_s=s.audit_timeout_s)
-            if writer_llm is not None and s.audit_mode is AuditMode.SEPARATE
+            SelfAuditor(auditor_llm, timeout_s=s.audit_timeout_s)
+            if auditor_llm is not None and separate
             else None
         )
         prompt_version = auditor.prompt_version if auditor else _inline_prompt_version()
-        audit_profile = _audit_profile_in(store, s.audit_mode, writer_model, prompt_version)
+        audit_profile = _audit_profile_in(
+            store, s.audit_mode, auditor_model or writer_model, prompt_version
+        )
         return cls(
             linker=_default_linker(
                 embedder, s.linker_cache_bytes, s.support_precision, s.support_dir
@@ -271,6 +301,7 @@ class Guard:
             audit_profile=audit_profile,
             on_audit_failure=s.on_audit_failure,
             writer_model=writer_model,
+            auditor_model=auditor_model,
             metrics=metrics,
             linker_thread=linker_thread,
             limits=RequestLimits(
@@ -372,7 +403,8 @@ class Guard:
                 exc
                 if isinstance(exc, LLMError)
                 else LLMOutputError(
-                    f"self-audit failed unexpectedly: {type(exc).__name__}", model=self.writer_model
+                    f"self-audit failed unexpectedly: {type(exc).__name__}",
+                    model=self.labeller_model,
                 )
             )
             if self.on_audit_failure is AuditFailure.ERROR:
@@ -408,7 +440,13 @@ class Guard:
         use_audit_profile = (
             active.audit is not None
             and self.audit_mode is not AuditMode.OFF
-            and (writer_model is None or writer_model == active.audit.writer_model)
+            # an independent auditor labels every writer's claims with its own profile; a writer
+            # auditing itself has a profile for its own claims only
+            and (
+                self.auditor_model is not None
+                or writer_model is None
+                or writer_model == active.audit.writer_model
+            )
             and all(c.id in verdicts for c in candidates)
         )
         profile = active.audit if use_audit_profile and active.audit else active.evidence
@@ -434,7 +472,9 @@ class Guard:
                 if not counts_for(profile, verdicts[c.id]):
                     p_oi[i] = max(p_oi[i], ev_oi[i])
                     p_stated[i] = min(p_stated[i], ev_stated[i])
-        wants_calibration = self.audit_mode is not AuditMode.OFF and model is not None
+        wants_calibration = self.audit_mode is not AuditMode.OFF and (
+            model is not None or self.auditor_model is not None
+        )
         calibrated = (not wants_calibration) or profile.mode.uses_audit
         return [
             decide(
@@ -447,7 +487,7 @@ class Guard:
                 verdict=verdicts.get(c.id),
                 audit_error=audit_error,
                 calibrated=calibrated,
-                writer_model=model,
+                writer_model=self.auditor_model or model,
                 turn_text=(said or {}).get(link.turn_id or ""),
                 user_name=user_name,
                 people=people,
@@ -480,6 +520,7 @@ class Guard:
             "audit_mode": self.audit_mode.value,
             "audit_profile": self.audit_profile.profile_id if self.audit_profile else None,
             "writer_model": self.writer_model,
+            "auditor_model": self.auditor_model,
             "policy": self.policy.model_dump(mode="json"),
         }
 

@@ -70,8 +70,8 @@ class ReasonCode(StrEnum):
 _TEMPLATES: dict[ReasonCode, str] = {
     ReasonCode.SCORED_WITH_PROFILE: "scored with profile {profile_id}",
     ReasonCode.UNCALIBRATED_WRITER: (
-        "no self-audit profile for writer model {writer_model!r}: evidence-only scoring "
-        "(uncalibrated for this model)"
+        "no self-audit profile for model {writer_model!r} (the writer, or the independent "
+        "auditor): evidence-only scoring (uncalibrated for this model)"
     ),
     ReasonCode.SCORE_UNDECIDABLE: "score undecidable: failing closed",
     ReasonCode.NO_USER_TURN: "no user turn to link: generated",

@@ -94,6 +94,16 @@ class GuardSettings(BaseSettings):
     audit_mode: AuditMode = AuditMode.OFF
     audit_timeout_s: float = Field(default=30.0, gt=0)
     on_audit_failure: AuditFailure = AuditFailure.QUARANTINE
+    auditor_model: str | None = Field(
+        default=None,
+        description="litellm model string of an independent auditor: with audit_mode "
+        "'separate', this model (not the writer) labels every write's candidates, and the "
+        "guard uses this model's own self_audit_separate profile (fit it with `mirage calibrate "
+        "audit --model AUDITOR`); unset = the writer audits itself",
+    )
+    auditor_api_base: str | None = Field(
+        default=None, description="the auditor's server URL (e.g. vLLM); unset = its provider's"
+    )
     inferred_action: Action = Action.STORE_AS_HYPOTHESIS
     generated_action: Action = Action.QUARANTINE
     stated_min: float | None = Field(
@@ -188,6 +198,29 @@ class GuardSettings(BaseSettings):
     def _allowed(cls, v: Action, info: ValidationInfo) -> Action:
         return check_action(str(info.field_name), v)  # the policy's own rule
 
+    @field_validator("auditor_model", "auditor_api_base")
+    @classmethod
+    def _auditor_needs_separate(cls, v: str | None, info: ValidationInfo) -> str | None:
+        """An auditor only labels in a call of its own: with 'inline' the writer's extraction
+        call gives the labels, with 'off' nothing does, so a configured auditor would be
+        silently ignored."""
+        if v is None:
+            return v
+        if not v.strip():
+            raise PydanticCustomError(str(info.field_name), "must not be empty (unset it instead)")
+        if info.field_name == "auditor_api_base" and not info.data.get("auditor_model"):
+            raise PydanticCustomError(
+                "auditor_api_base", "is the auditor's server, but MIRAGE_AUDITOR_MODEL is not set"
+            )
+        mode = info.data.get("audit_mode")
+        if mode is not None and mode is not AuditMode.SEPARATE:
+            raise PydanticCustomError(
+                str(info.field_name),
+                f"an independent auditor labels in a call of its own: set MIRAGE_AUDIT_MODE="
+                f"separate (it is {mode.value!r}) or unset MIRAGE_{str(info.field_name).upper()}",
+            )
+        return v
+
     @field_validator("api_keys")
     @classmethod
     def _key_tenant_pairs(cls, v: SecretStr | None) -> SecretStr | None:
@@ -215,6 +248,13 @@ class GuardSettings(BaseSettings):
                     "must not be a tenant key",
                 )
         return v
+
+    def audit_labeller(self) -> tuple[str | None, str | None]:
+        """(model, api base) of the model whose labels the self-audit profile calibrates: the
+        independent auditor when one is set, else the writer (which then audits itself)."""
+        if self.auditor_model:
+            return self.auditor_model, self.auditor_api_base
+        return self.writer_model, self.writer_api_base
 
     def resolved_database_url(self) -> str:
         return self.database_url or f"sqlite:///{(self.data_dir / 'decisions.db').resolve()}"

@@ -526,7 +526,15 @@ def support_report(
 
 @app.command("audit")
 def audit(
-    writer_model: Annotated[str, typer.Option(help="litellm model string of the writer")],
+    writer_model: Annotated[
+        str,
+        typer.Option(
+            "--writer-model",
+            "--model",
+            help="litellm model string of the model to calibrate: the writer (it audits itself) "
+            "or an independent auditor (MIRAGE_AUDITOR_MODEL)",
+        ),
+    ],
     out: Annotated[Path, typer.Option(help="verdicts JSONL to write")],
     data: DataOpt = None,
     personas: PersonasOpt = None,
@@ -539,7 +547,11 @@ def audit(
         float, typer.Option("--timeout", help="seconds one conversation's audit may take")
     ] = 120.0,
 ) -> None:
-    """Ask WRITER_MODEL to self-audit every labelled claim (one call per conversation).
+    """Ask the model to audit every labelled claim (one call per conversation).
+
+    The labelled claims were not written by the model, so the profile fitted on these verdicts
+    applies to it auditing its own memories (MIRAGE_WRITER_MODEL) or another writer's
+    (MIRAGE_AUDITOR_MODEL); either way it is keyed by this model and used for no other.
 
     OUT is written whole at the end; when no call gave a verdict it is left as it was (exit 1).
     """

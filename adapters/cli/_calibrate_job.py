@@ -2,10 +2,11 @@
 
 What the Helm CronJob (deploy/helm/mirage-guard/templates/calibration-cronjob.yaml) and the
 compose ``calibrate`` service run: ``mirage calibrate audit`` of the labelled claims by
-MIRAGE_WRITER_MODEL, ``mirage calibrate fit`` into MIRAGE_PROFILE_DIR (the volume the sidecar
-reads), then ``POST /v1/admin/profiles/reload`` on the sidecar with a key of MIRAGE_ADMIN_KEYS,
-which swaps the new profile in (or refuses it, keeping the old one). Registered on the
-``calibrate`` sub-app by the last line of ``_calibrate.py``.
+MIRAGE_WRITER_MODEL (by MIRAGE_AUDITOR_MODEL when an independent auditor is configured: the
+model whose labels the guard scores), ``mirage calibrate fit`` into MIRAGE_PROFILE_DIR (the
+volume the sidecar reads), then ``POST /v1/admin/profiles/reload`` on the sidecar with a key
+of MIRAGE_ADMIN_KEYS, which swaps the new profile in (or refuses it, keeping the old one).
+Registered on the ``calibrate`` sub-app by the last line of ``_calibrate.py``.
 """
 
 from __future__ import annotations
@@ -34,8 +35,11 @@ RELOAD_PATH = "/v1/admin/profiles/reload"
 def job_problems(settings: GuardSettings) -> list[str]:
     """Why the configured guard cannot be calibrated by this job (empty: it can)."""
     problems = []
-    if not settings.writer_model:
-        problems.append("MIRAGE_WRITER_MODEL is not set: there is no writer model to calibrate")
+    if not settings.audit_labeller()[0]:
+        problems.append(
+            "MIRAGE_WRITER_MODEL is not set (nor MIRAGE_AUDITOR_MODEL): there is no model to "
+            "calibrate"
+        )
     if settings.profile_dir is None:
         problems.append("MIRAGE_PROFILE_DIR is not set: the profile would go nowhere")
     if settings.audit_mode is not AuditMode.SEPARATE:
@@ -108,7 +112,9 @@ def job(
     """Calibrate the configured writer model: audit + fit into MIRAGE_PROFILE_DIR + reload.
 
     Reads MIRAGE_WRITER_MODEL, MIRAGE_WRITER_API_BASE, MIRAGE_PROFILE_DIR, MIRAGE_AUDIT_MODE
-    (must be 'separate') and MIRAGE_ADMIN_KEYS, like the sidecar it calibrates.
+    (must be 'separate') and MIRAGE_ADMIN_KEYS, like the sidecar it calibrates. With
+    MIRAGE_AUDITOR_MODEL (and MIRAGE_AUDITOR_API_BASE) set, the independent auditor is
+    calibrated instead: it is the model whose labels the guard scores.
     """
     settings = GuardSettings.from_env()
     problems = job_problems(settings)
@@ -116,15 +122,16 @@ def job(
         for p in problems:
             typer.echo(f"error: {p}", err=True)
         raise typer.Exit(code=2)
-    assert settings.writer_model is not None
+    model, api_base = settings.audit_labeller()
+    assert model is not None
     assert settings.profile_dir is not None
     work_dir.mkdir(parents=True, exist_ok=True)
     verdicts = work_dir / "verdicts.jsonl"
     audit(
-        writer_model=settings.writer_model,
+        writer_model=model,
         out=verdicts,
         data=data,
-        api_base=settings.writer_api_base,
+        api_base=api_base,
         concurrency=concurrency,
         max_tokens=max_tokens,
     )

@@ -7,6 +7,7 @@ engineer editing a personas file, and changing MIRAGE_GENERATED_ACTION, between 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,13 +16,14 @@ from mirage_guard.benchmark._records import GuardTagRecord
 from mirage_guard.benchmark._rundir import RunDirectory
 from mirage_guard.benchmark._runner import BenchmarkRun
 from mirage_guard.benchmark.personas import Persona
-from mirage_guard.guard import Action, Guard, Policy
+from mirage_guard.guard import Action, AuditMode, Guard, Label, Policy, SelfAuditor
 from mirage_guard.guard.errors import ConfigError
 from mirage_guard.guard.evidence import EvidenceLinker
 from tests.benchmark.small_run import FAST, PERSONAS_FILE, small_config
 from tests.calibration.factories import make_profile
 from tests.fakes.bench import CallLog, recording_provider
 from tests.fakes.embedder import HashingEmbedder
+from tests.fakes.llm import labelling_llm
 
 
 def _guard(policy: Policy | None = None) -> Guard:
@@ -32,11 +34,23 @@ def _guard(policy: Policy | None = None) -> Guard:
     )
 
 
+def _audited_by(auditor_model: str) -> Guard:
+    """A guard whose candidates an independent auditor labels (no profile for it: uncalibrated)."""
+    return Guard(
+        linker=EvidenceLinker(HashingEmbedder()),
+        evidence_profile=make_profile(),
+        auditor=SelfAuditor(labelling_llm(Label.GROUNDED, model=auditor_model)),
+        audit_mode=AuditMode.SEPARATE,
+        auditor_model=auditor_model,
+    )
+
+
 def _run(
     run_dir: Path,
     *,
     personas: list[Persona] | None = None,
     policy: Policy | None = None,
+    make_guard: Callable[[], Guard] | None = None,
     **config: object,
 ) -> BenchmarkRun:
     return BenchmarkRun(
@@ -44,7 +58,7 @@ def _run(
         run_dir,
         provider=recording_provider(CallLog()),
         options=FAST,
-        guard_factory=lambda: _guard(policy),
+        guard_factory=make_guard or (lambda: _guard(policy)),
         personas=personas,
     )
 
@@ -89,6 +103,22 @@ async def test_another_guard_policy_is_refused(
     # the same setup resumes
     await _run(tmp_path / "run", personas=small_personas, stages=stages).run()
     assert RunDirectory(tmp_path / "run").records(GuardTagRecord)
+
+
+async def test_another_independent_auditor_is_refused(
+    tmp_path: Path, small_personas: list[Persona]
+) -> None:
+    """MIRAGE_AUDITOR_MODEL changed between two runs into one directory: the guard records of
+    one auditor would be mixed with the other's."""
+    stages = ["task", "judge"]
+    first = lambda: _audited_by("mock/auditor-a")  # noqa: E731
+    await _run(tmp_path / "run", personas=small_personas, stages=stages, make_guard=first).run()
+    manifest = RunDirectory(tmp_path / "run").read_manifest()
+    assert manifest.guard_configuration["describe"]["auditor_model"] == "mock/auditor-a"
+    other = lambda: _audited_by("mock/auditor-b")  # noqa: E731
+    with pytest.raises(ConfigError, match="the guard's configuration"):
+        await _run(tmp_path / "run", personas=small_personas, stages=stages, make_guard=other).run()
+    await _run(tmp_path / "run", personas=small_personas, stages=stages, make_guard=first).run()
 
 
 async def test_a_manifest_written_before_the_check_still_resumes(

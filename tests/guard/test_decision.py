@@ -183,8 +183,8 @@ def test_rendering_keeps_the_words_of_the_guard() -> None:
         "P(over-inference)=0.851 >= 0.600"
     )
     assert render_reason(reason(ReasonCode.UNCALIBRATED_WRITER, writer_model="m/x")) == (
-        "no self-audit profile for writer model 'm/x': evidence-only scoring "
-        "(uncalibrated for this model)"
+        "no self-audit profile for model 'm/x' (the writer, or the independent auditor): "
+        "evidence-only scoring (uncalibrated for this model)"
     )
     assert render_reason(Reason(code=ReasonCode.STATED_SCORE)) == "stated_score()"
 

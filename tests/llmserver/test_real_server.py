@@ -141,6 +141,68 @@ def test_sidecar_timeout_fails_closed(llm_server: LocalServer, data_dir: Path) -
         assert store.items == {}
 
 
+def test_the_server_as_an_independent_auditor_of_another_writer(
+    llm_server: LocalServer, data_dir: Path
+) -> None:
+    """MIRAGE_AUDITOR_MODEL: a scripted writer extracts, the real server audits (its labels are
+    junk and it has no profile), and nothing it audited becomes a stated fact on its word."""
+    from mirage_guard.guard.llm import ScriptedLLM
+    from tests.fakes.mem0 import conversation_reply
+
+    settings = GuardSettings(
+        data_dir=data_dir,
+        audit_mode="separate",  # type: ignore[arg-type]
+        auditor_model=llm_server.openai_model,
+        auditor_api_base=llm_server.api_base,
+        audit_timeout_s=150.0,
+    )
+    writer = ScriptedLLM([conversation_reply()], model="mock/the-writer")
+    auditor = RetryingLLM(
+        LiteLLMClient(
+            llm_server.openai_model,
+            api_base=llm_server.api_base,
+            timeout_s=120.0,
+            extra={"max_tokens": 300},
+        ),
+        attempts=1,
+    )
+    guard = Guard.from_settings(
+        settings, writer_llm=writer, auditor_llm=auditor, embedder=HashingEmbedder()
+    )
+    app = create_app(settings, guard=guard, backend=InMemoryStore(), writer_llm=writer)
+    with TestClient(app, raise_server_exceptions=False) as client:
+        r = client.post("/memories", json={"messages": CONVERSATION, "user_id": "u1"})
+        profiles = client.get("/v1/profiles").json()["guard"]
+    assert r.status_code == 200, r.text
+    # the same write with no audit at all: what the evidence alone decides
+    plain = GuardSettings(data_dir=data_dir / "no-audit")
+    plain_writer = ScriptedLLM([conversation_reply()], model="mock/the-writer")
+    app = create_app(
+        plain,
+        guard=Guard.from_settings(plain, embedder=HashingEmbedder()),
+        backend=InMemoryStore(),
+        writer_llm=plain_writer,
+    )
+    with TestClient(app, raise_server_exceptions=False) as client:
+        alone = client.post("/memories", json={"messages": CONVERSATION, "user_id": "u1"}).json()
+    evidence = {d["text"]: d["provenance"] for d in alone["decisions"]}
+    assert len(writer.calls) == 1  # the extraction; the audit went to the server
+    assert profiles["auditor_model"] == llm_server.openai_model
+    assert profiles["audit_profile"] is None  # no profile was fitted for the auditor
+    # the server was asked: how it takes a schema is now known for it (and only for it)
+    assert mode_of(llm_server.openai_model, llm_server.api_base) is not None
+    decisions = r.json()["decisions"]
+    assert sorted(d["text"] for d in decisions) == sorted(evidence)
+    for d in decisions:
+        codes = {x["code"] for x in d["reasons"]}
+        assert not d["calibrated"]
+        assert codes & {"self_audit_failed", "uncalibrated_writer"}, d
+        if "self_audit_failed" in codes:  # a failed audit holds back even a said fact
+            assert d["provenance"] != "stated"
+        if d["provenance"] == "stated":  # an uncalibrated auditor only makes it more cautious
+            assert evidence[d["text"]] == "stated", d
+
+
 def _subset_claims(out: Path, *, train: int, dev: int) -> Path:
     """Three packaged claims (stated, inferred, over-inferred) of each of the personas with the
     shortest conversations: short answers for a slow, grammar-constrained base model."""

@@ -29,6 +29,7 @@ from tests.fakes.mem0 import InMemoryStore
 pytestmark = pytest.mark.slow  # the fit featurises claims with the shipped MiniLM linker
 
 WRITER = "mock/calibrated-writer"
+AUDITOR = "mock/independent-auditor"
 ADMIN_KEY = "job-admin-key"
 
 
@@ -52,8 +53,10 @@ def _free_port() -> int:
         return port
 
 
-@pytest.fixture
-def settings(tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> GuardSettings:
+@pytest.fixture(params=["self-audit", "independent auditor"])
+def settings(
+    request: pytest.FixtureRequest, tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> GuardSettings:
     env = {
         "MIRAGE_DATA_DIR": str(data_dir),
         "MIRAGE_WRITER_MODEL": WRITER,
@@ -61,6 +64,8 @@ def settings(tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch) ->
         "MIRAGE_PROFILE_DIR": str(tmp_path / "profiles"),
         "MIRAGE_ADMIN_KEYS": ADMIN_KEY,
     }
+    if request.param == "independent auditor":
+        env["MIRAGE_AUDITOR_MODEL"] = AUDITOR
     for key, value in env.items():
         monkeypatch.setenv(key, value)  # what the job reads, like the sidecar
     return GuardSettings()
@@ -69,9 +74,13 @@ def settings(tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch) ->
 @pytest.fixture
 def sidecar_url(settings: GuardSettings) -> Iterator[str]:
     writer = labelling_llm(Label.GROUNDED, model=WRITER)
+    auditor = labelling_llm(Label.GROUNDED, model=AUDITOR) if settings.auditor_model else None
+    guard = Guard.from_settings(
+        settings, writer_llm=writer, auditor_llm=auditor, embedder=HashingEmbedder()
+    )
     app = create_app(
         settings,
-        guard=Guard.from_settings(settings, writer_llm=writer, embedder=HashingEmbedder()),
+        guard=guard,
         backend=InMemoryStore(),
         writer_llm=writer,
     )
@@ -93,8 +102,11 @@ def sidecar_url(settings: GuardSettings) -> Iterator[str]:
 def test_job_fits_the_writers_profile_and_the_running_sidecar_reloads_it(
     settings: GuardSettings, sidecar_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # the model whose labels the guard scores: the writer, or the independent auditor
+    labeller = settings.auditor_model or WRITER
+
     def scripted(model: str, **_: Any) -> Any:
-        assert model == WRITER  # the configured writer model, nothing else
+        assert model == labeller  # the configured model, nothing else
         return labelling_llm(lambda cid: Label.GROUNDED, model=model)
 
     monkeypatch.setattr("mirage_guard.adapters.cli._calibrate.create_llm", scripted)
@@ -111,12 +123,13 @@ def test_job_fits_the_writers_profile_and_the_running_sidecar_reloads_it(
     assert settings.profile_dir is not None
     (path,) = settings.profile_dir.glob("*.json")
     profile = CalibrationProfile.model_validate_json(path.read_text())
-    assert profile.writer_model == WRITER
+    assert profile.writer_model == labeller
     assert profile.score_distribution is not None  # drift can be measured against it
     assert profile.score_distribution.n == profile.fitted_on.n_examples
 
     after = httpx.get(f"{sidecar_url}/v1/profiles").json()["guard"]
     assert after["audit_profile"] == profile.profile_id
+    assert after["auditor_model"] == settings.auditor_model
     metrics = httpx.get(f"{sidecar_url}/metrics").text
     assert f'mirage_guard_profile_drift{{model="{WRITER}"}} NaN' in metrics  # no live score yet
 

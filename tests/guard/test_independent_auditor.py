@@ -1,0 +1,227 @@
+"""An independent auditor (MIRAGE_AUDITOR_MODEL): a model other than the writer labels every
+write's candidates, and the guard scores its labels with the auditor's own profile, never the
+writer's (and the writer's never for the auditor)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from mirage_guard.guard import (
+    Action,
+    AuditFailure,
+    AuditMode,
+    Guard,
+    GuardSettings,
+    Label,
+    Provenance,
+    Reason,
+    ReasonCode,
+    SelfAuditor,
+    render_reason,
+)
+from mirage_guard.guard.errors import ConfigError, LLMOutputError, ProfileMismatchError
+from mirage_guard.guard.llm import FunctionLLM, Message
+from mirage_guard.guard.scoring import ProfileStore
+from tests.calibration.factories import make_profile
+from tests.fakes.embedder import HashingEmbedder
+from tests.fakes.llm import labelling_llm
+from tests.guard.paper import (
+    PAPER_TURNS,
+    STATED,
+    STEREOTYPE,
+    UNSUPPORTED,
+    WRITER_A,
+    WRITER_B,
+    audit_profile,
+)
+
+AUDITOR = "mock/auditor"
+CANDS = [STATED, UNSUPPORTED, STEREOTYPE]
+
+
+def _store_with(tmp_path: Path, *profiles: object) -> ProfileStore:
+    store = ProfileStore(tmp_path)
+    store.save(make_profile(), tmp_path)
+    for p in profiles:
+        store.save(p, tmp_path)  # type: ignore[arg-type]
+    return ProfileStore(tmp_path)
+
+
+def _separate(tmp_path: Path, **over: object) -> GuardSettings:
+    return GuardSettings(audit_mode=AuditMode.SEPARATE, profile_dir=tmp_path, **over)  # type: ignore[arg-type]
+
+
+def test_the_auditor_labels_and_its_own_profile_scores(tmp_path: Path) -> None:
+    store = _store_with(tmp_path, audit_profile(WRITER_A), audit_profile(AUDITOR))
+    writer = labelling_llm(Label.FABRICATED, model=WRITER_A)
+    auditor = labelling_llm(Label.GROUNDED, model=AUDITOR, source_turn_id="u1")
+    guard = Guard.from_settings(
+        _separate(tmp_path),
+        writer_llm=writer,
+        auditor_llm=auditor,
+        embedder=HashingEmbedder(),
+        profiles=store,
+    )
+    assert guard.audit_profile == audit_profile(AUDITOR)
+    assert (guard.writer_model, guard.auditor_model, guard.labeller_model) == (
+        WRITER_A,
+        AUDITOR,
+        AUDITOR,
+    )
+    decisions = guard.tag(PAPER_TURNS, CANDS)
+    assert len(auditor.calls) == 1  # one call labels the whole write
+    assert writer.calls == []  # the writer is never asked about its own memories
+    assert all(d.profile_id == audit_profile(AUDITOR).profile_id for d in decisions)
+    assert all(d.calibrated for d in decisions)
+    assert all(d.audit is not None and d.audit.label is Label.GROUNDED for d in decisions)
+    assert guard.describe()["auditor_model"] == AUDITOR
+
+
+def test_the_writer_audits_itself_when_no_auditor_is_set(tmp_path: Path) -> None:
+    store = _store_with(tmp_path, audit_profile(WRITER_A), audit_profile(AUDITOR))
+    writer = labelling_llm(Label.GROUNDED, model=WRITER_A, source_turn_id="u1")
+    guard = Guard.from_settings(
+        _separate(tmp_path), writer_llm=writer, embedder=HashingEmbedder(), profiles=store
+    )
+    assert guard.audit_profile == audit_profile(WRITER_A)
+    assert guard.auditor_model is None
+    assert guard.describe()["auditor_model"] is None
+    guard.tag(PAPER_TURNS, CANDS)
+    assert len(writer.calls) == 1
+
+
+def test_an_auditor_never_borrows_the_writers_profile(tmp_path: Path) -> None:
+    store = _store_with(tmp_path, audit_profile(WRITER_A))
+    auditor = labelling_llm(Label.GROUNDED, model=AUDITOR, confidence=1.0, source_turn_id="u1")
+    guard = Guard.from_settings(
+        _separate(tmp_path, writer_model=WRITER_A),
+        auditor_llm=auditor,
+        embedder=HashingEmbedder(),
+        profiles=store,
+    )
+    assert guard.audit_profile is None
+    decisions = guard.tag(PAPER_TURNS, CANDS)
+    assert all(d.profile_id == "evidence-only" and not d.calibrated for d in decisions)
+    uncalibrated = Reason(code=ReasonCode.UNCALIBRATED_WRITER, params={"writer_model": AUDITOR})
+    assert all(uncalibrated in d.reasons for d in decisions)
+    assert f"no self-audit profile for model {AUDITOR!r}" in render_reason(uncalibrated)
+    # the auditor's confident word alone makes no unlinked candidate a fact
+    assert decisions[1].provenance is Provenance.GENERATED
+    assert decisions[1].action is not Action.STORE
+
+
+def test_the_writers_profile_is_refused_for_an_auditor(make_guard: Callable[..., Guard]) -> None:
+    auditor = SelfAuditor(labelling_llm(Label.GROUNDED, model=AUDITOR))
+    with pytest.raises(ProfileMismatchError) as info:
+        make_guard(
+            auditor=auditor,
+            audit_mode=AuditMode.SEPARATE,
+            audit_profile=audit_profile(WRITER_A),
+            writer_model=WRITER_A,
+            auditor_model=AUDITOR,
+        )
+    assert (info.value.field, info.value.expected, info.value.actual) == (
+        "writer_model",
+        AUDITOR,
+        WRITER_A,
+    )
+    guard = make_guard(
+        auditor=auditor,
+        audit_mode=AuditMode.SEPARATE,
+        audit_profile=audit_profile(AUDITOR),
+        writer_model=WRITER_A,
+        auditor_model=AUDITOR,
+    )
+    with pytest.raises(ProfileMismatchError):  # nor swapped in later (a reload)
+        guard.use_profiles(guard.evidence_profile, audit_profile(WRITER_A))
+    assert guard.audit_profile == audit_profile(AUDITOR)
+
+
+def test_the_auditors_profile_scores_every_writers_claims(make_guard: Callable[..., Guard]) -> None:
+    """A writer's self-audit profile covers that writer's claims only; an auditor's profile
+    covers the claims it labels, whoever wrote them (a write names its own writer_model)."""
+    guard = make_guard(
+        auditor=SelfAuditor(labelling_llm(Label.GROUNDED, model=AUDITOR, source_turn_id="u1")),
+        audit_mode=AuditMode.SEPARATE,
+        audit_profile=audit_profile(AUDITOR),
+        writer_model=WRITER_A,
+        auditor_model=AUDITOR,
+    )
+    for writer in (WRITER_A, WRITER_B, None):
+        decisions = guard.tag(PAPER_TURNS, CANDS, writer_model=writer)
+        assert all(d.profile_id == audit_profile(AUDITOR).profile_id for d in decisions), writer
+        assert all(d.calibrated for d in decisions), writer
+
+
+def test_a_failing_auditor_fails_closed_and_is_named(make_guard: Callable[..., Guard]) -> None:
+    def broken(messages: Sequence[Message], schema: type[BaseModel] | None) -> str:
+        raise RuntimeError("the auditor's server went away")
+
+    llm = FunctionLLM(broken, model=AUDITOR)
+    kwargs = dict(
+        auditor=SelfAuditor(llm),
+        audit_mode=AuditMode.SEPARATE,
+        audit_profile=audit_profile(AUDITOR),
+        writer_model=WRITER_A,
+        auditor_model=AUDITOR,
+    )
+    decisions = make_guard(**kwargs).tag(PAPER_TURNS, CANDS)
+    assert all(d.provenance is not Provenance.STATED for d in decisions)
+    assert all(d.action is not Action.STORE for d in decisions)
+    assert all(ReasonCode.SELF_AUDIT_FAILED in {r.code for r in d.reasons} for d in decisions)
+    refusing = make_guard(**kwargs, on_audit_failure=AuditFailure.ERROR)
+    with pytest.raises(LLMOutputError) as info:
+        refusing.tag(PAPER_TURNS, CANDS)
+    assert info.value.model == AUDITOR  # the model that failed, not the writer
+
+
+@pytest.mark.parametrize("mode", ["off", "inline"])
+def test_an_auditor_needs_the_separate_mode(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MIRAGE_AUDIT_MODE", mode)
+    monkeypatch.setenv("MIRAGE_AUDITOR_MODEL", AUDITOR)
+    with pytest.raises(ConfigError) as info:
+        GuardSettings.from_env()
+    assert "MIRAGE_AUDITOR_MODEL" in str(info.value)
+    assert "separate" in str(info.value)
+
+
+def test_an_auditor_api_base_needs_an_auditor(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MIRAGE_AUDIT_MODE", "separate")
+    monkeypatch.setenv("MIRAGE_AUDITOR_API_BASE", "http://127.0.0.1:9/v1")
+    monkeypatch.delenv("MIRAGE_AUDITOR_MODEL", raising=False)
+    with pytest.raises(ConfigError, match=r"MIRAGE_AUDITOR_API_BASE.*MIRAGE_AUDITOR_MODEL"):
+        GuardSettings.from_env()
+    monkeypatch.setenv("MIRAGE_AUDITOR_MODEL", "  ")
+    with pytest.raises(ConfigError, match="MIRAGE_AUDITOR_MODEL"):
+        GuardSettings.from_env()
+
+
+def test_the_labeller_is_the_auditor_when_there_is_one() -> None:
+    writer_only = GuardSettings(writer_model=WRITER_A, writer_api_base="http://w/v1")
+    assert writer_only.audit_labeller() == (WRITER_A, "http://w/v1")
+    both = GuardSettings(
+        audit_mode=AuditMode.SEPARATE,
+        writer_model=WRITER_A,
+        writer_api_base="http://w/v1",
+        auditor_model=AUDITOR,
+        auditor_api_base="http://a/v1",
+    )
+    assert both.audit_labeller() == (AUDITOR, "http://a/v1")
+    assert GuardSettings().audit_labeller() == (None, None)
+
+
+def test_an_auditor_given_in_code_also_needs_the_separate_mode(
+    make_guard: Callable[..., Guard], tmp_path: Path
+) -> None:
+    with pytest.raises(ConfigError, match="separate"):
+        make_guard(audit_mode=AuditMode.OFF, auditor_model=AUDITOR)
+    with pytest.raises(ConfigError, match="separate"):
+        Guard.from_settings(
+            GuardSettings(audit_mode=AuditMode.INLINE, profile_dir=tmp_path),
+            auditor_llm=labelling_llm(Label.GROUNDED, model=AUDITOR),
+            embedder=HashingEmbedder(),
+        )
