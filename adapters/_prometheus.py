@@ -118,8 +118,10 @@ class GuardMetrics:
     def track_guard(self, guard: Guard) -> DriftReading | None:
         """Watch the drift of ``guard``'s writer model against the profile that now scores its
         writes (the self-audit profile, else the evidence-only one). Call again after a reload:
-        a changed profile starts a new window. Only a configured model becomes a label."""
-        model = guard.writer_model
+        a changed profile starts a new window. Only a configured model becomes a label. With an
+        independent auditor and no writer configured, the auditor's (the guard's metrics follow
+        it then: ``Guard.atag``)."""
+        model = guard.writer_model or guard.auditor_model
         if not model or self.model_label(model) != model:
             return None
         active = guard.profiles

@@ -53,9 +53,20 @@ def build_eval_guard(
             audit_mode=AuditMode.SEPARATE,
             profile_dir=profile_dir,
             support_dir=support_dir,
+            auditor_model=None,  # the model named here labels, whatever MIRAGE_AUDITOR_MODEL says
+            auditor_api_base=None,
         )
         return Guard.from_settings(settings, profiles=store)
-    settings = GuardSettings(profile_dir=profile_dir, support_dir=support_dir)
+    # the evidence alone: no model of the environment (MIRAGE_AUDIT_MODE, MIRAGE_WRITER_MODEL,
+    # MIRAGE_AUDITOR_MODEL) is called
+    settings = GuardSettings(
+        profile_dir=profile_dir,
+        support_dir=support_dir,
+        audit_mode=AuditMode.OFF,
+        writer_model=None,
+        auditor_model=None,
+        auditor_api_base=None,
+    )
     return Guard.from_settings(settings, profiles=store)
 
 

@@ -118,8 +118,18 @@ def parse_audit(
     return check_quotes(verdicts, turns)
 
 
+SELF_AUDIT_PROMPT = "self_audit"
+"""The writer labels its own memories ("You wrote the memory entries below")."""
+INDEPENDENT_AUDIT_PROMPT = "audit_independent"
+"""An independent auditor labels another model's ("Another assistant wrote ..."): the same
+labels, schema and quote rule, told the truth about who wrote the entries. A profile is keyed by
+its prompt version, so an auditor is calibrated with this prompt (`mirage calibrate audit
+--as-auditor`)."""
+
+
 class SelfAuditor:
-    """Asks the writer model to label every candidate of a write, in ONE call."""
+    """Asks a model to label every candidate of a write, in ONE call: the writer itself (the
+    default prompt) or an independent auditor (:meth:`independent`)."""
 
     def __init__(
         self,
@@ -131,8 +141,16 @@ class SelfAuditor:
     ) -> None:
         self.llm = llm
         self.timeout_s = timeout_s
-        self.prompt = prompt or load_prompt("self_audit")
+        self.prompt = prompt or load_prompt(SELF_AUDIT_PROMPT)
         self.params = params or SamplingParams(temperature=0.0)
+
+    @classmethod
+    def independent(
+        cls, llm: LLMClient, *, timeout_s: float = 30.0, params: SamplingParams | None = None
+    ) -> SelfAuditor:
+        """An auditor of memories another model wrote (:data:`INDEPENDENT_AUDIT_PROMPT`)."""
+        prompt = load_prompt(INDEPENDENT_AUDIT_PROMPT)
+        return cls(llm, timeout_s=timeout_s, prompt=prompt, params=params)
 
     @property
     def prompt_version(self) -> str:

@@ -135,6 +135,10 @@ class Guard:
                 "an independent auditor labels in a call of its own: it needs audit_mode "
                 f"'separate', not {audit_mode.value!r}"
             )
+        if auditor_model is not None and auditor is not None and auditor.llm.model != auditor_model:
+            raise ConfigError(  # its labels would be scored with another model's profile
+                f"the auditor calls {auditor.llm.model!r}, not the auditor_model {auditor_model!r}"
+            )
         self.linker = linker
         self.auditor = auditor
         self.audit_mode = audit_mode
@@ -278,7 +282,9 @@ class Guard:
                 )
             auditor_llm = writer_llm
         auditor = (
-            SelfAuditor(auditor_llm, timeout_s=s.audit_timeout_s)
+            (SelfAuditor.independent if auditor_model else SelfAuditor)(
+                auditor_llm, timeout_s=s.audit_timeout_s
+            )
             if auditor_llm is not None and separate
             else None
         )
@@ -344,14 +350,21 @@ class Guard:
         with self._stage("linker"):
             links = await self._run_linker(turns, candidates, user_name)
         verdicts, audit_error = await self._verdicts(turns, candidates, audit)
+        # an independent auditor's profile scores its own labels only, never a caller's
+        by_auditor = audit is None and self.auditor_model is not None
         with self._stage("score"):  # scoring the quotes against their claims is part of it
             spans = await self._quote_spans(candidates, verdicts)
             said = {t.id: plain(t.content) for t in turns if t.role is Role.USER}
             decisions = self._decide(
-                candidates, links, verdicts, audit_error, writer_model, spans, said, user_name
-            )
+                candidates, links, verdicts, audit_error, writer_model, spans, said, user_name,
+                by_auditor=by_auditor,
+            )  # fmt: skip
             decisions = self._fail_closed_on_language(turns, candidates, decisions)
-        self._observer.on_decisions(decisions, writer_model=writer_model or self.writer_model)
+        # metrics by writer; with an independent auditor and no writer configured, by auditor
+        # (its profile is the one missing or drifting), never the "none" series
+        self._observer.on_decisions(
+            decisions, writer_model=writer_model or self.writer_model or self.auditor_model
+        )
         return decisions
 
     def tag(
@@ -433,19 +446,25 @@ class Guard:
         spans: dict[str, EvidenceLink] | None = None,
         said: dict[str, str] | None = None,
         user_name: str | None = None,
+        *,
+        by_auditor: bool = False,
     ) -> list[Decision]:
-        """``said``: the user turns' texts by id (the word rules read the whole linked turn)."""
+        """``said``: the user turns' texts by id (the word rules read the whole linked turn);
+        ``by_auditor``: the verdicts are the independent auditor's (not a caller's)."""
         model = writer_model or self.writer_model
+        # whose labels the verdicts are: the profile must be that model's
+        labeller = self.auditor_model if by_auditor else model
         active = self._active  # one read: a concurrent reload never mixes two profile sets
         use_audit_profile = (
             active.audit is not None
             and self.audit_mode is not AuditMode.OFF
             # an independent auditor labels every writer's claims with its own profile; a writer
-            # auditing itself has a profile for its own claims only
+            # auditing itself has a profile for its own claims only; verdicts a caller passes
+            # with an auditor configured are no model's this guard has a profile for
             and (
-                self.auditor_model is not None
-                or writer_model is None
-                or writer_model == active.audit.writer_model
+                by_auditor
+                if self.auditor_model is not None
+                else writer_model is None or writer_model == active.audit.writer_model
             )
             and all(c.id in verdicts for c in candidates)
         )
@@ -472,9 +491,7 @@ class Guard:
                 if not counts_for(profile, verdicts[c.id]):
                     p_oi[i] = max(p_oi[i], ev_oi[i])
                     p_stated[i] = min(p_stated[i], ev_stated[i])
-        wants_calibration = self.audit_mode is not AuditMode.OFF and (
-            model is not None or self.auditor_model is not None
-        )
+        wants_calibration = self.audit_mode is not AuditMode.OFF and labeller is not None
         calibrated = (not wants_calibration) or profile.mode.uses_audit
         return [
             decide(
@@ -487,7 +504,7 @@ class Guard:
                 verdict=verdicts.get(c.id),
                 audit_error=audit_error,
                 calibrated=calibrated,
-                writer_model=self.auditor_model or model,
+                writer_model=labeller,
                 turn_text=(said or {}).get(link.turn_id or ""),
                 user_name=user_name,
                 people=people,

@@ -206,7 +206,8 @@ class GuardSettings(BaseSettings):
         silently ignored."""
         if v is None:
             return v
-        if not v.strip():
+        v = v.strip()  # " openai/x" would match no profile's key
+        if not v:
             raise PydanticCustomError(str(info.field_name), "must not be empty (unset it instead)")
         if info.field_name == "auditor_api_base" and not info.data.get("auditor_model"):
             raise PydanticCustomError(

@@ -546,19 +546,27 @@ def audit(
     timeout_s: Annotated[
         float, typer.Option("--timeout", help="seconds one conversation's audit may take")
     ] = 120.0,
+    as_auditor: Annotated[
+        bool,
+        typer.Option(
+            "--as-auditor",
+            help='ask with the independent auditor\'s prompt ("another assistant wrote ..."): '
+            "for a model the guard runs as MIRAGE_AUDITOR_MODEL; default: the self-audit prompt",
+        ),
+    ] = False,
 ) -> None:
     """Ask the model to audit every labelled claim (one call per conversation).
 
-    The labelled claims were not written by the model, so the profile fitted on these verdicts
-    applies to it auditing its own memories (MIRAGE_WRITER_MODEL) or another writer's
-    (MIRAGE_AUDITOR_MODEL); either way it is keyed by this model and used for no other.
+    The profile fitted on these verdicts is keyed by this model and the prompt: the self-audit
+    prompt for a writer auditing its own memories (MIRAGE_WRITER_MODEL), ``--as-auditor`` for an
+    independent auditor of another writer's (MIRAGE_AUDITOR_MODEL). It is used for no other.
 
     OUT is written whole at the end; when no call gave a verdict it is left as it was (exit 1).
     """
     check_not_an_input(out, [data or packaged("claims.jsonl"), personas], "the verdicts")
     check_writable(out, "the verdicts")  # before any call, not after them all
     examples = load_examples(data, personas=personas)
-    auditor = SelfAuditor(
+    auditor = (SelfAuditor.independent if as_auditor else SelfAuditor)(
         RetryingLLM(create_llm(writer_model, api_base=api_base, timeout_s=timeout_s)),
         timeout_s=timeout_s,
         params=SamplingParams(temperature=0.0, max_tokens=max_tokens),

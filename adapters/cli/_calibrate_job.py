@@ -134,6 +134,7 @@ def job(
         api_base=api_base,
         concurrency=concurrency,
         max_tokens=max_tokens,
+        as_auditor=settings.auditor_model is not None,  # the prompt the guard will ask it with
     )
     fit(
         verdicts=verdicts,

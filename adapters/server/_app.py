@@ -58,6 +58,8 @@ def create_app(
         profiles = ProfileStore(s.profile_dir)
         # model labels only from configuration: a caller's writer_model never becomes a series
         models = {m for m in (s.writer_model, writer_llm.model if writer_llm else None) if m}
+        if s.auditor_model:  # the metrics' model when no writer is configured (Guard.atag)
+            models.add(s.auditor_model)
         models |= {p.writer_model for p in profiles.all() if p.writer_model}
         metrics = GuardMetrics(CollectorRegistry(), models=models, drift_window=s.drift_window)
         if guard is not None and guard.metrics is None:

@@ -490,7 +490,9 @@ async def profiles(sidecar: SidecarDep, tenant: TenantDep) -> ProfilesResponse:
             )
             for p in sidecar.profiles.all()
         ],
-        drift=sidecar.metrics.drift.reading(sidecar.memory.guard.writer_model or ""),
+        drift=sidecar.metrics.drift.reading(
+            sidecar.memory.guard.writer_model or sidecar.memory.guard.auditor_model or ""
+        ),
     )
 
 

@@ -63,8 +63,9 @@ class ProfileStore:
         raise ProfileNotFoundError(
             f"no {mode.value} profile for writer model {writer_model!r} and prompt "
             f"{prompt_version}; fit one with `mirage calibrate audit --writer-model "
-            f"{writer_model} --out V.jsonl` then `mirage calibrate fit --verdicts V.jsonl "
-            "--profile-dir DIR` (or `mirage calibrate job` for the configured writer)"
+            f"{writer_model} --out V.jsonl` (with --as-auditor for an independent auditor) then "
+            "`mirage calibrate fit --verdicts V.jsonl --profile-dir DIR` (or `mirage calibrate "
+            "job` for the configured writer or auditor)"
         )
 
     def save(self, profile: CalibrationProfile, directory: Path | None = None) -> Path:

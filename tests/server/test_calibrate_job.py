@@ -22,6 +22,7 @@ from mirage_guard.adapters.server import create_app
 from mirage_guard.calibration import packaged
 from mirage_guard.guard import Guard, GuardSettings, Label
 from mirage_guard.guard.scoring import CalibrationProfile
+from mirage_guard.prompts import load_prompt
 from tests.fakes.embedder import HashingEmbedder
 from tests.fakes.llm import labelling_llm
 from tests.fakes.mem0 import InMemoryStore
@@ -124,6 +125,9 @@ def test_job_fits_the_writers_profile_and_the_running_sidecar_reloads_it(
     (path,) = settings.profile_dir.glob("*.json")
     profile = CalibrationProfile.model_validate_json(path.read_text())
     assert profile.writer_model == labeller
+    # asked as the guard will ask it: an auditor is told another model wrote the entries
+    prompt = "audit_independent" if settings.auditor_model else "self_audit"
+    assert profile.prompt_version == load_prompt(prompt).ref
     assert profile.score_distribution is not None  # drift can be measured against it
     assert profile.score_distribution.n == profile.fitted_on.n_examples
 
