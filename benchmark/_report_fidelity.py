@@ -69,6 +69,34 @@ def params_section(a: RunAnalysis) -> Section:
     )
 
 
+def guard_setup(configuration: object) -> str:
+    """How the guard arm decided, from the manifest's ``guard_configuration`` (the tagger's
+    ``describe()``): audit mode, who labelled (the writer itself or an independent auditor) and
+    the policy. A tagger that describes nothing (a test double) is named by its type."""
+    described = configuration.get("describe") if isinstance(configuration, dict) else None
+    if not isinstance(described, dict):
+        return f"guard: {configuration}" if configuration else "guard: not recorded"
+    mode = described.get("audit_mode", "off")
+    if mode == "off":
+        audit = "no self-audit (evidence only)"
+    elif described.get("auditor_model"):
+        audit = f"audit {mode}, labelled by the independent auditor {described['auditor_model']}"
+    elif described.get("writer_model"):
+        audit = (
+            f"audit {mode}, labelled by the configured writer model {described['writer_model']} "
+            "(its profile scores its own claims only)"
+        )
+    else:
+        audit = f"audit {mode} with no model configured to label (evidence only)"
+    policy = described.get("policy") or {}
+    floor = policy.get("stated_min")
+    return (
+        f"guard: {audit}; inferred → {policy.get('inferred_action', '?')}, generated → "
+        f"{policy.get('generated_action', '?')}"
+        + (f", stated floor {floor}" if floor is not None else "")
+    )
+
+
 def guard_data_section(a: RunAnalysis) -> Section:
     m = a.manifest
     excluded = len(m.guard_excluded_personas)
@@ -84,7 +112,7 @@ def guard_data_section(a: RunAnalysis) -> Section:
         )
     return (
         "Guard arm data",
-        note,
+        f"{guard_setup(m.guard_configuration)}. {note}",
         [
             "role",
             "profile",

@@ -49,7 +49,8 @@ from mirage_guard.benchmark import (
     write_report,
 )
 from mirage_guard.guard.errors import InputError, MirageError
-from mirage_guard.guard.llm import LLMClient
+from mirage_guard.guard.llm import LLMClient, missing_provider_keys
+from mirage_guard.guard.settings import AuditMode, GuardSettings
 
 app = typer.Typer(
     help="MirageBench: measure over-inference of any litellm model, with and without the guard.",
@@ -243,6 +244,11 @@ def run(
         retry_failed=retry_failed,
     )
     absent = missing_keys([*config.models, config.judge], options) if check_keys else {}
+    if check_keys:
+        try:
+            absent |= guard_labeller_keys(config.guard)
+        except MirageError as exc:  # a MIRAGE_* setting that is not valid
+            fail(str(exc))
     if absent:
         for model, keys in absent.items():
             console.print(f"[red]error:[/] {model} needs {' or '.join(keys) or 'credentials'}")
@@ -265,6 +271,22 @@ def run(
         fail(str(exc))
     _print_summary(summary)
     console.print(f"report: mirage bench report {target}")
+
+
+def guard_labeller_keys(arm: GuardArm) -> dict[str, list[str]]:
+    """The provider keys the guard arm's self-audit model lacks: with MIRAGE_AUDIT_MODE=separate
+    the guard arm calls MIRAGE_AUDITOR_MODEL (else MIRAGE_WRITER_MODEL) on every tagging, and
+    without its key every guard decision would fail closed on ``self_audit_failed``: guard
+    figures measuring nothing, in a run that exits 0."""
+    if arm is GuardArm.OFF:
+        return {}
+    settings = GuardSettings.from_env()
+    model, api_base = settings.audit_labeller()
+    if settings.audit_mode is not AuditMode.SEPARATE or not model or is_offline(model):
+        return {}
+    keys = missing_provider_keys(model, api_base)
+    who = "MIRAGE_AUDITOR_MODEL" if settings.auditor_model else "MIRAGE_WRITER_MODEL"
+    return {f"{model} (the guard arm's self-audit, {who})": keys} if keys else {}
 
 
 @app.command("report")

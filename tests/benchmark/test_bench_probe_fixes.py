@@ -361,3 +361,29 @@ async def test_a_retry_after_an_old_runs_answered_failure_asks_under_a_new_key(
     (redone,) = [r for r in RunDirectory(tmp_path / "run").records(TaskRecord) if r.unit == unit]
     assert (redone.attempt, redone.cache_try) == (3, 3)
     assert len(log.fingerprints) == 1  # asked again under try 3
+
+
+@pytest.mark.parametrize("labeller", ["MIRAGE_AUDITOR_MODEL", "MIRAGE_WRITER_MODEL"])
+def test_the_guard_arms_self_audit_model_needs_its_key_too(
+    labeller: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With MIRAGE_AUDIT_MODE=separate the guard arm calls an auditor (or the configured writer)
+    on every tagging; without its key each decision failed closed on self_audit_failed, and the
+    run exited 0 with guard figures that measured nothing."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setenv("MIRAGE_AUDIT_MODE", "separate")
+    monkeypatch.setenv(labeller, "anthropic/claude-sonnet-4-5")
+    args = [
+        "run", "--models", "mock/writer-a", "--judge", "mock/judge", "--limit", "9",
+        "--tasks", "gift", "--stages", "task,judge", "--no-progress",
+    ]  # fmt: skip
+    result = RUNNER.invoke(bench, [*args, "--guard", "on", "--run-dir", str(tmp_path / "on")])
+    assert result.exit_code == 2, result.output
+    assert (
+        f"anthropic/claude-sonnet-4-5 (the guard arm's self-audit, {labeller}) needs "
+        "ANTHROPIC_API_KEY"
+    ) in " ".join(result.output.split())
+    assert not (tmp_path / "on").exists()
+    # no guard arm, no self-audit call: nothing to check
+    off = RUNNER.invoke(bench, [*args, "--guard", "off", "--run-dir", str(tmp_path / "off")])
+    assert off.exit_code == 0, off.output

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from mirage_guard.benchmark._matching import SemanticMatcher
 from mirage_guard.benchmark._records import GuardTagRecord
+from mirage_guard.benchmark._report import write_report
 from mirage_guard.benchmark._rundir import RunDirectory
 from mirage_guard.benchmark._runner import BenchmarkRun
 from mirage_guard.benchmark.personas import Persona
@@ -115,6 +117,12 @@ async def test_another_independent_auditor_is_refused(
     await _run(tmp_path / "run", personas=small_personas, stages=stages, make_guard=first).run()
     manifest = RunDirectory(tmp_path / "run").read_manifest()
     assert manifest.guard_configuration["describe"]["auditor_model"] == "mock/auditor-a"
+    write_report(tmp_path / "run", matcher=SemanticMatcher(HashingEmbedder()))
+    md = (tmp_path / "run" / "report" / "report.md").read_text()
+    assert (  # the report says how the guard arm decided, not only which profiles it read
+        "guard: audit separate, labelled by the independent auditor mock/auditor-a; "
+        "inferred → store_as_hypothesis, generated → quarantine."
+    ) in md
     other = lambda: _audited_by("mock/auditor-b")  # noqa: E731
     with pytest.raises(ConfigError, match="the guard's configuration"):
         await _run(tmp_path / "run", personas=small_personas, stages=stages, make_guard=other).run()
@@ -131,3 +139,29 @@ async def test_a_manifest_written_before_the_check_still_resumes(
     path.write_text(json.dumps(old))
     await _run(tmp_path / "run", personas=small_personas, stages=["task", "judge"]).run()
     assert RunDirectory(tmp_path / "run").read_manifest().guard_configuration is not None
+
+
+@pytest.mark.parametrize(
+    ("configuration", "said"),
+    [
+        (None, "guard: not recorded"),
+        ("FakeTagger", "guard: FakeTagger"),
+        (
+            {"describe": {"audit_mode": "off", "policy": {"inferred_action": "quarantine",
+                                                          "generated_action": "block"}}},
+            "guard: no self-audit (evidence only); inferred → quarantine, generated → block",
+        ),
+        (
+            {"describe": {"audit_mode": "separate", "writer_model": "m/w", "auditor_model": None,
+                          "policy": {"inferred_action": "store_as_hypothesis",
+                                     "generated_action": "quarantine", "stated_min": 0.8}}},
+            "guard: audit separate, labelled by the configured writer model m/w (its profile "
+            "scores its own claims only); inferred → store_as_hypothesis, generated → "
+            "quarantine, stated floor 0.8",
+        ),
+    ],
+)  # fmt: skip
+def test_the_guard_setup_as_the_report_says_it(configuration: object, said: str) -> None:
+    from mirage_guard.benchmark._report_fidelity import guard_setup
+
+    assert guard_setup(configuration) == said
