@@ -29,7 +29,7 @@ from pydantic import ValidationError
 from mirage_guard.adapters._adopt import AdoptAs, AdoptReport, adopt
 from mirage_guard.adapters._backend import TENANT_KEY, Item, MemoryBackend
 from mirage_guard.adapters._compose import BaseGuardedMemory, Components
-from mirage_guard.adapters._decision_log import DATABASE_DOWN, DecisionLog
+from mirage_guard.adapters._decision_log import DATABASE_DOWN, DecisionLog, database_error
 from mirage_guard.adapters._edit import guarded_edit
 from mirage_guard.adapters._filters import field_value
 from mirage_guard.adapters._mem0_wire import (
@@ -67,7 +67,6 @@ from mirage_guard.guard.errors import (
     BackendError,
     ClosedError,
     ConfigError,
-    DatabaseUnavailableError,
     InputError,
     LLMError,
     MemoryNotFoundError,
@@ -133,8 +132,8 @@ def while_open(method: _Method) -> _Method:
             raise ClosedError()
         try:
             return await method(self, *args, **kwargs)
-        except DATABASE_DOWN as exc:
-            raise DatabaseUnavailableError() from exc
+        except DATABASE_DOWN as exc:  # an outage: retryable; a log it cannot use: not
+            raise database_error(exc) from exc
 
     return cast("_Method", checked)
 

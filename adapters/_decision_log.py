@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import re
 import sqlite3
 import threading
 import time
@@ -85,6 +86,32 @@ DATABASE_DOWN: tuple[type[Exception], ...] = (
     DisconnectionError,
     PoolTimeoutError,
 )
+# ... except what SQLite also reports as an OperationalError but no retry mends: a log file of
+# another schema or none (tables dropped, a wrong file), a damaged file, one it may not write
+_SQLITE_NOT_AN_OUTAGE = re.compile(
+    r"no such (table|column)|has no column named|malformed|not a database|readonly database",
+    re.IGNORECASE,
+)
+
+
+def database_down(exc: BaseException) -> bool:
+    """Whether ``exc`` says the log's database cannot be reached now (retry later), not that it
+    is not a log this version can use (a retry fails the same way)."""
+    if not isinstance(exc, DATABASE_DOWN):
+        return False
+    driver = getattr(exc, "orig", None)
+    return not (isinstance(driver, sqlite3.Error) and _SQLITE_NOT_AN_OUTAGE.search(str(driver)))
+
+
+def database_error(exc: BaseException) -> BackendError:
+    """The drop-in's error for a failure of the log's database: the retryable
+    :class:`DatabaseUnavailableError` for an outage, a :class:`BackendError` naming SQLite's
+    complaint (a schema or file the log cannot use) otherwise."""
+    if database_down(exc):
+        return DatabaseUnavailableError()
+    driver = getattr(exc, "orig", None) or exc
+    first = (str(driver).splitlines() or [""])[0][:200]
+    return BackendError(f"the decision log's database cannot be used: {first}")
 
 
 class _Base(DeclarativeBase):
@@ -268,7 +295,7 @@ class DecisionLog:
         except (ArgumentError, NoSuchModuleError) as exc:
             raise ConfigError(f"MIRAGE_DATABASE_URL: SQLAlchemy cannot open it: {exc}") from exc
         except DATABASE_DOWN as exc:  # it creates its tables: the server must answer
-            raise DatabaseUnavailableError() from exc
+            raise database_error(exc) from exc
 
     @contextmanager
     def _session(self) -> Iterator[Session]:
@@ -701,7 +728,7 @@ def log_write_failed(exc: Exception) -> BackendError:
     changes are undone on the way out): retryable when the database cannot be reached, as every
     other call of the drop-in and the sidecar say; a BackendError naming the cause otherwise."""
     if isinstance(exc, DATABASE_DOWN):
-        return DatabaseUnavailableError()
+        return database_error(exc)
     return BackendError(f"decision log write failed: {type(exc).__name__}")
 
 
@@ -892,6 +919,8 @@ __all__ = [
     "ScopeLock",
     "WrittenDecision",
     "claim_key",
+    "database_down",
+    "database_error",
     "hold_scope",
     "let_go",
     "log_write_failed",

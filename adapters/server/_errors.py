@@ -20,7 +20,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mirage_guard.adapters._decision_log import DATABASE_DOWN
+from mirage_guard.adapters._decision_log import DATABASE_DOWN, database_down, database_error
 from mirage_guard.guard.errors import (
     BackendError,
     BackendUnavailableError,
@@ -178,6 +178,10 @@ def _database_down(request: Request, exc: Exception) -> JSONResponse:
     store items are undone when its log rows cannot be written). The memory raises
     :class:`DatabaseUnavailableError` for it, the log's own routes SQLAlchemy's error; either is
     counted under the driver error's type."""
+    if not isinstance(exc, DatabaseUnavailableError) and not database_down(exc):
+        # a log's own route (GET /v1/decisions) on a log SQLite cannot use: no retry mends it
+        _count(request, "database", exc)
+        return _mirage_error(request, database_error(exc))
     cause = exc.__cause__ if isinstance(exc, DatabaseUnavailableError) else exc
     kind = cause if isinstance(cause, Exception) else exc
     log.error("%s %s: the decision log's database is unavailable: %s", request.method,

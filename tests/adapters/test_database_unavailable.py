@@ -229,3 +229,52 @@ async def test_a_write_the_reset_deletes_is_not_reported_lost(
     assert store.items == {}
     report = await examine(store, decision_log)
     assert [h.gone for h in report.tenants] == [[]]
+
+
+async def test_a_log_sqlite_cannot_use_is_not_reported_as_an_outage(
+    build_memory: Build, store: InMemoryStore, decision_log: DecisionLog
+) -> None:
+    """SQLite says "no such table" (a log file of another schema, or its tables dropped) with
+    the same OperationalError as an outage; a client told to retry retried forever."""
+    import sqlite3
+
+    path = decision_log.engine.url.database
+    assert path is not None
+    with sqlite3.connect(path) as conn:
+        conn.execute("DROP TABLE mirage_decisions")
+    memory = build_memory()
+    with pytest.raises(BackendError, match="no such table: mirage_decisions") as raised:
+        await memory.add(MESSAGES, user_id="alice", infer=False)
+    assert not isinstance(raised.value, DatabaseUnavailableError)
+    assert raised.value.retryable is False
+    assert isinstance(raised.value.__cause__, OperationalError)
+    assert store.items == {}  # nothing left written
+
+
+@pytest.mark.parametrize(
+    ("said", "down"),
+    [
+        ("database is locked", True),
+        ("unable to open database file", True),
+        ("disk I/O error", True),
+        ("no such table: mirage_decisions", False),
+        ("table mirage_decisions has no column named status", False),
+        ("database disk image is malformed", False),
+        ("file is not a database", False),
+        ("attempt to write a readonly database", False),
+    ],
+)
+def test_which_sqlite_errors_are_an_outage(said: str, down: bool) -> None:
+    import sqlite3
+
+    from mirage_guard.adapters._decision_log import database_down, database_error
+
+    exc = OperationalError("INSERT ...", {}, sqlite3.OperationalError(said))
+    assert database_down(exc) is down
+    error = database_error(exc)
+    assert isinstance(error, DatabaseUnavailableError) is down
+    assert error.retryable is down
+    if not down:
+        assert said in str(error)
+    # a server's refusal is an outage whatever it says (PostgreSQL's errors are not SQLite's)
+    assert database_down(OperationalError("SELECT 1", {}, ConnectionRefusedError(said)))

@@ -136,3 +136,26 @@ def test_a_postgresql_restart_under_the_sidecar(tmp_path: Path) -> None:
     finally:
         pg.stop()
         shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_log_sqlite_cannot_use_is_a_502_not_a_retry(make_client: Client) -> None:
+    """``GET /v1/decisions`` (the log's own route) on a log whose table is gone: SQLite's
+    OperationalError was answered 503 ``database_unavailable``, retry later, which never helps."""
+    import sqlite3
+
+    client = make_client()
+    sidecar = client.app.state.sidecar  # type: ignore[attr-defined]
+    path = sidecar.decision_log.engine.url.database
+    with sqlite3.connect(path) as conn:
+        conn.execute("DROP TABLE mirage_decisions")
+    r = client.get("/v1/decisions")
+    assert r.status_code == 502, r.text
+    error = r.json()["error"]
+    assert error["type"] == "backend_error"
+    assert error["retryable"] is False
+    assert "no such table: mirage_decisions" in error["message"]
+    body = {"messages": [{"role": "user", "content": "I like tea."}], "user_id": "u",
+            "infer": False}  # fmt: skip
+    w = client.post("/memories", json=body)  # a write, through the memory, the same
+    assert w.status_code == 502, w.text
+    assert w.json()["error"]["retryable"] is False
