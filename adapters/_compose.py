@@ -154,6 +154,9 @@ def compose(
                     linker_thread=linker_thread,
                 )
             resources.callback(guard.close)
+        gap = guard.uncalibrated_audit()
+        if gap is not None:  # every write pays for an audit no profile reads: say so at start
+            log.warning("%s", gap)
         if backend is None:
             backend = (
                 RemoteMem0Backend(s.upstream_url)

@@ -195,6 +195,25 @@ class Guard:
         there is one, else the writer."""
         return self.auditor_model or self.writer_model
 
+    def uncalibrated_audit(self) -> str | None:
+        """Why this guard asks for an audit whose labels no profile calibrates (None: a profile
+        does, or no audit is asked for, or no model is configured to label): every decision is
+        then uncalibrated, and the labels, paid for on every write, may only make a decision
+        more cautious. Said once at start (the drop-in and the sidecar log it as a warning)."""
+        model = self.labeller_model
+        if self.audit_mode is AuditMode.OFF or self._active.audit is not None or not model:
+            return None
+        role = "independent auditor" if self.auditor_model else "writer model"
+        prompt = self.auditor.prompt_version if self.auditor else _inline_prompt_version()
+        flag = " --as-auditor" if self.auditor_model else ""
+        return (
+            f"MIRAGE_AUDIT_MODE={self.audit_mode.value}, but no calibration profile for the "
+            f"{role} {model!r} and prompt {prompt} is shipped or in MIRAGE_PROFILE_DIR: every "
+            "decision is uncalibrated (evidence-only; the audit may only make it more cautious). "
+            f"Fit one: `mirage calibrate job`, or `mirage calibrate audit --model {model}{flag} "
+            "--out V.jsonl` then `mirage calibrate fit --verdicts V.jsonl --profile-dir DIR`"
+        )
+
     @property
     def evidence_profile(self) -> CalibrationProfile:
         return self._active.evidence

@@ -59,3 +59,48 @@ def test_the_auditors_server_is_asked_and_its_silence_stores_no_fact(
         assert d["action"] == "quarantine", d
         assert "self_audit_failed" in {r["code"] for r in d["reasons"]}
     assert STATED_TEXT in decisions  # even the fact the user said outright waits
+
+
+def test_an_audit_no_profile_calibrates_is_said_at_start(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Every write pays for the audit call; without the labeller's profile its labels can only
+    make decisions more cautious, and nothing said so until someone read `calibrated=false`."""
+    import logging
+
+    from mirage_guard.guard import Label
+    from mirage_guard.guard.scoring import ProfileStore
+    from mirage_guard.prompts import load_prompt
+    from tests.calibration.factories import make_profile
+    from tests.fakes.llm import labelling_llm
+    from tests.guard.paper import audit_profile
+
+    def start(profile_dir: Path, **over: object) -> None:
+        settings = GuardSettings(
+            data_dir=tmp_path / "data",
+            audit_mode=AuditMode.SEPARATE,
+            profile_dir=profile_dir,
+            **over,  # type: ignore[arg-type]
+        )
+        GuardedMemory.from_settings(
+            settings,
+            writer_llm=labelling_llm(Label.GROUNDED, model="mock/the-writer"),
+            backend=InMemoryStore(),
+            embedder=HashingEmbedder(),
+        ).close()
+
+    empty, fitted = tmp_path / "empty", tmp_path / "fitted"
+    for folder in (empty, fitted):
+        ProfileStore(folder).save(make_profile(), folder)
+    independent = load_prompt("audit_independent").ref
+    ProfileStore(fitted).save(audit_profile("mock/auditor", prompt_version=independent), fitted)
+    with caplog.at_level(logging.WARNING, logger="mirage.memory"):
+        start(empty, auditor_model="mock/auditor")
+        start(empty)  # the writer auditing itself
+        start(fitted, auditor_model="mock/auditor")  # calibrated: nothing to say
+    said = [r.getMessage() for r in caplog.records if "no calibration profile" in r.getMessage()]
+    assert len(said) == 2, said
+    assert "the independent auditor 'mock/auditor'" in said[0]
+    assert "--model mock/auditor --as-auditor" in said[0]
+    assert "the writer model 'mock/the-writer'" in said[1]
+    assert "--as-auditor" not in said[1]
