@@ -77,14 +77,18 @@ def guard_setup(configuration: object) -> str:
     if not isinstance(described, dict):
         return f"guard: {configuration}" if configuration else "guard: not recorded"
     mode = described.get("audit_mode", "off")
+    uncounted = "its calls are not in this run's cost or call counts"  # the guard's own client
     if mode == "off":
         audit = "no self-audit (evidence only)"
     elif described.get("auditor_model"):
-        audit = f"audit {mode}, labelled by the independent auditor {described['auditor_model']}"
+        audit = (
+            f"audit {mode}, labelled by the independent auditor {described['auditor_model']} "
+            f"({uncounted})"
+        )
     elif described.get("writer_model"):
         audit = (
             f"audit {mode}, labelled by the configured writer model {described['writer_model']} "
-            "(its profile scores its own claims only)"
+            f"(its profile scores its own claims only; {uncounted})"
         )
     else:
         audit = f"audit {mode} with no model configured to label (evidence only)"

@@ -120,7 +120,8 @@ async def test_another_independent_auditor_is_refused(
     write_report(tmp_path / "run", matcher=SemanticMatcher(HashingEmbedder()))
     md = (tmp_path / "run" / "report" / "report.md").read_text()
     assert (  # the report says how the guard arm decided, not only which profiles it read
-        "guard: audit separate, labelled by the independent auditor mock/auditor-a; "
+        "guard: audit separate, labelled by the independent auditor mock/auditor-a (its calls "
+        "are not in this run's cost or call counts); "
         "inferred → store_as_hypothesis, generated → quarantine."
     ) in md
     other = lambda: _audited_by("mock/auditor-b")  # noqa: E731
@@ -156,8 +157,8 @@ async def test_a_manifest_written_before_the_check_still_resumes(
                           "policy": {"inferred_action": "store_as_hypothesis",
                                      "generated_action": "quarantine", "stated_min": 0.8}}},
             "guard: audit separate, labelled by the configured writer model m/w (its profile "
-            "scores its own claims only); inferred → store_as_hypothesis, generated → "
-            "quarantine, stated floor 0.8",
+            "scores its own claims only; its calls are not in this run's cost or call counts); "
+            "inferred → store_as_hypothesis, generated → quarantine, stated floor 0.8",
         ),
     ],
 )  # fmt: skip
