@@ -3,8 +3,10 @@ what the guard tests share (imported from here, never from conftest)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from mirage_guard.guard import Candidate, Role, Turn
-from mirage_guard.guard.scoring import CalibrationProfile, ProfileMode
+from mirage_guard.guard.scoring import CalibrationProfile, ProfileMode, ProfileStore
 from mirage_guard.prompts import load_prompt
 from tests.calibration.factories import make_profile
 
@@ -29,6 +31,15 @@ USER_TURN_IDS = frozenset(t.id for t in PAPER_TURNS if t.role is Role.USER)
 STATED = Candidate(id="c-job", text="Software engineer at a startup in Seattle")
 UNSUPPORTED = Candidate(id="c-sisters", text="Has two older sisters who live in Boston")
 STEREOTYPE = Candidate(id="c-politics", text="Votes progressive and drives an electric hatchback")
+
+
+def store_with(folder: Path, *profiles: CalibrationProfile) -> ProfileStore:
+    """A profile store of ``folder`` holding an evidence profile and ``profiles``."""
+    store = ProfileStore(folder)
+    store.save(make_profile(), folder)
+    for p in profiles:
+        store.save(p, folder)
+    return ProfileStore(folder)
 
 
 def audit_profile(

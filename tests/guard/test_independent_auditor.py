@@ -26,9 +26,8 @@ from mirage_guard.guard import (
 )
 from mirage_guard.guard.errors import ConfigError, LLMOutputError, ProfileMismatchError
 from mirage_guard.guard.llm import FunctionLLM, Message
-from mirage_guard.guard.scoring import CalibrationProfile, ProfileStore
+from mirage_guard.guard.scoring import CalibrationProfile
 from mirage_guard.prompts import load_prompt
-from tests.calibration.factories import make_profile
 from tests.fakes.embedder import HashingEmbedder
 from tests.fakes.llm import labelling_llm
 from tests.guard.paper import (
@@ -39,6 +38,7 @@ from tests.guard.paper import (
     WRITER_A,
     WRITER_B,
     audit_profile,
+    store_with,
 )
 
 AUDITOR = "mock/auditor"
@@ -52,20 +52,12 @@ def auditor_profile(model: str = AUDITOR) -> CalibrationProfile:
     return audit_profile(model, prompt_version=INDEPENDENT_REF)
 
 
-def _store_with(tmp_path: Path, *profiles: object) -> ProfileStore:
-    store = ProfileStore(tmp_path)
-    store.save(make_profile(), tmp_path)
-    for p in profiles:
-        store.save(p, tmp_path)  # type: ignore[arg-type]
-    return ProfileStore(tmp_path)
-
-
 def _separate(tmp_path: Path, **over: object) -> GuardSettings:
     return GuardSettings(audit_mode=AuditMode.SEPARATE, profile_dir=tmp_path, **over)  # type: ignore[arg-type]
 
 
 def test_the_auditor_labels_and_its_own_profile_scores(tmp_path: Path) -> None:
-    store = _store_with(tmp_path, audit_profile(WRITER_A), auditor_profile())
+    store = store_with(tmp_path, audit_profile(WRITER_A), auditor_profile())
     writer = labelling_llm(Label.FABRICATED, model=WRITER_A)
     auditor = labelling_llm(Label.GROUNDED, model=AUDITOR, source_turn_id="u1")
     guard = Guard.from_settings(
@@ -91,7 +83,7 @@ def test_the_auditor_labels_and_its_own_profile_scores(tmp_path: Path) -> None:
 
 
 def test_the_writer_audits_itself_when_no_auditor_is_set(tmp_path: Path) -> None:
-    store = _store_with(tmp_path, audit_profile(WRITER_A), auditor_profile())
+    store = store_with(tmp_path, audit_profile(WRITER_A), auditor_profile())
     writer = labelling_llm(Label.GROUNDED, model=WRITER_A, source_turn_id="u1")
     guard = Guard.from_settings(
         _separate(tmp_path), writer_llm=writer, embedder=HashingEmbedder(), profiles=store
@@ -104,7 +96,7 @@ def test_the_writer_audits_itself_when_no_auditor_is_set(tmp_path: Path) -> None
 
 
 def test_an_auditor_never_borrows_the_writers_profile(tmp_path: Path) -> None:
-    store = _store_with(tmp_path, audit_profile(WRITER_A))
+    store = store_with(tmp_path, audit_profile(WRITER_A))
     auditor = labelling_llm(Label.GROUNDED, model=AUDITOR, confidence=1.0, source_turn_id="u1")
     guard = Guard.from_settings(
         _separate(tmp_path, writer_model=WRITER_A),
@@ -284,7 +276,7 @@ def test_a_models_self_audit_profile_is_not_its_auditor_profile(tmp_path: Path) 
     """Fitted with the self-audit prompt (`calibrate audit` without --as-auditor), the profile
     calibrates the model's labels of entries it was told it wrote: not what it is asked as an
     auditor."""
-    store = _store_with(tmp_path, audit_profile(AUDITOR))  # the self-audit prompt's version
+    store = store_with(tmp_path, audit_profile(AUDITOR))  # the self-audit prompt's version
     guard = Guard.from_settings(
         _separate(tmp_path),
         auditor_llm=labelling_llm(Label.GROUNDED, model=AUDITOR),

@@ -21,7 +21,7 @@ from mirage_guard.guard import (
     render_reason,
 )
 from mirage_guard.guard.errors import ProfileMismatchError
-from mirage_guard.guard.scoring import ProfileMode, ProfileStore
+from mirage_guard.guard.scoring import ProfileMode
 from mirage_guard.prompts import load_prompt
 from tests.calibration.factories import make_profile
 from tests.fakes.embedder import HashingEmbedder
@@ -35,6 +35,7 @@ from tests.guard.paper import (
     WRITER_A,
     WRITER_B,
     audit_profile,
+    store_with,
 )
 
 CANDS = [STATED, UNSUPPORTED, STEREOTYPE]
@@ -164,16 +165,8 @@ def test_evidence_only_without_writer_model_is_calibrated(make_guard: Callable[.
     assert [d.action for d in decisions] == [Action.STORE, Action.QUARANTINE, Action.QUARANTINE]
 
 
-def _store_with(tmp_path: Path, *profiles: object) -> ProfileStore:
-    store = ProfileStore(tmp_path)
-    store.save(make_profile(), tmp_path)
-    for p in profiles:
-        store.save(p, tmp_path)  # type: ignore[arg-type]
-    return ProfileStore(tmp_path)
-
-
 def test_from_settings_picks_the_writers_own_profile(tmp_path: Path) -> None:
-    store = _store_with(tmp_path, audit_profile(WRITER_A))
+    store = store_with(tmp_path, audit_profile(WRITER_A))
     settings = GuardSettings(audit_mode=AuditMode.SEPARATE, profile_dir=tmp_path)
     llm = labelling_llm(Label.GROUNDED, model=WRITER_A, source_turn_id="u1")
     guard = Guard.from_settings(
@@ -184,7 +177,7 @@ def test_from_settings_picks_the_writers_own_profile(tmp_path: Path) -> None:
 
 
 def test_from_settings_never_borrows_another_models_profile(tmp_path: Path) -> None:
-    store = _store_with(tmp_path, audit_profile(WRITER_A))
+    store = store_with(tmp_path, audit_profile(WRITER_A))
     settings = GuardSettings(audit_mode=AuditMode.SEPARATE, profile_dir=tmp_path)
     llm = labelling_llm(Label.GROUNDED, model=WRITER_B, confidence=1.0, source_turn_id="u1")
     guard = Guard.from_settings(

@@ -71,6 +71,18 @@ async def test_a_tiny_timeout_fails_typed(llm_server: LocalServer) -> None:
         await client.complete([Message(role="user", content="Write a long story.")])
 
 
+def _capped(llm_server: LocalServer, *, timeout_s: float, max_tokens: int) -> RetryingLLM:
+    """The real litellm client to the server, one try, answers capped (a base model may not
+    stop on its own)."""
+    client = LiteLLMClient(
+        llm_server.openai_model,
+        api_base=llm_server.api_base,
+        timeout_s=timeout_s,
+        extra={"max_tokens": max_tokens},
+    )
+    return RetryingLLM(client, attempts=1)
+
+
 def _sidecar(llm_server: LocalServer, data_dir: Path, store: InMemoryStore, **over: object):
     fields: dict[str, object] = {
         "data_dir": data_dir,
@@ -80,16 +92,7 @@ def _sidecar(llm_server: LocalServer, data_dir: Path, store: InMemoryStore, **ov
         **over,
     }
     settings = GuardSettings(**fields)  # type: ignore[arg-type]
-    # the real litellm client, answers capped (a base model may not stop on its own)
-    writer = RetryingLLM(
-        LiteLLMClient(
-            llm_server.openai_model,
-            api_base=llm_server.api_base,
-            timeout_s=90.0,
-            extra={"max_tokens": 200},
-        ),
-        attempts=1,
-    )
+    writer = _capped(llm_server, timeout_s=90.0, max_tokens=200)
     guard = Guard.from_settings(settings, writer_llm=writer, embedder=HashingEmbedder())
     app = create_app(settings, guard=guard, backend=store, writer_llm=writer)
     return TestClient(app, raise_server_exceptions=False)
@@ -157,15 +160,7 @@ def test_the_server_as_an_independent_auditor_of_another_writer(
         audit_timeout_s=150.0,
     )
     writer = ScriptedLLM([conversation_reply()], model="mock/the-writer")
-    auditor = RetryingLLM(
-        LiteLLMClient(
-            llm_server.openai_model,
-            api_base=llm_server.api_base,
-            timeout_s=120.0,
-            extra={"max_tokens": 300},
-        ),
-        attempts=1,
-    )
+    auditor = _capped(llm_server, timeout_s=120.0, max_tokens=300)
     guard = Guard.from_settings(
         settings, writer_llm=writer, auditor_llm=auditor, embedder=HashingEmbedder()
     )
