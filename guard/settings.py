@@ -98,8 +98,9 @@ class GuardSettings(BaseSettings):
         default=None,
         description="litellm model string of an independent auditor: with audit_mode "
         "'separate', this model (not the writer) labels every write's candidates, and the "
-        "guard uses this model's own self_audit_separate profile (fit it with `mirage calibrate "
-        "audit --model AUDITOR`); unset = the writer audits itself",
+        "guard uses this model's own self_audit_separate profile, fitted with the auditor's "
+        "prompt (`mirage calibrate audit --model AUDITOR --as-auditor`, or `mirage calibrate "
+        "job`); unset = the writer audits itself",
     )
     auditor_api_base: str | None = Field(
         default=None, description="the auditor's server URL (e.g. vLLM); unset = its provider's"
