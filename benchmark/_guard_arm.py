@@ -14,7 +14,17 @@ from mirage_guard.benchmark._cache import DiskCache, cache_key
 from mirage_guard.benchmark._records import GuardClaimDecision, JudgeClaimRecord, StoredMemoryItem
 from mirage_guard.benchmark._schemas import MemoryItem
 from mirage_guard.benchmark._stages import Evidence, normalise
-from mirage_guard.guard import Action, Candidate, Decision, Guard, Role, Turn, has_text
+from mirage_guard.guard import (
+    Action,
+    Candidate,
+    Decision,
+    Guard,
+    ReasonCode,
+    Role,
+    Turn,
+    has_text,
+)
+from mirage_guard.guard.errors import LLMAuthError, LLMError
 
 
 class ClaimTagger(Protocol):
@@ -109,6 +119,25 @@ def profile_refs(tagger: object) -> list[GuardProfileRef]:
     return refs
 
 
+class GuardAuditFailedError(LLMError):
+    """The guard arm's self-audit call failed (the auditor's or the writer's): the decisions
+    are the guard failing closed, not the guard measured, so the unit fails (a resume retries
+    it) and nothing is cached. A run whose audits all failed had exited 0 with guard figures
+    that measured nothing."""
+
+    retryable = True
+
+
+def _audit_failures(decisions: Sequence[Decision]) -> set[str]:
+    """The error types of the self-audit failures these decisions name."""
+    return {
+        str(r.params.get("error", "?"))
+        for d in decisions
+        for r in d.reasons
+        if r.code is ReasonCode.SELF_AUDIT_FAILED
+    }
+
+
 class CachedTagger:
     """Caches a tagger's decisions in the call cache, keyed on the tagger's configuration
     (``describe()``: profile ids, policy, audit mode), the content hashes of its profiles (a
@@ -144,10 +173,28 @@ class CachedTagger:
         )
         hit = self.cache.get_json(key)
         if hit is not None:
-            return [Decision.model_validate(d) for d in json.loads(hit)]
+            cached = [Decision.model_validate(d) for d in json.loads(hit)]
+            if not _audit_failures(cached):  # an older version cached failed audits: redo them
+                return cached
         decisions = await self.inner.atag(turns, candidates, writer_model=writer_model)
+        self._refuse_failed_audits(decisions, writer_model)
         self.cache.put_json(key, json.dumps([d.model_dump(mode="json") for d in decisions]))
         return decisions
+
+    def _refuse_failed_audits(
+        self, decisions: Sequence[Decision], writer_model: str | None
+    ) -> None:
+        failed = _audit_failures(decisions)
+        if not failed:
+            return
+        model = getattr(self.inner, "labeller_model", None) or writer_model
+        message = (
+            f"the guard arm's self-audit failed ({', '.join(sorted(failed))}) for "
+            f"{len(decisions)} claim(s): its decisions would measure the guard failing closed"
+        )
+        if "LLMAuthError" in failed:  # as every refused key does: the run stops, one line
+            raise LLMAuthError(message, model=model)
+        raise GuardAuditFailedError(message, model=model)
 
     def close(self) -> None:
         self.inner.close()
