@@ -471,8 +471,12 @@ class Guard:
         """``said``: the user turns' texts by id (the word rules read the whole linked turn);
         ``by_auditor``: the verdicts are the independent auditor's (not a caller's)."""
         model = writer_model or self.writer_model
-        # whose labels the verdicts are: the profile must be that model's
+        # whose labels the verdicts are: the profile must be that model's; verdicts a caller
+        # passes with an auditor configured are nobody's this guard knows (named if the write
+        # names its writer)
         labeller = self.auditor_model if by_auditor else model
+        if labeller is None and self.auditor_model is not None and verdicts:
+            labeller = "unnamed (verdicts passed in)"
         active = self._active  # one read: a concurrent reload never mixes two profile sets
         use_audit_profile = (
             active.audit is not None

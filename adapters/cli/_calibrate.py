@@ -610,7 +610,7 @@ def fit(
     if not examples:
         raise InputError("no labelled claim has a verdict in that file")
     train = [e for e in examples if e.claim.split != "dev"]
-    dev = [e for e in examples if e.claim.split == "dev"] or train
+    dev = [e for e in examples if e.claim.split == "dev"]
     linker = _linker()
     table = featurize(train, linker, by_claim)
     profile = fit_profile(
@@ -625,8 +625,15 @@ def fit(
         stated_objective=stated_objective,
         support_model=linker.support_sha256,
     )
-    scored = summarize_scores(profile, featurize(dev, linker, by_claim))
-    profile = _with_held_out(profile, "dev", scored)
+    if dev:
+        scored = summarize_scores(profile, featurize(dev, linker, by_claim))
+        profile = _with_held_out(profile, "dev", scored)
+    else:  # the train claims' figures were recorded as "dev": AUROC 1.000 on what it fitted
+        console.print(
+            "no claim of the dev split has a verdict: the profile has no held-out figures "
+            "(those below are the fit's own, in-sample); audit some dev claims to measure it",
+            markup=False,
+        )
     saved = ProfileStore(profile_dir).save(profile)
     _show_metrics(f"{profile.profile_id} -> {saved}", dict(profile.metrics))
 

@@ -371,3 +371,19 @@ def test_drift_is_watched_for_an_auditor_only_guard(make_guard: Callable[..., Gu
     metrics = GuardMetrics(CollectorRegistry(), models={AUDITOR})
     metrics.track_guard(guard)
     assert metrics.drift.reading(AUDITOR) is not None  # it returned None: no writer model
+
+
+def test_verdicts_passed_in_without_a_writer_are_uncalibrated_too(
+    make_guard: Callable[..., Guard],
+) -> None:
+    """No writer configured or named: the caller's verdicts came out `calibrated: true`."""
+    guard = make_guard(
+        auditor=SelfAuditor.independent(labelling_llm(Label.GROUNDED, model=AUDITOR)),
+        audit_mode=AuditMode.SEPARATE,
+        audit_profile=auditor_profile(),
+        auditor_model=AUDITOR,
+    )
+    given = [AuditVerdict(candidate_id=c.id, label=Label.GROUNDED, confidence=1.0) for c in CANDS]
+    decisions = guard.tag(PAPER_TURNS, CANDS, audit=given)
+    assert all(d.profile_id == "evidence-only" and not d.calibrated for d in decisions)
+    assert all(ReasonCode.UNCALIBRATED_WRITER in {r.code for r in d.reasons} for d in decisions)

@@ -154,3 +154,32 @@ def test_each_address_lists_the_url_once_per_resolved_address() -> None:
     assert "http://127.0.0.1:8765" in urls
     assert all(u in {"http://127.0.0.1:8765", "http://[::1]:8765"} for u in urls)
     assert each_address("http://127.0.0.1:9/base") == ["http://127.0.0.1:9/base"]
+
+
+def test_a_fit_without_dev_claims_records_no_held_out_figures(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With verdicts of train claims only, `calibrate fit` scored the train claims again and
+    recorded them as the dev figures (`dev_auroc 1.000`, shown by `calibrate list`)."""
+    monkeypatch.setattr(
+        "mirage_guard.adapters.cli._calibrate.create_llm",
+        lambda model, **_: labelling_llm(lambda cid: Label.GROUNDED, model=model),
+    )
+    claims = _subset_claims(tmp_path / "claims.jsonl", train=2, dev=0)
+    verdicts, profiles = tmp_path / "v.jsonl", tmp_path / "profiles"
+    runner = CliRunner()
+    audited = runner.invoke(
+        cli_app,
+        ["calibrate", "audit", "--model", WRITER, "--data", str(claims), "--out", str(verdicts)],
+    )
+    assert audited.exit_code == 0, audited.output
+    args = ["calibrate", "fit", "--verdicts", str(verdicts), "--data", str(claims)]
+    fitted = runner.invoke(cli_app, [*args, "--profile-dir", str(profiles)])
+    assert fitted.exit_code == 0, fitted.output
+    assert "no claim of the dev split has a verdict" in " ".join(fitted.output.split())
+    (path,) = profiles.glob("*.json")
+    profile = CalibrationProfile.model_validate_json(path.read_text())
+    assert not [k for k in profile.metrics if k.startswith("dev_")]
+    listed = runner.invoke(cli_app, ["calibrate", "list", "--profile-dir", str(profiles)])
+    assert listed.exit_code == 0, listed.output
+    assert "1.000" not in listed.output
