@@ -26,10 +26,11 @@ from mirage_guard.adapters._mem0_extraction import Mem0PromptExtractor
 from mirage_guard.adapters._prometheus import GuardMetrics
 from mirage_guard.adapters._remote import RemoteMem0Backend
 from mirage_guard.guard import Guard, LinkerThread
-from mirage_guard.guard.errors import ConfigError
+from mirage_guard.guard.errors import ConfigError, MirageError
 from mirage_guard.guard.evidence import Embedder, shared_minilm
 from mirage_guard.guard.extraction import CandidateExtractor, Extractor
 from mirage_guard.guard.llm import LLMClient, RetryingLLM, create_llm
+from mirage_guard.guard.scoring import ProfileStore
 from mirage_guard.guard.settings import AuditMode, GuardSettings
 
 log = logging.getLogger("mirage.memory")
@@ -154,9 +155,18 @@ def compose(
                     linker_thread=linker_thread,
                 )
             resources.callback(guard.close)
-        gap = guard.uncalibrated_audit()
-        if gap is not None:  # every write pays for an audit no profile reads: say so at start
-            log.warning("%s", gap)
+        if guard.uncalibrated_audit() is not None:  # every write pays for an audit no
+            try:  # profile reads: say so at start, with any profile of the model that is there
+                store: ProfileStore | None = ProfileStore(s.profile_dir)
+            except (MirageError, OSError):
+                store = None
+            log.warning("%s", guard.uncalibrated_audit(api_base=s.audit_labeller()[1], store=store))
+        if s.auditor_model and s.auditor_model == s.writer_model:
+            log.warning(
+                "MIRAGE_AUDITOR_MODEL is the writer model %r: it audits its own memories, told "
+                "another model wrote them (unset MIRAGE_AUDITOR_MODEL for a self-audit)",
+                s.writer_model,
+            )
         if backend is None:
             backend = (
                 RemoteMem0Backend(s.upstream_url)

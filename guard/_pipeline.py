@@ -195,24 +195,42 @@ class Guard:
         there is one, else the writer."""
         return self.auditor_model or self.writer_model
 
-    def uncalibrated_audit(self) -> str | None:
+    def uncalibrated_audit(
+        self, *, api_base: str | None = None, store: ProfileStore | None = None
+    ) -> str | None:
         """Why this guard asks for an audit whose labels no profile calibrates (None: a profile
         does, or no audit is asked for, or no model is configured to label): every decision is
         then uncalibrated, and the labels, paid for on every write, may only make a decision
-        more cautious. Said once at start (the drop-in and the sidecar log it as a warning)."""
+        more cautious. Said at start and after a reload (the drop-in and the sidecar log it as
+        a warning). ``api_base``: the labeller's, for the command it names; ``store``: the
+        profiles, to name one of the same model fitted for another prompt or mode."""
         model = self.labeller_model
         if self.audit_mode is AuditMode.OFF or self._active.audit is not None or not model:
             return None
         role = "independent auditor" if self.auditor_model else "writer model"
         prompt = self.auditor.prompt_version if self.auditor else _inline_prompt_version()
         flag = " --as-auditor" if self.auditor_model else ""
-        return (
+        base = f" --api-base {api_base}" if api_base else ""
+        fit = (
+            f"Fit one: `mirage calibrate job`, or `mirage calibrate audit --model {model}{flag}"
+            f"{base} --out V.jsonl` then `mirage calibrate fit --verdicts V.jsonl --profile-dir "
+            "DIR`"
+            if self.audit_mode is AuditMode.SEPARATE
+            else "Fit a self_audit_inline profile for it into MIRAGE_PROFILE_DIR"
+        )
+        said = (
             f"MIRAGE_AUDIT_MODE={self.audit_mode.value}, but no calibration profile for the "
             f"{role} {model!r} and prompt {prompt} is shipped or in MIRAGE_PROFILE_DIR: every "
             "decision is uncalibrated (evidence-only; the audit may only make it more cautious). "
-            f"Fit one: `mirage calibrate job`, or `mirage calibrate audit --model {model}{flag} "
-            "--out V.jsonl` then `mirage calibrate fit --verdicts V.jsonl --profile-dir DIR`"
+            + fit
         )
+        others = [p for p in (store.all() if store else []) if p.writer_model == model]
+        if others:  # e.g. the auditor fitted without --as-auditor: another prompt's version
+            said += (
+                f"; {model!r} has profiles for another prompt or mode, which are not used: "
+                + ", ".join(f"{p.profile_id} ({p.mode.value}, {p.prompt_version})" for p in others)
+            )
+        return said
 
     @property
     def evidence_profile(self) -> CalibrationProfile:
@@ -438,6 +456,16 @@ class Guard:
                     f"self-audit failed unexpectedly: {type(exc).__name__}",
                     model=self.labeller_model,
                 )
+            )
+            # said like a writer's failure (the error's type only: its text may quote the
+            # conversation); the write's claims fail closed
+            log.warning(
+                "the self-audit by %s failed (%s): %s",
+                self.labeller_model,
+                type(error).__name__,
+                "the write is refused"
+                if self.on_audit_failure is AuditFailure.ERROR
+                else "no claim of the write is stored as a stated fact",
             )
             if self.on_audit_failure is AuditFailure.ERROR:
                 if error is exc:

@@ -55,6 +55,7 @@ class ProfileReload(BaseModel):
     previous_audit_profile: ProfileRef | None
     profiles_loaded: int
     drift: DriftReading | None
+    uncalibrated: str | None = None  # why the audit has no profile now (Guard.uncalibrated_audit)
 
 
 async def reload_profiles(sidecar: Sidecar, *, trigger: str) -> ProfileReload:
@@ -81,7 +82,12 @@ async def reload_profiles(sidecar: Sidecar, *, trigger: str) -> ProfileReload:
             previous_audit_profile=ProfileRef.of(before.audit),
             profiles_loaded=len(store.all()),
             drift=drift,
+            uncalibrated=guard.uncalibrated_audit(
+                api_base=sidecar.settings.audit_labeller()[1], store=store
+            ),
         )
+        if result.uncalibrated:  # a reload that left the audit without its profile says so
+            log.warning("after the profile reload (%s): %s", trigger, result.uncalibrated)
         log.warning(
             "profiles reloaded (%s): evidence=%s@%s audit=%s changed=%s",
             trigger,

@@ -18,7 +18,7 @@ from tests.fakes.mem0 import CONVERSATION, STATED_TEXT, InMemoryStore, conversat
 
 @pytest.mark.filterwarnings("ignore:Items? .*ReadOnly:UserWarning")  # litellm's, on first use
 def test_the_auditors_server_is_asked_and_its_silence_stores_no_fact(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     import litellm
 
@@ -59,6 +59,10 @@ def test_the_auditors_server_is_asked_and_its_silence_stores_no_fact(
         assert d["action"] == "quarantine", d
         assert "self_audit_failed" in {r["code"] for r in d["reasons"]}
     assert STATED_TEXT in decisions  # even the fact the user said outright waits
+    failed = [
+        r for r in caplog.records if "the self-audit by openai/the-auditor failed" in r.msg % r.args
+    ]
+    assert failed, "an auditor's failure leaves a line in the log, as a writer's does"
 
 
 def test_an_audit_no_profile_calibrates_is_said_at_start(
@@ -89,18 +93,41 @@ def test_an_audit_no_profile_calibrates_is_said_at_start(
             embedder=HashingEmbedder(),
         ).close()
 
-    empty, fitted = tmp_path / "empty", tmp_path / "fitted"
-    for folder in (empty, fitted):
+    empty, fitted, forgot = tmp_path / "empty", tmp_path / "fitted", tmp_path / "forgot"
+    for folder in (empty, fitted, forgot):
         ProfileStore(folder).save(make_profile(), folder)
     independent = load_prompt("audit_independent").ref
     ProfileStore(fitted).save(audit_profile("mock/auditor", prompt_version=independent), fitted)
+    ProfileStore(forgot).save(audit_profile("mock/auditor"), forgot)  # without --as-auditor
+    base = "http://127.0.0.1:9/v1"
     with caplog.at_level(logging.WARNING, logger="mirage.memory"):
-        start(empty, auditor_model="mock/auditor")
+        start(empty, auditor_model="mock/auditor", auditor_api_base=base)
         start(empty)  # the writer auditing itself
         start(fitted, auditor_model="mock/auditor")  # calibrated: nothing to say
+        start(forgot, auditor_model="mock/auditor")
     said = [r.getMessage() for r in caplog.records if "no calibration profile" in r.getMessage()]
-    assert len(said) == 2, said
+    assert len(said) == 3, said
     assert "the independent auditor 'mock/auditor'" in said[0]
-    assert "--model mock/auditor --as-auditor" in said[0]
+    assert f"--model mock/auditor --as-auditor --api-base {base} --out" in said[0]
     assert "the writer model 'mock/the-writer'" in said[1]
     assert "--as-auditor" not in said[1]
+    assert "has profiles for another prompt or mode, which are not used" in said[2]
+    assert audit_profile("mock/auditor").profile_id in said[2]
+
+
+def test_the_writer_as_its_own_auditor_is_said_at_start(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    settings = GuardSettings(
+        data_dir=tmp_path,
+        audit_mode=AuditMode.SEPARATE,
+        writer_model="openai/same",
+        auditor_model="openai/same",
+    )
+    with caplog.at_level(logging.WARNING, logger="mirage.memory"):
+        GuardedMemory.from_settings(
+            settings, backend=InMemoryStore(), embedder=HashingEmbedder()
+        ).close()
+    assert any("it audits its own memories" in r.getMessage() for r in caplog.records)

@@ -387,3 +387,20 @@ def test_verdicts_passed_in_without_a_writer_are_uncalibrated_too(
     decisions = guard.tag(PAPER_TURNS, CANDS, audit=given)
     assert all(d.profile_id == "evidence-only" and not d.calibrated for d in decisions)
     assert all(ReasonCode.UNCALIBRATED_WRITER in {r.code for r in d.reasons} for d in decisions)
+
+
+async def test_an_audit_cut_at_the_token_cap_says_so() -> None:
+    """A new user's `calibrate audit --max-tokens 400` on a whole persona failed with "output is
+    not JSON: Unterminated string" and no hint that the answer had been cut."""
+    from mirage_guard.guard.llm import Completion, ScriptedLLM
+
+    cut = Completion(text='{"verdicts": [{"id": "c-', model=AUDITOR, finish_reason="length")
+    auditor = SelfAuditor.independent(ScriptedLLM([cut], model=AUDITOR))
+    with pytest.raises(LLMOutputError, match=r"cut at the token cap \(finish_reason=length"):
+        await auditor.audit(PAPER_TURNS, CANDS)
+    stopped = Completion(text='{"verdicts": [{"id": "c-', model=AUDITOR, finish_reason="stop")
+    with pytest.raises(LLMOutputError) as raised:
+        await SelfAuditor.independent(ScriptedLLM([stopped], model=AUDITOR)).audit(
+            PAPER_TURNS, CANDS
+        )
+    assert "token cap" not in str(raised.value)

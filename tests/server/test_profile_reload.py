@@ -235,3 +235,21 @@ async def test_sighup_reloads_the_profiles(
             assert "SIGHUP" in refused
             assert "broken.json" in refused
             assert await audit_profile() == profile.profile_id
+
+
+def test_a_reload_that_leaves_the_audit_uncalibrated_says_why(
+    client: TestClient, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A reload answered 200, `audit_profile: null`, and said nothing of the writer's audit now
+    scored by no profile (a profile file replaced by another model's, a directory emptied)."""
+    import logging
+
+    with caplog.at_level(logging.WARNING, logger="mirage.server"):
+        r = client.post(RELOAD, headers=ADMIN)
+    assert r.status_code == 200, r.text
+    said = r.json()["uncalibrated"]
+    assert f"no calibration profile for the writer model {WRITER!r}" in said
+    assert "self_audit_inline" in said
+    assert any("after the profile reload" in rec.getMessage() for rec in caplog.records)
+    _save(tmp_path, _profile())
+    assert client.post(RELOAD, headers=ADMIN).json()["uncalibrated"] is None
