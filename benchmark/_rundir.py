@@ -126,10 +126,27 @@ def _changed_facts(manifest: RunManifest, resumed: RunManifest) -> list[str]:
     the manifest does not hold (written before the field existed) is not compared."""
     held = manifest.model_fields_set
     return [
-        what
+        what + _guard_changes(manifest, resumed) if field == "guard_configuration" else what
         for field, what in RESUME_FACTS.items()
         if field in held and getattr(manifest, field) != getattr(resumed, field)
     ]
+
+
+def _guard_changes(manifest: RunManifest, resumed: RunManifest) -> str:
+    """Which settings of the guard's ``describe()`` changed, e.g. " (auditor_model: 'a' ->
+    'b')"; "" when none of them did (a profile's content did)."""
+    before, after = (
+        m.guard_configuration.get("describe") if isinstance(m.guard_configuration, dict) else None
+        for m in (manifest, resumed)
+    )
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return ""
+    changed = [
+        f"{k}: {before.get(k)!r} -> {after.get(k)!r}"
+        for k in sorted(before.keys() | after.keys())
+        if before.get(k) != after.get(k)
+    ]
+    return f" ({'; '.join(changed)})" if changed else ""
 
 
 M = TypeVar("M", bound=BaseModel)

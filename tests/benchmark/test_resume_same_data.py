@@ -125,7 +125,8 @@ async def test_another_independent_auditor_is_refused(
         "inferred → store_as_hypothesis, generated → quarantine."
     ) in md
     other = lambda: _audited_by("mock/auditor-b")  # noqa: E731
-    with pytest.raises(ConfigError, match="the guard's configuration"):
+    # the error names what changed, not only that the configuration did
+    with pytest.raises(ConfigError, match="auditor_model: 'mock/auditor-a' -> 'mock/auditor-b'"):
         await _run(tmp_path / "run", personas=small_personas, stages=stages, make_guard=other).run()
     await _run(tmp_path / "run", personas=small_personas, stages=stages, make_guard=first).run()
 
