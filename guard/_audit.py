@@ -174,14 +174,6 @@ class SelfAuditor:
             raise LLMTimeoutError(
                 f"self-audit took longer than {self.timeout_s}s", model=self.llm.model
             )
-        try:
-            return parse_audit(completion.text, candidates, turns, model=self.llm.model)
-        except LLMOutputError as exc:
-            if completion.finish_reason != "length":
-                raise
-            raise LLMOutputError(  # it read as bad JSON, with no hint to raise max_tokens
-                f"the answer was cut at the token cap (finish_reason=length: raise max_tokens): "
-                f"{exc}",
-                model=self.llm.model,
-                output=completion.text,
-            ) from exc
+        return completion.read(  # an answer cut at the token cap says so
+            lambda text: parse_audit(text, candidates, turns, model=self.llm.model)
+        )

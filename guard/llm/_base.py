@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serializer
@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serial
 from mirage_guard.guard.errors import LLMOutputError
 
 T = TypeVar("T", bound=BaseModel)
+R = TypeVar("R")
 
 
 class Message(BaseModel):
@@ -67,8 +68,13 @@ class Completion(BaseModel):
     def parse(self, schema: type[T]) -> T:
         """Parse the text as JSON for ``schema``; tolerate a fenced block, nothing else. An
         answer the provider cut at its token cap says so (else it reads as bad JSON)."""
+        return self.read(lambda text: parse_json_output(text, schema, model=self.model))
+
+    def read(self, reader: Callable[[str], R]) -> R:
+        """``reader(text)``: an :class:`LLMOutputError` it raises on an answer the provider cut
+        at its token cap says so (else it reads as bad JSON or a partial answer)."""
         try:
-            return parse_json_output(self.text, schema, model=self.model)
+            return reader(self.text)
         except LLMOutputError as exc:
             if self.finish_reason != "length":
                 raise
