@@ -11,9 +11,9 @@ import pytest
 from mirage_guard.adapters import GuardedMemory
 from mirage_guard.guard import AuditMode, GuardSettings
 from mirage_guard.guard.llm import RetryingLLM, ScriptedLLM
-from tests.adapters.test_writer_timeout import _Silent
 from tests.fakes.embedder import HashingEmbedder
 from tests.fakes.mem0 import CONVERSATION, STATED_TEXT, InMemoryStore, conversation_reply
+from tests.fakes.servers import SilentServer
 
 
 @pytest.mark.filterwarnings("ignore:Items? .*ReadOnly:UserWarning")  # litellm's, on first use
@@ -26,7 +26,7 @@ def test_the_auditors_server_is_asked_and_its_silence_stores_no_fact(
 
     monkeypatch.setattr(litellm, "acompletion", root.REAL_ACOMPLETION)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-local-not-a-key")
-    auditor_server = _Silent()
+    auditor_server = SilentServer()
     writer = ScriptedLLM([conversation_reply()], model="mock/the-writer")
     try:
         settings = GuardSettings(

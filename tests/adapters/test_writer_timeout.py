@@ -5,8 +5,6 @@ server that never answered; no setting shortened it)."""
 from __future__ import annotations
 
 import logging
-import socket
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,48 +16,19 @@ from mirage_guard.guard.errors import LLMTimeoutError
 from mirage_guard.guard.llm import RetryingLLM, ScriptedLLM
 from tests.fakes.embedder import HashingEmbedder
 from tests.fakes.mem0 import InMemoryStore
-
-
-class _Silent:
-    """A TCP server that accepts connections and never answers: a model server that hangs."""
-
-    def __init__(self) -> None:
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        self.accepted = 0
-        self.conns: list[socket.socket] = []
-        self._stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        self.sock.settimeout(0.2)
-        while not self._stop.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except TimeoutError:
-                continue
-            self.accepted += 1
-            self.conns.append(conn)  # held open, never read from or answered
-
-    def close(self) -> None:
-        self._stop.set()
-        self.thread.join()
-        for conn in self.conns:
-            conn.close()
-        self.sock.close()
+from tests.fakes.servers import SilentServer
 
 
 @pytest.fixture
-def silent() -> Iterator[_Silent]:
-    server = _Silent()
+def silent() -> Iterator[SilentServer]:
+    server = SilentServer()
     yield server
     server.close()
 
 
 @pytest.mark.filterwarnings("ignore:Items? .*ReadOnly:UserWarning")  # litellm's, on first use
 def test_the_writer_timeout_and_attempts_are_settings(
-    silent: _Silent, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    silent: SilentServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Through the real litellm, to a loopback server that never answers (no provider)."""
     import litellm
