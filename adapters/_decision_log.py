@@ -37,6 +37,7 @@ from sqlalchemy import (
     ColumnElement,
     DateTime,
     Float,
+    ForeignKey,
     Integer,
     Select,
     String,
@@ -61,11 +62,28 @@ from sqlalchemy.exc import (
     OperationalError,
 )
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
-from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
+from sqlalchemy.orm import (
+    DeclarativeBase,
+    Mapped,
+    Session,
+    mapped_column,
+    relationship,
+    sessionmaker,
+)
 
 from mirage_guard.adapters._scope import DEFAULT_TENANT, MemoryScope
 from mirage_guard.adapters._time import as_utc
-from mirage_guard.guard import Action, Decision, Provenance, Reason, Role, Turn, as_reasons
+from mirage_guard.guard import (
+    Action,
+    AuditSource,
+    AuditVerdict,
+    Decision,
+    Provenance,
+    Reason,
+    Role,
+    Turn,
+    as_reasons,
+)
 from mirage_guard.guard.errors import (
     BackendError,
     BackendUnavailableError,
@@ -160,6 +178,43 @@ class _DecisionRow(_Base):
     memory_id: Mapped[str | None] = mapped_column(String(64), index=True)
     writer_model: Mapped[str | None] = mapped_column(String(200))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+    # the audit label the decision was made with, and whose it is (loaded with the row)
+    audit: Mapped[_AuditRow | None] = relationship(lazy="selectin")
+
+
+class _AuditRow(_Base):
+    # a table of its own, not columns of mirage_decisions: a log created before it gains the
+    # table when opened (CREATE TABLE IF NOT EXISTS); its older decisions simply have none
+    __tablename__ = "mirage_decision_audits"
+
+    decision_id: Mapped[int] = mapped_column(ForeignKey("mirage_decisions.id"), primary_key=True)
+    labeller_model: Mapped[str] = mapped_column(String(200), index=True)
+    prompt_version: Mapped[str] = mapped_column(String(200))
+    mode: Mapped[str] = mapped_column(String(32))
+    label: Mapped[str] = mapped_column(String(40))
+    confidence: Mapped[float] = mapped_column(Float)
+    quote: Mapped[str | None] = mapped_column(Text)
+    quote_check: Mapped[str | None] = mapped_column(String(20))
+    source_turn_id: Mapped[str | None] = mapped_column(String(200))
+
+
+def audit_row(decision: Decision) -> _AuditRow | None:
+    """The decision's audit label as a row, when the guard knows whose label it is (a label a
+    caller passed in with no model or prompt vouching for it is not kept: no profile could be
+    fitted on it)."""
+    v, source = decision.audit, decision.audit_source
+    if v is None or source is None:
+        return None
+    return _AuditRow(
+        labeller_model=source.model,
+        prompt_version=source.prompt_version,
+        mode=source.mode,
+        label=v.label.value,
+        confidence=v.confidence,
+        quote=v.quote,
+        quote_check=v.quote_check.value if v.quote_check else None,
+        source_turn_id=v.source_turn_id,
+    )
 
 
 class _IdempotencyRow(_Base):
@@ -212,6 +267,16 @@ class WrittenDecision(BaseModel):
     already_stored: bool = False
 
 
+class LoggedAudit(BaseModel):
+    """The audit label a logged decision was made with (``verdict``, its ``candidate_id`` the
+    decision's) and whose label it is (``source``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    source: AuditSource
+    verdict: AuditVerdict
+
+
 class LoggedDecision(BaseModel):
     """One row of the decision log, as ``GET /v1/decisions`` returns it."""
 
@@ -241,6 +306,11 @@ class LoggedDecision(BaseModel):
     memory_id: str | None
     writer_model: str | None
     created_at: datetime
+    audit: LoggedAudit | None = Field(
+        default=None,
+        description="the self-audit label it was decided with and whose it is (model, prompt, "
+        "mode); none when the audit was off, failed, or passed in by a caller",
+    )
 
     _reasons = field_validator("reasons", mode="before")(as_reasons)
 
@@ -330,6 +400,7 @@ class DecisionLog:
                         created_at=now,
                         candidate_text=row.text,
                         reasons=[r.as_stored() for r in row.reasons],
+                        audit=audit_row(w.decision),
                         **row.model_dump(mode="json", exclude=NOT_COLUMNS),
                     )
                 )
@@ -905,6 +976,24 @@ def _logged(row: _DecisionRow, turn_text: str | None) -> LoggedDecision:
         memory_id=row.memory_id,
         writer_model=row.writer_model,
         created_at=as_utc(row.created_at),
+        audit=_logged_audit(row),
+    )
+
+
+def _logged_audit(row: _DecisionRow) -> LoggedAudit | None:
+    a = row.audit
+    if a is None:
+        return None
+    return LoggedAudit(
+        source=AuditSource(model=a.labeller_model, prompt_version=a.prompt_version, mode=a.mode),
+        verdict=AuditVerdict(
+            candidate_id=row.candidate_id,
+            label=a.label,
+            confidence=a.confidence,
+            source_turn_id=a.source_turn_id,
+            quote=a.quote,
+            quote_check=a.quote_check,
+        ),
     )
 
 
@@ -914,6 +1003,7 @@ __all__ = [
     "DecisionLog",
     "DecisionQuery",
     "KeyClaim",
+    "LoggedAudit",
     "LoggedDecision",
     "MemoryScope",
     "ScopeLock",

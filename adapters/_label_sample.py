@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -25,10 +26,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from mirage_guard.adapters._decision_log import DecisionLog, LoggedDecision, MemoryScope
-from mirage_guard.calibration import write_whole
-from mirage_guard.guard import ReasonCode, Role, Turn
+from mirage_guard.adapters._decision_log import (
+    DecisionLog,
+    LoggedAudit,
+    LoggedDecision,
+    MemoryScope,
+)
+from mirage_guard.calibration import save_verdicts, write_whole
+from mirage_guard.guard import AuditSource, AuditVerdict, ReasonCode, Role, Turn
 from mirage_guard.guard.errors import InputError
+from mirage_guard.guard.scoring import ProfileMode
 
 # reasons of a write that stored a user's own message, not a claim about the user
 NOT_CLAIMS = frozenset({ReasonCode.VERBATIM_USER_MESSAGE, ReasonCode.NOT_USER_WORDS})
@@ -41,6 +48,9 @@ class LabelSample(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     rows: list[dict[str, Any]]
+    # claim id -> the audit label its decision was made with (kept apart from the rows, which
+    # are labelled blind: `--verdicts-out` writes them to a file of their own)
+    audits: dict[str, LoggedAudit] = {}
     considered: int  # decisions in the window (and tenant / writer model)
     verbatim: int  # of those read while drawing, user messages stored verbatim: left out
     without_turns: int  # of those read, decisions whose conversation the log has no turn of
@@ -85,8 +95,13 @@ def draw_label_sample(
             break
     kept.sort(key=lambda pair: pair[0].id)
     rows = [_row(d, turns, show_guard) for d, turns in kept]
+    audits = {f"log-{d.id}": d.audit for d, _ in kept if d.audit is not None}
     return LabelSample(
-        rows=rows, considered=len(order), verbatim=verbatim, without_turns=without_turns
+        rows=rows,
+        audits=audits,
+        considered=len(order),
+        verbatim=verbatim,
+        without_turns=without_turns,
     )
 
 
@@ -140,3 +155,51 @@ def write_label_sample(sample: LabelSample, out: Path, *, overwrite: bool = Fals
 
 
 __all__ = ["NOT_CLAIMS", "LabelSample", "check_out", "draw_label_sample", "write_label_sample"]
+
+
+def sample_verdicts(sample: LabelSample) -> tuple[AuditSource, dict[str, AuditVerdict]]:
+    """The sampled decisions' audit labels as verdicts of `mirage calibrate fit` (one per claim
+    that had one, keyed by the sample's claim id), with the model, prompt and mode they are
+    labels of. Labels of more than one model, prompt or mode cannot fit one profile: an
+    :class:`InputError` names them (narrow the sample with --writer-model or a window); so does
+    a sample with none."""
+    if not sample.audits:
+        raise InputError(
+            f"none of the {len(sample.rows)} sampled decisions was made with an audit label the "
+            "log kept (the audit was off or failed, the labels were passed in by the caller, or "
+            "the decisions were logged before labels were kept): no verdicts to write"
+        )
+    sources = Counter(a.source for a in sample.audits.values())
+    if len(sources) > 1:
+        named = "; ".join(
+            f"{s.model} / {s.prompt_version} / {s.mode}: {n}" for s, n in sources.most_common()
+        )
+        raise InputError(
+            "the sampled decisions' audit labels are of several models, prompts or modes "
+            f"({named}): one profile is fitted per model, prompt and mode, so narrow the sample "
+            "(--writer-model, --since / --until around the change)"
+        )
+    (source,) = sources
+    verdicts = {
+        claim_id: a.verdict.model_copy(update={"candidate_id": claim_id})
+        for claim_id, a in sample.audits.items()
+    }
+    return source, verdicts
+
+
+def write_sample_verdicts(
+    out: Path, source: AuditSource, verdicts: dict[str, AuditVerdict], *, overwrite: bool = False
+) -> None:
+    """What :func:`sample_verdicts` gave, as a verdicts file; written whole or not at all."""
+    check_out(out, overwrite=overwrite)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot write the verdicts to {out}: {exc}") from exc
+    save_verdicts(
+        out,
+        verdicts,
+        writer_model=source.model,
+        prompt_version=source.prompt_version,
+        mode=ProfileMode(source.mode),
+    )

@@ -40,6 +40,7 @@ from mirage_guard.adapters._decision_log import (
     _Base,
     _DecisionRow,
     _IdempotencyRow,
+    audit_row,
 )
 from mirage_guard.adapters._scope import MemoryScope
 from mirage_guard.guard import Decision, Turn
@@ -409,6 +410,7 @@ def _decision_rows(
                 created_at=now,
                 candidate_text=row.text,
                 reasons=[r.as_stored() for r in row.reasons],
+                audit=audit_row(w.decision),
                 **row.model_dump(mode="json", exclude=NOT_COLUMNS),
             )
         )

@@ -19,7 +19,12 @@ from mirage_guard.calibration._agreement import (
     run_agreement,
     second_labels_path,
 )
-from mirage_guard.calibration._audit_jobs import collect_verdicts, load_verdicts, save_verdicts
+from mirage_guard.calibration._audit_jobs import (
+    collect_verdicts,
+    load_verdicts,
+    save_verdicts,
+    verdicts_mode,
+)
 from mirage_guard.calibration._begin import convert_begin, write_begin
 from mirage_guard.calibration._claim_diff import (
     ClaimDiff,
@@ -83,6 +88,7 @@ from mirage_guard.calibration._judged_fit import (
     TransferRow,
     cross_validate,
     fit_judged_profile,
+    held_out_metrics,
     persona_folds,
     score_claims,
     transfer_table,
@@ -187,6 +193,7 @@ __all__ = [
     "fit_profile",
     "floor_row",
     "group_by_conversation",
+    "held_out_metrics",
     "is_never_stated",
     "label_key",
     "labelled_set_pairs",
@@ -225,6 +232,7 @@ __all__ = [
     "transfer_table",
     "triple_claims",
     "typographic",
+    "verdicts_mode",
     "write_begin",
     "write_claim_rows",
     "write_pairs",

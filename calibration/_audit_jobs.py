@@ -12,6 +12,7 @@ from mirage_guard.calibration._data import Example, group_by_conversation
 from mirage_guard.calibration._eval import write_whole
 from mirage_guard.guard import AuditVerdict, SelfAuditor
 from mirage_guard.guard.errors import InputError, LLMError
+from mirage_guard.guard.scoring import ProfileMode
 
 
 class AuditRecord(AuditVerdict):
@@ -21,6 +22,9 @@ class AuditRecord(AuditVerdict):
     prompt_version: str
     # how the endpoint was asked for JSON (json_schema / json_object / text), when known
     structured_output: str | None = None
+    # the profile mode whose labels these are (self_audit_separate / self_audit_inline); files
+    # written before it was recorded hold none
+    mode: ProfileMode | None = None
 
 
 async def collect_verdicts(
@@ -57,6 +61,7 @@ def save_verdicts(
     writer_model: str,
     prompt_version: str,
     structured_output: str | None = None,
+    mode: ProfileMode | None = None,
 ) -> None:
     """The verdicts as JSON Lines, written whole (a file there before is replaced only by a
     complete one); none at all is an :class:`InputError` and ``path`` is left as it was."""
@@ -68,14 +73,14 @@ def save_verdicts(
             writer_model=writer_model,
             prompt_version=prompt_version,
             structured_output=structured_output,
+            mode=mode,
         ).model_dump_json()
         for v in verdicts.values()
     )
     write_whole(path, records, "the verdicts")
 
 
-def load_verdicts(path: Path) -> tuple[dict[str, AuditVerdict], str, str]:
-    """Verdicts of ONE writer model and prompt version; mixing models is refused."""
+def _records(path: Path) -> list[AuditRecord]:
     records = [
         AuditRecord.model_validate_json(line)
         for line in path.read_text(encoding="utf-8").splitlines()
@@ -83,6 +88,22 @@ def load_verdicts(path: Path) -> tuple[dict[str, AuditVerdict], str, str]:
     ]
     if not records:
         raise InputError(f"{path}: no verdicts")
+    return records
+
+
+def verdicts_mode(path: Path) -> ProfileMode | None:
+    """The profile mode the file's verdicts are labels for, when it says (None: not recorded,
+    as in files written before the field); two modes in one file are refused."""
+    modes = {r.mode for r in _records(path)}
+    if len(modes) != 1:
+        named = sorted(m.value if m else "not recorded" for m in modes)
+        raise InputError(f"{path}: verdicts of several audit modes: {', '.join(named)}")
+    return modes.pop()
+
+
+def load_verdicts(path: Path) -> tuple[dict[str, AuditVerdict], str, str]:
+    """Verdicts of ONE writer model and prompt version; mixing models is refused."""
+    records = _records(path)
     keys = {(r.writer_model, r.prompt_version) for r in records}
     if len(keys) != 1:
         raise InputError(f"{path}: verdicts from several models/prompts: {sorted(keys)[:3]}")

@@ -328,6 +328,13 @@ def fit_judged_profile(
             f"{non_oi.count('GROUNDED')}, INFERRED_REASONABLE: "
             f"{non_oi.count('INFERRED_REASONABLE')})"
         ) from exc
+    return profile.model_copy(
+        update={"metrics": {**profile.metrics, **held_out_metrics(cv)}, "fitted_on": data}
+    )
+
+
+def held_out_metrics(cv: CrossValidated) -> dict[str, float | list[float]]:
+    """The cross-validated figures of every path as a profile's metrics (``heldout_...``)."""
     held_out: dict[str, float | list[float]] = {}
     for path, figs in cv.figures.paths.items():
         for key, value in figs.model_dump(exclude={"threshold"}).items():
@@ -337,9 +344,7 @@ def fit_judged_profile(
                 held_out[f"heldout_{path}_{key}"] = float(value)
     held_out["heldout_personas"] = float(cv.figures.n_personas)
     held_out["heldout_folds"] = float(cv.figures.n_folds)
-    return profile.model_copy(
-        update={"metrics": {**profile.metrics, **held_out}, "fitted_on": data}
-    )
+    return held_out
 
 
 TRANSFER_PATHS = ("self_audit", "combined")

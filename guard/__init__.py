@@ -22,6 +22,7 @@ from mirage_guard.guard._decision import decide
 from mirage_guard.guard._domain import (
     LABEL_TO_PROVENANCE,
     Action,
+    AuditSource,
     AuditVerdict,
     Candidate,
     Decision,
@@ -63,6 +64,7 @@ __all__ = [
     "AuditFailure",
     "AuditMode",
     "AuditResponse",
+    "AuditSource",
     "AuditVerdict",
     "Candidate",
     "Decision",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import unicodedata
 import uuid
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import (
     AfterValidator,
@@ -224,6 +224,22 @@ class AuditVerdict(BaseModel):
         return self.quote_check is QuoteCheck.MISSING and self.label in QUOTE_REQUIRED
 
 
+class AuditSource(BaseModel):
+    """Whose labels a decision's ``audit`` verdict is: the model and prompt that gave it, and
+    the profile mode that calibrates such labels (``self_audit_separate``: the guard's own audit
+    call, by the writer or an independent auditor; ``self_audit_inline``: the writer's labels
+    from its extraction call). Set by the guard, only when it knows which model and prompt
+    labelled; the decision log keeps it with the verdict, so labelled traffic can fit the
+    profile of exactly that model, prompt and mode (``mirage report label-sample
+    --verdicts-out``, then ``mirage calibrate fit``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: NonEmpty
+    prompt_version: NonEmpty
+    mode: Literal["self_audit_separate", "self_audit_inline"]
+
+
 class Decision(BaseModel):
     """What the guard decided about one candidate, and why."""
 
@@ -240,6 +256,9 @@ class Decision(BaseModel):
     profile_id: str | None
     calibrated: bool
     audit: AuditVerdict | None = None
+    audit_source: AuditSource | None = Field(
+        default=None, description="the model, prompt and mode whose label ``audit`` is"
+    )
     reasons: list[Reason] = Field(
         default_factory=list, description="why: reason codes with parameters (and their text)"
     )

@@ -19,6 +19,7 @@ import anyio.to_thread
 from mirage_guard.guard._audit import SelfAuditor
 from mirage_guard.guard._decision import decide
 from mirage_guard.guard._domain import (
+    AuditSource,
     AuditVerdict,
     Candidate,
     Decision,
@@ -216,7 +217,12 @@ class Guard:
             f"{base} --out V.jsonl` then `mirage calibrate fit --verdicts V.jsonl --profile-dir "
             "DIR`"
             if self.audit_mode is AuditMode.SEPARATE
-            else "Fit a self_audit_inline profile for it into MIRAGE_PROFILE_DIR"
+            # inline labels are of the writer's own extractions: only labelled traffic has them
+            else "Fit its self_audit_inline profile on your own traffic once the decision log "
+            "holds inline-mode writes: "
+            f"`mirage report label-sample --writer-model {model} --out S.jsonl --verdicts-out "
+            "V.jsonl`, label S.jsonl (`mirage report label S.jsonl`), then `mirage calibrate fit "
+            "--verdicts V.jsonl --data S.jsonl --profile-dir DIR`"
         )
         said = (
             f"MIRAGE_AUDIT_MODE={self.audit_mode.value}, but no calibration profile for the "
@@ -397,6 +403,12 @@ class Guard:
                 by_auditor=by_auditor,
             )  # fmt: skip
             decisions = self._fail_closed_on_language(turns, candidates, decisions)
+        source = self._audit_source(audit, writer_model) if verdicts else None
+        if source is not None:
+            decisions = [
+                d.model_copy(update={"audit_source": source}) if d.audit is not None else d
+                for d in decisions
+            ]
         # metrics by writer; with an independent auditor and no writer configured, by auditor
         # (its profile is the one missing or drifting), never the "none" series
         self._observer.on_decisions(
@@ -473,6 +485,31 @@ class Guard:
                 raise error from exc
             return {}, error
         return {v.candidate_id: v for v in check_quotes(verdicts, turns)}, None
+
+    def _audit_source(
+        self, passed: Sequence[AuditVerdict] | None, writer_model: str | None
+    ) -> AuditSource | None:
+        """Whose labels this write's verdicts are, when the guard knows it: those of its own
+        audit call (the independent auditor's, else the writer's, with the audit prompt), or in
+        inline mode the writer's labels from its extraction call (the writer named for the write
+        or configured). None for verdicts a caller passes in any other way: no model or prompt
+        of this guard vouches for them."""
+        writer = writer_model or self.writer_model
+        if passed is None and self.audit_mode is AuditMode.SEPARATE and self.auditor is not None:
+            model = self.auditor_model or writer
+            if model:
+                return AuditSource(
+                    model=model,
+                    prompt_version=self.auditor.prompt_version,
+                    mode=ProfileMode.SELF_AUDIT_SEPARATE.value,
+                )
+        if passed is not None and self.audit_mode is AuditMode.INLINE and writer:
+            return AuditSource(
+                model=writer,
+                prompt_version=_inline_prompt_version(),
+                mode=ProfileMode.SELF_AUDIT_INLINE.value,
+            )
+        return None
 
     async def _quote_spans(
         self, candidates: Sequence[Candidate], verdicts: dict[str, AuditVerdict]

@@ -23,6 +23,8 @@ from mirage_guard.adapters.cli._guard import SupportDirOpt, _typed_errors
 from mirage_guard.benchmark import SemanticMatcher, load_personas, run_models
 from mirage_guard.calibration import (
     DEFAULT_FLOORS,
+    Example,
+    JudgedClaims,
     Objective,
     PairReport,
     PairSide,
@@ -33,8 +35,10 @@ from mirage_guard.calibration import (
     check_writable,
     choose_threshold,
     collect_verdicts,
+    cross_validate,
     featurize,
     fit_profile,
+    held_out_metrics,
     labelled_set_pairs,
     load_authored,
     load_examples,
@@ -49,13 +53,15 @@ from mirage_guard.calibration import (
     run_stated_floor,
     run_support_report,
     save_verdicts,
+    score_claims,
     summarize_scores,
     train_half,
     train_support,
+    verdicts_mode,
     write_pairs,
     write_whole,
 )
-from mirage_guard.guard import GuardSettings, SelfAuditor
+from mirage_guard.guard import AuditVerdict, GuardSettings, SelfAuditor
 from mirage_guard.guard.errors import InputError, MirageError
 from mirage_guard.guard.evidence import (
     ClaimSupport,
@@ -583,6 +589,7 @@ def audit(
         writer_model=writer_model,
         prompt_version=auditor.prompt_version,
         structured_output=mode.value if mode else None,
+        mode=ProfileMode.SELF_AUDIT_SEPARATE,
     )
     console.print(
         f"{len(verdicts)} verdicts from {writer_model} -> {out}; "
@@ -597,11 +604,29 @@ def fit(
     profile_dir: Annotated[Path, typer.Option(help="where profiles are kept")],
     data: DataOpt = None,
     personas: PersonasOpt = None,
-    mode: Annotated[ProfileMode, typer.Option()] = ProfileMode.SELF_AUDIT_SEPARATE,
+    mode: Annotated[
+        ProfileMode | None,
+        typer.Option(
+            help="the audit mode the labels are of (default: as the verdicts file records, "
+            "else self_audit_separate)"
+        ),
+    ] = None,
     oi_objective: OiObjectiveOpt = "recall>=0.9",
     stated_objective: StatedObjectiveOpt = "precision>=0.85",
 ) -> None:
-    """Fit a per-model self-audit profile (evidence + the model's own labels)."""
+    """Fit a per-model self-audit profile (evidence + the model's own labels).
+
+    The verdicts come from `mirage calibrate audit` (the labelled claims of --data), or from
+    `mirage report label-sample --verdicts-out` (your own traffic's labels, separate or inline;
+    --data is then the sample, labelled). Held-out figures: the dev split's claims when some
+    have verdicts, else 5-fold cross-validation by conversation."""
+    recorded = verdicts_mode(verdicts)
+    if mode is not None and recorded is not None and mode is not recorded:
+        raise typer.BadParameter(
+            f"the verdicts in {verdicts} are labels of {recorded.value}, not {mode.value}",
+            param_hint="--mode",
+        )
+    mode = mode or recorded or ProfileMode.SELF_AUDIT_SEPARATE
     if not mode.uses_audit:
         raise typer.BadParameter("use `fit-evidence` for the evidence-only profile")
     by_claim, writer_model, prompt_version = load_verdicts(verdicts)
@@ -628,14 +653,48 @@ def fit(
     if dev:
         scored = summarize_scores(profile, featurize(dev, linker, by_claim))
         profile = _with_held_out(profile, "dev", scored)
-    else:  # the train claims' figures were recorded as "dev": AUROC 1.000 on what it fitted
-        console.print(
-            "no claim of the dev split has a verdict: the profile has no held-out figures "
-            "(those below are the fit's own, in-sample); audit some dev claims to measure it",
-            markup=False,
-        )
+    else:  # never the train claims' own figures as "dev": AUROC 1.000 on what it fitted
+        profile = _cross_validated(profile, examples, linker, by_claim, oi_objective)
     saved = ProfileStore(profile_dir).save(profile)
     _show_metrics(f"{profile.profile_id} -> {saved}", dict(profile.metrics))
+
+
+def _cross_validated(
+    profile: CalibrationProfile,
+    examples: list[Example],
+    linker: EvidenceLinker,
+    by_claim: dict[str, AuditVerdict],
+    oi_objective: str,
+) -> CalibrationProfile:
+    """No dev split (your own labelled traffic, or verdicts on train claims only): the
+    profile's held-out figures by K-fold cross-validation by conversation, each fold fitted on
+    the others (``heldout_combined_*`` is what the profile does; ``heldout_self_audit_*`` and
+    ``heldout_evidence_*`` the label and the evidence alone)."""
+    claims = JudgedClaims(
+        writer_model=profile.writer_model or "",
+        prompt_version=profile.prompt_version or "",
+        examples=examples,
+        verdicts=by_claim,
+    )
+    cv = cross_validate(
+        score_claims(claims, linker, _evidence_profile()),
+        Objective.parse(oi_objective),
+    )
+    if cv.figures.note:
+        console.print(
+            f"no claim of a dev split has a verdict and no held-out figure could be computed "
+            f"({cv.figures.note}): the figures below are the fit's own, in-sample",
+            markup=False,
+        )
+        return profile
+    console.print(
+        f"no claim of a dev split has a verdict: held-out figures by {cv.figures.n_folds}-fold "
+        f"cross-validation over {cv.figures.n_personas} conversations (heldout_combined_*: "
+        "this profile's; heldout_self_audit_* / heldout_evidence_*: the label or the evidence "
+        "alone)",
+        markup=False,
+    )
+    return profile.model_copy(update={"metrics": {**profile.metrics, **held_out_metrics(cv)}})
 
 
 @app.command("compare")

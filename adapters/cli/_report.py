@@ -16,7 +16,13 @@ from rich.console import Console
 from rich.markup import escape
 from sqlalchemy.exc import SQLAlchemyError
 
-from mirage_guard.adapters._label_sample import check_out, draw_label_sample, write_label_sample
+from mirage_guard.adapters._label_sample import (
+    check_out,
+    draw_label_sample,
+    sample_verdicts,
+    write_label_sample,
+    write_sample_verdicts,
+)
 from mirage_guard.adapters._labeller import (
     ANSWERS,
     SOURCED,
@@ -157,19 +163,33 @@ def report_label_sample(
             "(for reviewing decisions; leave off to label blind)"
         ),
     ] = False,
+    verdicts_out: Annotated[
+        Path | None,
+        typer.Option(
+            help="also write the sampled decisions' self-audit labels (the writer's or the "
+            "independent auditor's, separate or inline) to this verdicts file, for `mirage "
+            "calibrate fit --verdicts FILE --data OUT` once OUT is labelled"
+        ),
+    ] = None,
     overwrite: Annotated[
-        bool, typer.Option(help="replace --out if it exists (its labels are lost)")
+        bool, typer.Option(help="replace --out (and --verdicts-out) if it exists")
     ] = False,
     database_url: DatabaseUrl = None,
 ) -> None:
     """A seeded random sample of the guard's logged decisions, written as claims to label: fill
     each `label` (and `source_turn_id` for a stated or inferred one), then measure the guard on
     them with `mirage guard eval --data FILE` and choose a floor with `mirage calibrate
-    stated-floor --data FILE`. The file holds your users' messages: keep it as you keep the log."""
+    stated-floor --data FILE`. With --verdicts-out, the labelled file also fits the audit's
+    profile on your own traffic (`mirage calibrate fit`). The file holds your users' messages:
+    keep it as you keep the log."""
     with _reading_log(database_url):
         url = database_url or GuardSettings.from_env().resolved_database_url()
         lo, hi = _window(since, until)
         check_out(out, overwrite=overwrite)
+        if verdicts_out is not None:
+            if verdicts_out.resolve() == out.resolve():
+                raise InputError("--verdicts-out must be another file than --out")
+            check_out(verdicts_out, overwrite=overwrite)
         log = open_decision_log(url)
         try:
             sample = draw_label_sample(
@@ -190,7 +210,10 @@ def report_label_sample(
                 f"{sample.verbatim} user messages stored verbatim, {sample.without_turns} "
                 "without their conversation)"
             )
+        audit = sample_verdicts(sample) if verdicts_out is not None else None
         write_label_sample(sample, out, overwrite=overwrite)
+        if verdicts_out is not None and audit is not None:
+            write_sample_verdicts(verdicts_out, *audit, overwrite=overwrite)
     left = []
     if sample.verbatim:
         left.append(f"{sample.verbatim} user messages stored verbatim")
@@ -202,6 +225,14 @@ def report_label_sample(
         f"`label` (and `source_turn_id` for GROUNDED / INFERRED_REASONABLE), then run "
         f"`mirage guard eval --data {out}`"
     )
+    if verdicts_out is not None and audit is not None:
+        source, verdicts = audit
+        typer.echo(
+            f"wrote {len(verdicts)} self-audit labels of {source.model} ({source.mode}, prompt "
+            f"{source.prompt_version}) to {verdicts_out}; once {out} is labelled, fit its "
+            f"profile: `mirage calibrate fit --verdicts {verdicts_out} --data {out} "
+            "--profile-dir DIR`"
+        )
 
 
 _LABEL_PROMPT = "[s]tated [i]nferred [t]stereotype [g]enerated  [n]ext [b]ack [q]uit"

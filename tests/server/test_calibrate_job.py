@@ -160,7 +160,8 @@ def test_a_fit_without_dev_claims_records_no_held_out_figures(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With verdicts of train claims only, `calibrate fit` scored the train claims again and
-    recorded them as the dev figures (`dev_auroc 1.000`, shown by `calibrate list`)."""
+    recorded them as the dev figures (`dev_auroc 1.000`, shown by `calibrate list`). It records
+    cross-validated ones instead, by conversation."""
     monkeypatch.setattr(
         "mirage_guard.adapters.cli._calibrate.create_llm",
         lambda model, **_: labelling_llm(lambda cid: Label.GROUNDED, model=model),
@@ -176,10 +177,13 @@ def test_a_fit_without_dev_claims_records_no_held_out_figures(
     args = ["calibrate", "fit", "--verdicts", str(verdicts), "--data", str(claims)]
     fitted = runner.invoke(cli_app, [*args, "--profile-dir", str(profiles)])
     assert fitted.exit_code == 0, fitted.output
-    assert "no claim of the dev split has a verdict" in " ".join(fitted.output.split())
+    said = " ".join(fitted.output.split())
+    assert "no claim of a dev split has a verdict: held-out figures by 2-fold" in said
     (path,) = profiles.glob("*.json")
     profile = CalibrationProfile.model_validate_json(path.read_text())
     assert not [k for k in profile.metrics if k.startswith("dev_")]
+    # held out instead by cross-validation over the conversations, each fold fitted on the other
+    assert (profile.metrics["heldout_folds"], profile.metrics["heldout_personas"]) == (2.0, 2.0)
     listed = runner.invoke(cli_app, ["calibrate", "list", "--profile-dir", str(profiles)])
     assert listed.exit_code == 0, listed.output
     assert "1.000" not in listed.output
