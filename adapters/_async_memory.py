@@ -355,7 +355,12 @@ class AsyncGuardedMemory(BaseGuardedMemory):
                 self.metrics.on_stage("extract", time.perf_counter() - start)
         model = self.extractor.model
         decisions = await self.guard.atag(
-            turns, result.candidates, writer_model=model, audit=result.audit, user_name=user_name
+            turns,
+            result.candidates,
+            writer_model=model,
+            audit=result.audit,
+            user_name=user_name,
+            audit_prompt=result.prompt_ref if result.audit is not None else None,
         )
         return model, decisions
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import logging
 import re
 import sqlite3
 import threading
@@ -47,6 +48,7 @@ from sqlalchemy import (
     event,
     func,
     insert,
+    inspect,
     select,
     text,
     update,
@@ -60,6 +62,7 @@ from sqlalchemy.exc import (
     InterfaceError,
     NoSuchModuleError,
     OperationalError,
+    SQLAlchemyError,
 )
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from sqlalchemy.orm import (
@@ -94,6 +97,8 @@ from mirage_guard.guard.errors import (
     InputError,
 )
 from mirage_guard.guard.settings import GuardSettings
+
+_log = logging.getLogger("mirage.decisions")
 
 # What SQLAlchemy raises when the log's database cannot be reached (refused, dropped, failed
 # over, every pooled connection in use): the drop-in raises DatabaseUnavailableError for these,
@@ -178,16 +183,23 @@ class _DecisionRow(_Base):
     memory_id: Mapped[str | None] = mapped_column(String(64), index=True)
     writer_model: Mapped[str | None] = mapped_column(String(200))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
-    # the audit label the decision was made with, and whose it is (loaded with the row)
-    audit: Mapped[_AuditRow | None] = relationship(lazy="selectin")
+    # the audit label the decision was made with, and whose it is: written with the row, never
+    # loaded with it (a reader granted the older tables only still reads decisions); read by
+    # DecisionLog.query and DecisionLog.decisions(audits=True)
+    audit: Mapped[_AuditRow | None] = relationship(lazy="raise")
+
+
+AUDIT_TABLE = "mirage_decision_audits"
 
 
 class _AuditRow(_Base):
     # a table of its own, not columns of mirage_decisions: a log created before it gains the
-    # table when opened (CREATE TABLE IF NOT EXISTS); its older decisions simply have none
-    __tablename__ = "mirage_decision_audits"
+    # table when a writer opens it (CREATE TABLE IF NOT EXISTS); its older decisions have none
+    __tablename__ = AUDIT_TABLE
 
-    decision_id: Mapped[int] = mapped_column(ForeignKey("mirage_decisions.id"), primary_key=True)
+    decision_id: Mapped[int] = mapped_column(
+        ForeignKey("mirage_decisions.id", ondelete="CASCADE"), primary_key=True
+    )
     labeller_model: Mapped[str] = mapped_column(String(200), index=True)
     prompt_version: Mapped[str] = mapped_column(String(200))
     mode: Mapped[str] = mapped_column(String(32))
@@ -196,12 +208,15 @@ class _AuditRow(_Base):
     quote: Mapped[str | None] = mapped_column(Text)
     quote_check: Mapped[str | None] = mapped_column(String(20))
     source_turn_id: Mapped[str | None] = mapped_column(String(200))
+    # the ids of the turns of the write the label was given on (what the guard and the labeller
+    # saw; the turn store holds the whole conversation)
+    turn_ids: Mapped[list[str]] = mapped_column(JSON)
 
 
-def audit_row(decision: Decision) -> _AuditRow | None:
+def audit_row(decision: Decision, turns: Sequence[Turn]) -> _AuditRow | None:
     """The decision's audit label as a row, when the guard knows whose label it is (a label a
     caller passed in with no model or prompt vouching for it is not kept: no profile could be
-    fitted on it)."""
+    fitted on it). ``turns``: the write's."""
     v, source = decision.audit, decision.audit_source
     if v is None or source is None:
         return None
@@ -214,6 +229,7 @@ def audit_row(decision: Decision) -> _AuditRow | None:
         quote=v.quote,
         quote_check=v.quote_check.value if v.quote_check else None,
         source_turn_id=v.source_turn_id,
+        turn_ids=[t.id for t in turns],
     )
 
 
@@ -275,6 +291,9 @@ class LoggedAudit(BaseModel):
 
     source: AuditSource
     verdict: AuditVerdict
+    turn_ids: list[str] = Field(
+        default_factory=list, description="the turns of the write the label was given on"
+    )
 
 
 class LoggedDecision(BaseModel):
@@ -333,15 +352,18 @@ class DecisionQuery(BaseModel):
 class DecisionLog:
     """Decisions, turns and idempotency keys in one SQL database."""
 
-    def __init__(self, url: str, *, echo: bool = False) -> None:
+    def __init__(self, url: str, *, echo: bool = False, creates_audit_table: bool = True) -> None:
+        """``creates_audit_table=False``: a reading tool's open (`mirage report`, `doctor`), which
+        never adds the audit labels' table to an older log (it may be read-only)."""
         parsed = sqlalchemy_url(url)
         connect_args: dict[str, Any] = {}
         engine_args: dict[str, Any] = {}
         self.dialect = parsed.get_backend_name()
         if self.dialect == "sqlite":
             connect_args["check_same_thread"] = False
-            if parsed.database and parsed.database != ":memory:":
-                Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+            file = sqlite_file(parsed)
+            if file is not None:
+                file.parent.mkdir(parents=True, exist_ok=True)
         else:  # a server: connections drop (restarts, failover), reconnect instead of failing
             engine_args.update(pool_pre_ping=True, pool_size=8, max_overflow=8)
         self.url = url
@@ -351,6 +373,10 @@ class DecisionLog:
         if self.dialect == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
         _create_tables(self.engine)
+        # the audit labels' table, added after the others: a log of an older version gains it
+        # when a writer opens it; one that cannot (a read-only file, a role without CREATE) keeps
+        # working without labels, said once
+        self.keeps_audits = _audit_table(self.engine, create=creates_audit_table)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         self._lock_engine: Engine | None = None
         self._lock_engine_guard = threading.Lock()
@@ -400,7 +426,7 @@ class DecisionLog:
                         created_at=now,
                         candidate_text=row.text,
                         reasons=[r.as_stored() for r in row.reasons],
-                        audit=audit_row(w.decision),
+                        audit=audit_row(w.decision, turns) if self.keeps_audits else None,
                         **row.model_dump(mode="json", exclude=NOT_COLUMNS),
                     )
                 )
@@ -512,7 +538,11 @@ class DecisionLog:
                     select(_TurnRow).where(_TurnRow.tenant == tenant, _TurnRow.id.in_(turn_ids))
                 ):
                     texts[(t.conversation, t.id)] = t.content
-            return [_logged(r, texts.get((_conversation(r), r.source_turn_id or ""))) for r in rows]
+            audits = self._audits(session, [r.id for r in rows])
+            return [
+                _logged(r, texts.get((_conversation(r), r.source_turn_id or "")), audits.get(r.id))
+                for r in rows
+            ]
 
     def all_decisions(
         self,
@@ -548,9 +578,10 @@ class DecisionLog:
         with self._sessions() as session:
             return list(session.scalars(stmt.order_by(_DecisionRow.id.asc())).all())
 
-    def decisions(self, ids: Sequence[int]) -> list[LoggedDecision]:
+    def decisions(self, ids: Sequence[int], *, audits: bool = False) -> list[LoggedDecision]:
         """Read-only: the decisions with these ids, in the order given (an unknown id is
-        skipped); turn texts are not resolved."""
+        skipped); turn texts are not resolved. ``audits``: with their audit labels (a role
+        that may not read the labels' table gets an :class:`InputError` saying so)."""
         if not ids:
             return []
         with self._sessions() as session:
@@ -558,7 +589,29 @@ class DecisionLog:
                 r.id: r
                 for r in session.scalars(select(_DecisionRow).where(_DecisionRow.id.in_(ids)))
             }
-            return [_logged(rows[i], None) for i in ids if i in rows]
+            labels = self._audits(session, list(rows), reader=True) if audits else {}
+            return [_logged(rows[i], None, labels.get(i)) for i in ids if i in rows]
+
+    def _audits(
+        self, session: Session, ids: Sequence[int], *, reader: bool = False
+    ) -> dict[int, _AuditRow]:
+        """The audit labels of these decisions, by decision id (none in a log without the
+        table). ``reader``: a database error is an :class:`InputError` naming the table (the
+        role reading the log may not read it) instead of the error itself."""
+        if not ids or not self.keeps_audits:
+            return {}
+        stmt = select(_AuditRow).where(_AuditRow.decision_id.in_(ids))
+        try:
+            found = list(session.scalars(stmt))
+        except SQLAlchemyError as exc:
+            if not reader or database_down(exc):
+                raise
+            first = (str(getattr(exc, "orig", None) or exc).splitlines() or [""])[0][:200]
+            raise InputError(
+                f"cannot read the self-audit labels in table {AUDIT_TABLE} ({first}): the role "
+                "reading the log needs SELECT on it too"
+            ) from exc
+        return {a.decision_id: a for a in found}
 
     def turn(self, tenant: str, scope: MemoryScope, turn_id: str) -> Turn | None:
         """One stored turn of a conversation."""
@@ -871,22 +924,64 @@ def sqlalchemy_url(url: str) -> URL:
     return parsed
 
 
+def sqlite_file(url: URL) -> Path | None:
+    """The file of a SQLite URL (None: in memory): its database, or for a URI filename
+    (``sqlite:///file:/path/log.db?mode=ro&uri=true``) the path inside it."""
+    db = url.database
+    if not db or db == ":memory:":
+        return None
+    if str(url.query.get("uri", "")).lower() in ("true", "1") and db.startswith("file:"):
+        path = db.removeprefix("file:").removeprefix("//")
+        return None if not path or path == ":memory:" else Path(path)
+    return Path(db)
+
+
 _SCHEMA_LOCK = 0x6D697261  # "mira": one replica creates the tables while the others wait
 
 
-def _create_tables(engine: Engine) -> None:
+def _create_tables(engine: Engine, names: Sequence[str] | None = None) -> None:
+    """Create the log's tables that are missing (``names``: only these; default every table but
+    the audit labels')."""
+    tables = [
+        t
+        for t in _Base.metadata.sorted_tables
+        if (t.name in names if names is not None else t.name != AUDIT_TABLE)
+    ]
     if engine.dialect.name == "postgresql":
         with engine.begin() as conn:
             conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _SCHEMA_LOCK})
-            _Base.metadata.create_all(conn)
+            _Base.metadata.create_all(conn, tables=tables)
         return
     for attempt in range(5):  # SQLite: processes opening one new file race on CREATE TABLE
         try:
-            _Base.metadata.create_all(engine)
+            _Base.metadata.create_all(engine, tables=tables)
             return
         except OperationalError as exc:
             if "already exists" not in str(exc) or attempt == 4:
                 raise
+
+
+def _audit_table(engine: Engine, *, create: bool) -> bool:
+    """Whether the log has the audit labels' table (created first when ``create``). A log that
+    cannot have it (read-only, a role without CREATE) is used without labels: a warning, not a
+    failure to start."""
+    try:
+        if create:
+            _create_tables(engine, [AUDIT_TABLE])
+        return inspect(engine).has_table(AUDIT_TABLE)
+    except SQLAlchemyError as exc:
+        if database_down(exc):
+            raise
+        first = (str(getattr(exc, "orig", None) or exc).splitlines() or [""])[0][:200]
+        _log.warning(
+            "the decision log has no table %s and it cannot be created (%s): decisions are "
+            "logged without their self-audit labels, so `mirage report label-sample "
+            "--verdicts-out` has none to write; create it as the log's owner (open the log once "
+            "with a role that may)",
+            AUDIT_TABLE,
+            first,
+        )
+        return False
 
 
 def _held_claim(tenant: str, key: str, owner: str | None) -> tuple[ColumnElement[bool], ...]:
@@ -952,7 +1047,9 @@ def _conversation(row: _DecisionRow) -> str:
     return MemoryScope(user_id=row.user_id, agent_id=row.agent_id, run_id=row.run_id).key()
 
 
-def _logged(row: _DecisionRow, turn_text: str | None) -> LoggedDecision:
+def _logged(
+    row: _DecisionRow, turn_text: str | None, audit: _AuditRow | None = None
+) -> LoggedDecision:
     return LoggedDecision(
         id=row.id,
         tenant=row.tenant,
@@ -976,28 +1073,27 @@ def _logged(row: _DecisionRow, turn_text: str | None) -> LoggedDecision:
         memory_id=row.memory_id,
         writer_model=row.writer_model,
         created_at=as_utc(row.created_at),
-        audit=_logged_audit(row),
+        audit=_logged_audit(audit, row.candidate_id) if audit is not None else None,
     )
 
 
-def _logged_audit(row: _DecisionRow) -> LoggedAudit | None:
-    a = row.audit
-    if a is None:
-        return None
+def _logged_audit(a: _AuditRow, candidate_id: str) -> LoggedAudit:
     return LoggedAudit(
         source=AuditSource(model=a.labeller_model, prompt_version=a.prompt_version, mode=a.mode),
         verdict=AuditVerdict(
-            candidate_id=row.candidate_id,
+            candidate_id=candidate_id,
             label=a.label,
             confidence=a.confidence,
             source_turn_id=a.source_turn_id,
             quote=a.quote,
             quote_check=a.quote_check,
         ),
+        turn_ids=list(a.turn_ids or []),
     )
 
 
 __all__ = [
+    "AUDIT_TABLE",
     "DATABASE_DOWN",
     "DEFAULT_TENANT",
     "DecisionLog",
@@ -1015,4 +1111,5 @@ __all__ = [
     "let_go",
     "log_write_failed",
     "sqlalchemy_url",
+    "sqlite_file",
 ]

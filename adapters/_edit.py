@@ -65,9 +65,11 @@ async def guarded_edit(
         else []
     )
     (tagged,) = await guard.atag(turns, [Candidate(text=text)])
+    # a tenant's own text: its audit label, if any, is no writer's label of its own claim
     decision = tagged.model_copy(
         update={"reasons": [*tagged.reasons, reason(ReasonCode.EDITED, memory_id=memory_id,
-                                                     by=tenant)]}
+                                                     by=tenant)],
+                "audit_source": None}
     )  # fmt: skip
     if decision.status is None:  # the policy blocks it: the memory stays as it was
         await _record(decision_log, tenant, scope, decision, None)

@@ -33,7 +33,7 @@ from mirage_guard.adapters._decision_log import (
     MemoryScope,
 )
 from mirage_guard.calibration import save_verdicts, write_whole
-from mirage_guard.guard import AuditSource, AuditVerdict, ReasonCode, Role, Turn
+from mirage_guard.guard import AuditSource, ReasonCode, Role, Turn
 from mirage_guard.guard.errors import InputError
 from mirage_guard.guard.scoring import ProfileMode
 
@@ -54,6 +54,7 @@ class LabelSample(BaseModel):
     considered: int  # decisions in the window (and tenant / writer model)
     verbatim: int  # of those read while drawing, user messages stored verbatim: left out
     without_turns: int  # of those read, decisions whose conversation the log has no turn of
+    without_audit: int = 0  # of those read (drawing for the audit's fit), decisions with no label
 
 
 def draw_label_sample(
@@ -66,25 +67,29 @@ def draw_label_sample(
     tenant: str | None = None,
     writer_model: str | None = None,
     show_guard: bool = False,
+    with_audits: bool = False,
 ) -> LabelSample:
     """Up to ``n`` decisions drawn uniformly (seeded) from the log's window, as claims to label.
 
     The ids are shuffled once and read in chunks until ``n`` claims are kept, so the sample is
     uniform over the decisions that are claims, and the same log, window and seed give the same
-    sample."""
+    sample. ``with_audits``: only decisions made with a self-audit label the log kept (to fit the
+    audit's profile: a claim without one would be labelled for nothing)."""
     if n < 1:
         raise InputError(f"the sample size is at least 1: got {n}")
     order = log.decision_ids(since=since, until=until, tenant=tenant, writer_model=writer_model)
     random.Random(seed).shuffle(order)
     kept: list[tuple[LoggedDecision, list[Turn]]] = []
-    verbatim = without_turns = 0
+    verbatim = without_turns = without_audit = 0
     for start in range(0, len(order), _CHUNK):
-        for d in log.decisions(order[start : start + _CHUNK]):
+        for d in log.decisions(order[start : start + _CHUNK], audits=with_audits):
             if {r.code for r in d.reasons} & NOT_CLAIMS:
                 verbatim += 1
                 continue
-            scope = MemoryScope(user_id=d.user_id, agent_id=d.agent_id, run_id=d.run_id)
-            turns = log.turns(d.tenant, scope, until=d.created_at)
+            if with_audits and d.audit is None:
+                without_audit += 1
+                continue
+            turns = log.turns(d.tenant, scope_of(d), until=d.created_at)
             if not any(t.role is Role.USER for t in turns):
                 without_turns += 1
                 continue
@@ -102,7 +107,12 @@ def draw_label_sample(
         considered=len(order),
         verbatim=verbatim,
         without_turns=without_turns,
+        without_audit=without_audit,
     )
+
+
+def scope_of(d: LoggedDecision) -> MemoryScope:
+    return MemoryScope(user_id=d.user_id, agent_id=d.agent_id, run_id=d.run_id)
 
 
 def _row(d: LoggedDecision, turns: Sequence[Turn], show_guard: bool) -> dict[str, Any]:
@@ -116,6 +126,8 @@ def _row(d: LoggedDecision, turns: Sequence[Turn], show_guard: bool) -> dict[str
         "user_id": d.user_id,
         "agent_id": d.agent_id,
         "run_id": d.run_id,
+        # the unit `calibrate fit` holds out together: every claim of one user's memory
+        "group_id": f"{d.tenant}/{scope_of(d).key()}",
         "writer_model": d.writer_model,
         "decided_at": d.created_at.isoformat(),
     }
@@ -132,14 +144,16 @@ def _row(d: LoggedDecision, turns: Sequence[Turn], show_guard: bool) -> dict[str
     return row
 
 
-def check_out(out: Path, *, overwrite: bool = False) -> None:
+def check_out(out: Path, *, overwrite: bool = False, flag: str = "--out") -> None:
     """Refuse, before anything is read, a file name that is a folder, or a file that exists
-    (labels filled in by hand would be lost) unless ``overwrite``."""
+    (labels filled in by hand would be lost) unless ``overwrite``. ``flag``: the option that
+    named it."""
     if out.is_dir():
-        raise InputError(f"{out} is a directory: --out takes a file name")
+        raise InputError(f"{out} is a directory: {flag} takes a file name")
     if out.exists() and not overwrite:
         raise InputError(
-            f"{out} exists (labels in it would be lost): pass --overwrite or another --out"
+            f"{out} exists ({'labels' if flag == '--out' else 'what is'} in it would be lost): "
+            f"pass --overwrite or another {flag}"
         )
 
 
@@ -157,7 +171,7 @@ def write_label_sample(sample: LabelSample, out: Path, *, overwrite: bool = Fals
 __all__ = ["NOT_CLAIMS", "LabelSample", "check_out", "draw_label_sample", "write_label_sample"]
 
 
-def sample_verdicts(sample: LabelSample) -> tuple[AuditSource, dict[str, AuditVerdict]]:
+def sample_verdicts(sample: LabelSample) -> tuple[AuditSource, dict[str, LoggedAudit]]:
     """The sampled decisions' audit labels as verdicts of `mirage calibrate fit` (one per claim
     that had one, keyed by the sample's claim id), with the model, prompt and mode they are
     labels of. Labels of more than one model, prompt or mode cannot fit one profile: an
@@ -180,26 +194,24 @@ def sample_verdicts(sample: LabelSample) -> tuple[AuditSource, dict[str, AuditVe
             "(--writer-model, --since / --until around the change)"
         )
     (source,) = sources
-    verdicts = {
-        claim_id: a.verdict.model_copy(update={"candidate_id": claim_id})
-        for claim_id, a in sample.audits.items()
-    }
-    return source, verdicts
+    return source, dict(sample.audits)
 
 
 def write_sample_verdicts(
-    out: Path, source: AuditSource, verdicts: dict[str, AuditVerdict], *, overwrite: bool = False
+    out: Path, source: AuditSource, audits: dict[str, LoggedAudit], *, overwrite: bool = False
 ) -> None:
-    """What :func:`sample_verdicts` gave, as a verdicts file; written whole or not at all."""
-    check_out(out, overwrite=overwrite)
+    """What :func:`sample_verdicts` gave, as a verdicts file keyed by the sample's claim ids,
+    each with the ids of the turns of the write it was given on; written whole or not at all."""
+    check_out(out, overwrite=overwrite, flag="--verdicts-out")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(f"cannot write the verdicts to {out}: {exc}") from exc
     save_verdicts(
         out,
-        verdicts,
+        {cid: a.verdict.model_copy(update={"candidate_id": cid}) for cid, a in audits.items()},
         writer_model=source.model,
         prompt_version=source.prompt_version,
         mode=ProfileMode(source.mode),
+        turn_ids={cid: a.turn_ids for cid, a in audits.items()},
     )

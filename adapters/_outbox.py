@@ -285,7 +285,7 @@ class Outbox:
             if gone.rowcount != 1:  # type: ignore[attr-defined]
                 raise IntentLostError("this write was resolved by start-up reconciliation")
             self.log._store_turns(session, intent.tenant, intent.scope, intent.turns, now)
-            session.add_all(_decision_rows(intent, written, now))
+            session.add_all(_decision_rows(intent, written, now, self.log.keeps_audits))
             if call is not None:
                 _answer(session, intent.tenant, call, reply, now)
                 call.answered = True
@@ -394,7 +394,7 @@ def _intent(row: _IntentRow) -> WriteIntent:
 
 
 def _decision_rows(
-    intent: WriteIntent, written: Sequence[WrittenDecision], now: datetime
+    intent: WriteIntent, written: Sequence[WrittenDecision], now: datetime, keeps_audits: bool
 ) -> list[_DecisionRow]:
     rows = []
     for w in written:
@@ -410,7 +410,7 @@ def _decision_rows(
                 created_at=now,
                 candidate_text=row.text,
                 reasons=[r.as_stored() for r in row.reasons],
-                audit=audit_row(w.decision),
+                audit=audit_row(w.decision, intent.turns) if keeps_audits else None,
                 **row.model_dump(mode="json", exclude=NOT_COLUMNS),
             )
         )

@@ -19,7 +19,7 @@ from typing import NamedTuple
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
-from mirage_guard.adapters._decision_log import DecisionLog, LoggedDecision
+from mirage_guard.adapters._decision_log import DecisionLog, LoggedDecision, sqlite_file
 from mirage_guard.adapters._pollution import (
     Granularity,
     GroupFigures,
@@ -630,12 +630,12 @@ def open_decision_log(
     """The decision log at ``url`` for reading; a missing SQLite file is an error (opening it
     would create an empty one). ``where_set``: how the error says to point at another log."""
     parsed = make_url(url)
-    db = parsed.database
-    if parsed.get_backend_name() == "sqlite" and db and db != ":memory:" and not Path(db).exists():
-        folder = Path(db).parent
+    db = sqlite_file(parsed) if parsed.get_backend_name() == "sqlite" else None
+    if db is not None and not db.exists():
+        folder = db.parent
         why = f" ({folder} is not a directory)" if folder.exists() and not folder.is_dir() else ""
         raise ConfigError(f"no decision log at {db}{why}: set {where_set}")
-    return DecisionLog(url)
+    return DecisionLog(url, creates_audit_table=False)
 
 
 def load_decisions(

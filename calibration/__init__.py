@@ -23,6 +23,7 @@ from mirage_guard.calibration._audit_jobs import (
     collect_verdicts,
     load_verdicts,
     save_verdicts,
+    verdict_turns,
     verdicts_mode,
 )
 from mirage_guard.calibration._begin import convert_begin, write_begin
@@ -232,6 +233,7 @@ __all__ = [
     "transfer_table",
     "triple_claims",
     "typographic",
+    "verdict_turns",
     "verdicts_mode",
     "write_begin",
     "write_claim_rows",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import anyio
@@ -25,6 +25,9 @@ class AuditRecord(AuditVerdict):
     # the profile mode whose labels these are (self_audit_separate / self_audit_inline); files
     # written before it was recorded hold none
     mode: ProfileMode | None = None
+    # a label from the decision log: the ids of the turns of the write it was given on (the
+    # labelled sample holds the whole conversation; the fit reads what the guard read)
+    turn_ids: list[str] | None = None
 
 
 async def collect_verdicts(
@@ -62,6 +65,7 @@ def save_verdicts(
     prompt_version: str,
     structured_output: str | None = None,
     mode: ProfileMode | None = None,
+    turn_ids: Mapping[str, Sequence[str]] | None = None,
 ) -> None:
     """The verdicts as JSON Lines, written whole (a file there before is replaced only by a
     complete one); none at all is an :class:`InputError` and ``path`` is left as it was."""
@@ -74,8 +78,9 @@ def save_verdicts(
             prompt_version=prompt_version,
             structured_output=structured_output,
             mode=mode,
+            turn_ids=list(turn_ids[k]) if turn_ids and k in turn_ids else None,
         ).model_dump_json()
-        for v in verdicts.values()
+        for k, v in verdicts.items()
     )
     write_whole(path, records, "the verdicts")
 
@@ -99,6 +104,12 @@ def verdicts_mode(path: Path) -> ProfileMode | None:
         named = sorted(m.value if m else "not recorded" for m in modes)
         raise InputError(f"{path}: verdicts of several audit modes: {', '.join(named)}")
     return modes.pop()
+
+
+def verdict_turns(path: Path) -> dict[str, tuple[str, ...]]:
+    """Claim id -> the ids of the turns of the write its label was given on, for the verdicts
+    that record them (those of `mirage report label-sample --verdicts-out`)."""
+    return {r.candidate_id: tuple(r.turn_ids) for r in _records(path) if r.turn_ids}
 
 
 def load_verdicts(path: Path) -> tuple[dict[str, AuditVerdict], str, str]:

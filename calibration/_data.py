@@ -160,6 +160,9 @@ class LabelledClaim(BaseModel):
     text_hedged: str | None = None
     phenomenon: str | None = None
     style: str | None = None
+    # the unit held-out figures keep whole (claims sharing it are never split between a fit and
+    # its test), e.g. one user of a labelled sample of traffic; default: the conversation
+    group_id: str | None = None
 
     @model_validator(mode="before")
     @classmethod

@@ -90,7 +90,8 @@ class ScoredClaims:
 def score_claims(
     claims: JudgedClaims, linker: EvidenceLinker, evidence_profile: CalibrationProfile
 ) -> ScoredClaims:
-    """Link every claim to its persona's user turns (one linker call per persona)."""
+    """Link every claim to its persona's user turns (one linker call per persona); held out by
+    the claim's ``group_id`` when it has one (a user of a traffic sample), else by persona."""
     evidence_profile.check_embedder([linker.embedder.name])
     features = list(evidence_profile.oi_model.features) + list(AUDIT_FEATURES)
     if not claims.examples:
@@ -106,7 +107,7 @@ def score_claims(
         claims=claims,
         rows=rows,
         y=np.asarray([int(e.is_oi) for e in claims.examples], dtype=np.int64),
-        personas=[e.conversation_id for e in claims.examples],
+        personas=[e.claim.group_id or e.conversation_id for e in claims.examples],
         audit_score=np.asarray([r["audit_conf_oi"] for r in rows], dtype=np.float64),
         evidence_score=model.predict_proba(model.matrix(rows)),
         features=features,

@@ -134,6 +134,8 @@ def fail_closed(
             "provenance": Provenance.GENERATED,
             "action": policy.action_for(Provenance.GENERATED),
             "source_turn_id": None,
+            # the profile never scored this label: no fit of one may learn from it
+            "audit_source": None,
             "reasons": [
                 *decision.reasons,
                 reason(ReasonCode.UNSUPPORTED_LANGUAGE, language=language, covered=list(covered)),

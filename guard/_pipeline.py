@@ -380,10 +380,13 @@ class Guard:
         writer_model: str | None = None,
         audit: Sequence[AuditVerdict] | None = None,
         user_name: str | None = None,
+        audit_prompt: str | None = None,
     ) -> list[Decision]:
         """Decide every candidate of one write. ``audit`` passes inline self-audit verdicts;
         ``user_name``, the user's own name when the caller knows it: a claim that names the user
-        ("Ingrid worked as a pharmacist") does not assert a name the user never said."""
+        ("Ingrid worked as a pharmacist") does not assert a name the user never said.
+        ``audit_prompt``: the version of the prompt ``audit`` came from (the extraction prompt's,
+        in inline mode), so the decisions can name whose labels they are (``audit_source``)."""
         if self._closed:
             raise InputError("this Guard is closed")
         validate_write(turns, candidates)
@@ -402,13 +405,13 @@ class Guard:
                 candidates, links, verdicts, audit_error, writer_model, spans, said, user_name,
                 by_auditor=by_auditor,
             )  # fmt: skip
+            source = self._audit_source(audit, writer_model, audit_prompt) if verdicts else None
+            if source is not None:
+                decisions = [
+                    d.model_copy(update={"audit_source": source}) if d.audit is not None else d
+                    for d in decisions
+                ]
             decisions = self._fail_closed_on_language(turns, candidates, decisions)
-        source = self._audit_source(audit, writer_model) if verdicts else None
-        if source is not None:
-            decisions = [
-                d.model_copy(update={"audit_source": source}) if d.audit is not None else d
-                for d in decisions
-            ]
         # metrics by writer; with an independent auditor and no writer configured, by auditor
         # (its profile is the one missing or drifting), never the "none" series
         self._observer.on_decisions(
@@ -487,27 +490,33 @@ class Guard:
         return {v.candidate_id: v for v in check_quotes(verdicts, turns)}, None
 
     def _audit_source(
-        self, passed: Sequence[AuditVerdict] | None, writer_model: str | None
+        self,
+        passed: Sequence[AuditVerdict] | None,
+        writer_model: str | None,
+        audit_prompt: str | None,
     ) -> AuditSource | None:
-        """Whose labels this write's verdicts are, when the guard knows it: those of its own
-        audit call (the independent auditor's, else the writer's, with the audit prompt), or in
-        inline mode the writer's labels from its extraction call (the writer named for the write
-        or configured). None for verdicts a caller passes in any other way: no model or prompt
-        of this guard vouches for them."""
-        writer = writer_model or self.writer_model
+        """Whose labels this write's verdicts are, when the guard knows it:
+
+        - its own audit call's: the model it called (the independent auditor, else the writer)
+          with the audit prompt; not when the writer audits itself and the write names another
+          writer (the self-audit prompt's "you wrote" is then untrue of the claims);
+        - in inline mode, labels passed with the version of the prompt they came from (the
+          drop-in's extraction call): the writer's, named for the write or configured.
+
+        None otherwise: no model and prompt of this guard vouch for a caller's own verdicts."""
         if passed is None and self.audit_mode is AuditMode.SEPARATE and self.auditor is not None:
-            model = self.auditor_model or writer
-            if model:
-                return AuditSource(
-                    model=model,
-                    prompt_version=self.auditor.prompt_version,
-                    mode=ProfileMode.SELF_AUDIT_SEPARATE.value,
-                )
-        if passed is not None and self.audit_mode is AuditMode.INLINE and writer:
+            called = self.auditor_model or self.auditor.llm.model
+            if self.auditor_model is None and writer_model and writer_model != called:
+                return None
             return AuditSource(
-                model=writer,
-                prompt_version=_inline_prompt_version(),
-                mode=ProfileMode.SELF_AUDIT_INLINE.value,
+                model=called,
+                prompt_version=self.auditor.prompt_version,
+                mode=ProfileMode.SELF_AUDIT_SEPARATE.value,
+            )
+        writer = writer_model or self.writer_model
+        if passed is not None and self.audit_mode is AuditMode.INLINE and audit_prompt and writer:
+            return AuditSource(
+                model=writer, prompt_version=audit_prompt, mode=ProfileMode.SELF_AUDIT_INLINE.value
             )
         return None
 

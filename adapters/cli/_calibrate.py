@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -35,6 +37,7 @@ from mirage_guard.calibration import (
     check_writable,
     choose_threshold,
     collect_verdicts,
+    conversation_key,
     cross_validate,
     featurize,
     fit_profile,
@@ -57,6 +60,7 @@ from mirage_guard.calibration import (
     summarize_scores,
     train_half,
     train_support,
+    verdict_turns,
     verdicts_mode,
     write_pairs,
     write_whole,
@@ -631,9 +635,20 @@ def fit(
         raise typer.BadParameter("use `fit-evidence` for the evidence-only profile")
     by_claim, writer_model, prompt_version = load_verdicts(verdicts)
     path = data or packaged("claims.jsonl")
-    examples = [e for e in load_examples(path, personas=personas) if e.claim.claim_id in by_claim]
+    labelled = load_examples(path, personas=personas)
+    examples = [e for e in labelled if e.claim.claim_id in by_claim]
     if not examples:
-        raise InputError("no labelled claim has a verdict in that file")
+        raise InputError(f"no labelled claim of {path} has a verdict in {verdicts}")
+    if len(examples) < len(labelled) and data is not None:
+        console.print(
+            f"{len(labelled) - len(examples)} of the {len(labelled)} labelled claims of {path} "
+            f"have no verdict in {verdicts}: left out of the fit",
+            markup=False,
+        )
+    # a label from the decision log was given on its write's turns: read only those, as the
+    # guard did (the sample shows the labeller the whole conversation)
+    turns_of = verdict_turns(verdicts)
+    examples = [_on_write_turns(e, turns_of.get(e.claim.claim_id)) for e in examples]
     train = [e for e in examples if e.claim.split != "dev"]
     dev = [e for e in examples if e.claim.split == "dev"]
     linker = _linker()
@@ -659,6 +674,18 @@ def fit(
     _show_metrics(f"{profile.profile_id} -> {saved}", dict(profile.metrics))
 
 
+def _on_write_turns(example: Example, turn_ids: Sequence[str] | None) -> Example:
+    """The example with only the turns of the write its label was given on (as it is when none
+    are recorded, or none of them is in the sample's conversation)."""
+    if not turn_ids:
+        return example
+    wanted = set(turn_ids)
+    kept = tuple(t for t in example.turns if t.id in wanted)
+    if not kept or len(kept) == len(example.turns):
+        return example
+    return replace(example, turns=kept, conversation_id=conversation_key(kept))
+
+
 def _cross_validated(
     profile: CalibrationProfile,
     examples: list[Example],
@@ -666,10 +693,13 @@ def _cross_validated(
     by_claim: dict[str, AuditVerdict],
     oi_objective: str,
 ) -> CalibrationProfile:
-    """No dev split (your own labelled traffic, or verdicts on train claims only): the
-    profile's held-out figures by K-fold cross-validation by conversation, each fold fitted on
-    the others (``heldout_combined_*`` is what the profile does; ``heldout_self_audit_*`` and
-    ``heldout_evidence_*`` the label and the evidence alone)."""
+    """No dev split (your own labelled traffic, or verdicts on train claims only): held-out
+    figures by K-fold cross-validation (K = 5, or the number of groups when fewer), each group
+    (a claim's ``group_id``: one user of a traffic sample; else its conversation) whole in one
+    fold. ``heldout_combined_*``: a logistic model on the evidence features and the label,
+    refitted on each fold's training groups (without the quote features and the cap the guard
+    puts on an untrusted label); ``heldout_self_audit_*`` / ``heldout_evidence_*``: the label or
+    the evidence alone."""
     claims = JudgedClaims(
         writer_model=profile.writer_model or "",
         prompt_version=profile.prompt_version or "",
@@ -680,20 +710,32 @@ def _cross_validated(
         score_claims(claims, linker, _evidence_profile()),
         Objective.parse(oi_objective),
     )
-    if cv.figures.note:
+    figures = cv.figures
+    if figures.note:
         console.print(
             f"no claim of a dev split has a verdict and no held-out figure could be computed "
-            f"({cv.figures.note}): the figures below are the fit's own, in-sample",
+            f"({figures.note.replace('personas', 'groups (users or conversations)')}): the "
+            "figures below are the fit's own, in-sample",
             markup=False,
         )
         return profile
     console.print(
-        f"no claim of a dev split has a verdict: held-out figures by {cv.figures.n_folds}-fold "
-        f"cross-validation over {cv.figures.n_personas} conversations (heldout_combined_*: "
-        "this profile's; heldout_self_audit_* / heldout_evidence_*: the label or the evidence "
-        "alone)",
+        f"no claim of a dev split has a verdict: held-out figures by {figures.n_folds}-fold "
+        f"cross-validation over {figures.n_personas} groups (users, or conversations), each "
+        "whole in one fold (heldout_combined_*: the evidence and the label refitted per fold; "
+        "heldout_self_audit_* / heldout_evidence_*: the label or the evidence alone)",
         markup=False,
     )
+    combined = figures.paths["combined"]
+    if combined.auroc is None or combined.n_scored < figures.n_claims:
+        console.print(
+            f"warning: the held-out combined figures scored {combined.n_scored} of "
+            f"{figures.n_claims} claims"
+            + (" and have no AUROC (a test fold with one class only)" if combined.auroc is None
+               else "")
+            + ": too few groups or over-inferences to measure this profile; label more",
+            markup=False,
+        )  # fmt: skip
     return profile.model_copy(update={"metrics": {**profile.metrics, **held_out_metrics(cv)}})
 
 
@@ -861,16 +903,25 @@ def list_profiles(
 ) -> None:
     """Profiles the guard can use (shipped + PROFILE_DIR)."""
     table = Table(title="calibration profiles")
-    for col in ("profile_id", "mode", "writer_model", "prompt", "AUROC (dev)", "threshold"):
+    cols = ("profile_id", "mode", "writer_model", "prompt", "AUROC (held out)", "threshold")
+    for col in cols:
         table.add_column(col, overflow="fold")  # a long id or model wraps, never cut to "…"
     for p in ProfileStore(profile_dir).all():
-        auroc = p.metrics.get("dev_auroc")
+        # the dev split's, else (a fit on traffic, or on train claims only) cross-validated
+        dev, cv = p.metrics.get("dev_auroc"), p.metrics.get("heldout_combined_auroc")
+        held_out = (
+            f"{dev:.3f} (dev)"
+            if isinstance(dev, float)
+            else f"{cv:.3f} (cross-validated)"
+            if isinstance(cv, float)
+            else "-"
+        )
         table.add_row(
             p.profile_id,
             p.mode.value,
             p.writer_model or "any",
             p.prompt_version or "-",
-            f"{auroc:.3f}" if isinstance(auroc, float) else "-",
+            held_out,
             f"{p.oi_threshold:.3f}",
         )
     console.print(table)

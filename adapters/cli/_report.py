@@ -168,7 +168,8 @@ def report_label_sample(
         typer.Option(
             help="also write the sampled decisions' self-audit labels (the writer's or the "
             "independent auditor's, separate or inline) to this verdicts file, for `mirage "
-            "calibrate fit --verdicts FILE --data OUT` once OUT is labelled"
+            "calibrate fit --verdicts FILE --data OUT` once OUT is labelled; only decisions "
+            "made with such a label are drawn"
         ),
     ] = None,
     overwrite: Annotated[
@@ -189,7 +190,7 @@ def report_label_sample(
         if verdicts_out is not None:
             if verdicts_out.resolve() == out.resolve():
                 raise InputError("--verdicts-out must be another file than --out")
-            check_out(verdicts_out, overwrite=overwrite)
+            check_out(verdicts_out, overwrite=overwrite, flag="--verdicts-out")
         log = open_decision_log(url)
         try:
             sample = draw_label_sample(
@@ -201,6 +202,7 @@ def report_label_sample(
                 tenant=tenant,
                 writer_model=writer_model,
                 show_guard=show_guard,
+                with_audits=verdicts_out is not None,
             )
         finally:
             log.close()
@@ -208,7 +210,14 @@ def report_label_sample(
             raise InputError(
                 f"no decision to sample in {mask_url(url)} ({sample.considered} in the window, "
                 f"{sample.verbatim} user messages stored verbatim, {sample.without_turns} "
-                "without their conversation)"
+                "without their conversation"
+                + (
+                    f", {sample.without_audit} made without a self-audit label the log kept: "
+                    "was the audit on (MIRAGE_AUDIT_MODE)?"
+                    if verdicts_out is not None
+                    else ""
+                )
+                + ")"
             )
         audit = sample_verdicts(sample) if verdicts_out is not None else None
         write_label_sample(sample, out, overwrite=overwrite)
@@ -219,6 +228,8 @@ def report_label_sample(
         left.append(f"{sample.verbatim} user messages stored verbatim")
     if sample.without_turns:
         left.append(f"{sample.without_turns} without their conversation")
+    if sample.without_audit:
+        left.append(f"{sample.without_audit} made without a self-audit label the log kept")
     skipped = f" (left out: {', '.join(left)})" if left else ""
     typer.echo(
         f"wrote {len(sample.rows)} of {sample.considered} decisions to {out}{skipped}; fill each "

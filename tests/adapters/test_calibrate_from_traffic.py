@@ -16,10 +16,16 @@ from sqlalchemy import text
 from typer.testing import CliRunner
 
 from mirage_guard.adapters import AsyncGuardedMemory
-from mirage_guard.adapters._decision_log import DecisionLog, MemoryScope, WrittenDecision
+from mirage_guard.adapters._decision_log import (
+    DecisionLog,
+    DecisionQuery,
+    MemoryScope,
+    WrittenDecision,
+)
 from mirage_guard.adapters._label_sample import draw_label_sample, sample_verdicts
+from mirage_guard.adapters._pollution_report import open_decision_log
 from mirage_guard.adapters.cli import _calibrate, app
-from mirage_guard.calibration import load_verdicts, verdicts_mode
+from mirage_guard.calibration import load_verdicts, verdict_turns, verdicts_mode
 from mirage_guard.guard import (
     AuditMode,
     AuditSource,
@@ -52,17 +58,19 @@ TURNS = [
 ]
 CANDIDATES = [Candidate(id="c0", text="Lives in Porto"), Candidate(id="c1", text="Has a dog")]
 
-# ten users, each with a conversation of their own (the sample's conversations are keyed by
-# their turns): what each says, and the writer's claims with its inline labels and the truth
+# ten users, each writing twice (the second write's turns follow the first's in the user's
+# conversation): what each says, and the writer's claims with its inline labels and the truth
 PEOPLE = [
-    ("Porto", "nurse", "swim"), ("Leeds", "baker", "climb"), ("Oslo", "pilot", "ski"),
-    ("Lyon", "chef", "cycle"), ("Cork", "teacher", "surf"), ("Riga", "welder", "row"),
-    ("Bern", "judge", "hike"), ("Turin", "farmer", "paint"), ("Ghent", "medic", "sing"),
-    ("Split", "driver", "dive"),
+    ("Porto", "nurse", "swim", "cat"), ("Leeds", "baker", "climb", "dog"),
+    ("Oslo", "pilot", "ski", "parrot"), ("Lyon", "chef", "cycle", "rabbit"),
+    ("Cork", "teacher", "surf", "hamster"), ("Riga", "welder", "row", "tortoise"),
+    ("Bern", "judge", "hike", "goat"), ("Turin", "farmer", "paint", "horse"),
+    ("Ghent", "medic", "sing", "ferret"), ("Split", "driver", "dive", "gecko"),
 ]  # fmt: skip
+Claim = tuple[str, str | None, str, float, str]
 
 
-def _claims(city: str, job: str, hobby: str) -> list[tuple[str, str | None, str, float, str]]:
+def _first(city: str, job: str, hobby: str, pet: str) -> list[Claim]:
     """(text, source turn, the writer's inline label, its confidence, the true label)."""
     return [
         (f"Lives in {city}", "t1", "GROUNDED", 0.95, "GROUNDED"),
@@ -75,11 +83,27 @@ def _claims(city: str, job: str, hobby: str) -> list[tuple[str, str | None, str,
     ]  # fmt: skip
 
 
-def _messages(city: str, job: str, hobby: str) -> list[dict[str, str]]:
+def _second(city: str, job: str, hobby: str, pet: str) -> list[Claim]:
+    return [
+        (f"Has a {pet}", "t4", "GROUNDED", 0.9, "GROUNDED"),
+        (f"Likes animals, {pet}s above all", "t4", "INFERRED_REASONABLE", 0.7,
+         "INFERRED_REASONABLE"),
+        ("Works from home", None, "FABRICATED", 0.6, "FABRICATED"),
+    ]  # fmt: skip
+
+
+def _messages(city: str, job: str, hobby: str, pet: str) -> list[dict[str, str]]:
     return [
         {"id": "t1", "role": "user", "content": f"I live in {city} and work as a {job}."},
         {"id": "t2", "role": "assistant", "content": "Nice! What do you do for fun?"},
         {"id": "t3", "role": "user", "content": f"I {hobby} every weekend."},
+    ]
+
+
+def _later(city: str, job: str, hobby: str, pet: str) -> list[dict[str, str]]:
+    return [
+        {"id": "t4", "role": "user", "content": f"Last month I adopted a {pet}."},
+        {"id": "t5", "role": "assistant", "content": "How lovely!"},
     ]
 
 
@@ -100,14 +124,17 @@ def inline_settings(data_dir: Path) -> GuardSettings:
 
 @pytest.fixture
 def inline_traffic(inline_settings: GuardSettings) -> DecisionLog:
-    """Ten users' writes through the drop-in, inline mode, every decision logged."""
-    replies = [claims_reply(*(c[:4] for c in _claims(*p))) for p in PEOPLE]
+    """Ten users' two writes each through the drop-in, inline mode, every decision logged."""
+    replies = [
+        claims_reply(*(c[:4] for c in claims(*p))) for p in PEOPLE for claims in (_first, _second)
+    ]
     log = DecisionLog.from_settings(inline_settings)
     memory = _memory(inline_settings, log, ScriptedLLM(replies, model=WRITER))
 
     async def run() -> None:
         for i, person in enumerate(PEOPLE):
             await memory.add(_messages(*person), user_id=f"user{i}")
+            await memory.add(_later(*person), user_id=f"user{i}")
 
     anyio.run(run)
     return log
@@ -116,8 +143,9 @@ def inline_traffic(inline_settings: GuardSettings) -> DecisionLog:
 def test_each_inline_decision_is_logged_with_its_label_and_whose_label_it_is(
     inline_traffic: DecisionLog,
 ) -> None:
-    logged = inline_traffic.all_decisions()
-    assert len(logged) == 50
+    ids = inline_traffic.decision_ids()
+    logged = inline_traffic.decisions(ids, audits=True)
+    assert len(logged) == 80
     source = AuditSource(model=WRITER, prompt_version=INLINE_PROMPT, mode="self_audit_inline")
     assert {d.audit.source for d in logged if d.audit} == {source}
     assert all(d.audit is not None for d in logged)
@@ -125,9 +153,15 @@ def test_each_inline_decision_is_logged_with_its_label_and_whose_label_it_is(
     assert married.audit is not None
     assert (married.audit.verdict.label, married.audit.verdict.confidence) == (Label.GROUNDED, 0.8)
     assert married.audit.verdict.candidate_id == married.candidate_id
-    # GET /v1/decisions answers with the same rows
-    (shown,) = [d for d in inline_traffic.query("default") if d.id == married.id]
+    assert married.audit.turn_ids == ["t1", "t2", "t3"]
+    pet = next(d for d in logged if d.candidate_text == "Has a cat")
+    assert pet.audit is not None
+    assert pet.audit.turn_ids == ["t4", "t5"]  # its write's turns, not the conversation's
+    # GET /v1/decisions answers with the same labels; the reports' reads leave them out
+    (shown,) = [d for d in inline_traffic.query("default", DecisionQuery(limit=1000))
+                if d.id == married.id]  # fmt: skip
     assert shown.audit == married.audit
+    assert all(d.audit is None for d in inline_traffic.all_decisions())
 
 
 def test_labelled_inline_traffic_fits_the_writers_inline_profile_and_the_guard_uses_it(
@@ -141,11 +175,11 @@ def test_labelled_inline_traffic_fits_the_writers_inline_profile_and_the_guard_u
     runner = CliRunner()
     drawn = runner.invoke(
         app,
-        ["report", "label-sample", "--n", "50", "--out", str(sample_file),
+        ["report", "label-sample", "--n", "80", "--out", str(sample_file),
          "--verdicts-out", str(verdict_file)],
     )  # fmt: skip
     assert drawn.exit_code == 0, drawn.output
-    assert "wrote 50 self-audit labels of mock/writer (self_audit_inline" in drawn.output
+    assert "wrote 80 self-audit labels of mock/writer (self_audit_inline" in drawn.output
     rows = [json.loads(line) for line in sample_file.read_text().splitlines()]
     # the sample stays blind: the writer's labels are only in the verdicts file
     assert not any("audit" in r or "guard" in r for r in rows)
@@ -153,9 +187,14 @@ def test_labelled_inline_traffic_fits_the_writers_inline_profile_and_the_guard_u
     by_claim, model, prompt = load_verdicts(verdict_file)
     assert (model, prompt) == (WRITER, INLINE_PROMPT)
     assert set(by_claim) == {r["claim_id"] for r in rows}
+    # each label with its write's turns; the labeller sees the conversation as it stood
+    later = {r["claim_id"] for r in rows if r["text"].startswith("Has a ")}
+    assert {verdict_turns(verdict_file)[c] for c in later} == {("t4", "t5")}
+    assert {len(r["turns"]) for r in rows if r["claim_id"] in later} == {5}
+    assert len({r["group_id"] for r in rows}) == 10  # one per user, both writes
 
     # a person labels the sample (here: the scenario's truth)
-    truth = {c[0]: (c[4], c[1]) for p in PEOPLE for c in _claims(*p)}
+    truth = {c[0]: (c[4], c[1]) for p in PEOPLE for f in (_first, _second) for c in f(*p)}
     for r in rows:
         label, turn = truth[r["text"]]
         r["label"] = label
@@ -171,7 +210,10 @@ def test_labelled_inline_traffic_fits_the_writers_inline_profile_and_the_guard_u
          "--profile-dir", str(profiles)],
     )  # fmt: skip
     assert fitted.exit_code == 0, fitted.output
-    assert "5-fold cross-validation over 10 conversations" in " ".join(fitted.output.split())
+    said = " ".join(fitted.output.split())
+    # held out by user: both writes of a user (20 conversations) in one fold
+    assert "5-fold cross-validation over 10 groups (users, or conversations)" in said
+    assert "warning" not in said
     (profile,) = [p for p in ProfileStore(profiles).all() if p.mode.uses_audit]
     assert profile.mode is ProfileMode.SELF_AUDIT_INLINE
     assert (profile.writer_model, profile.prompt_version) == (WRITER, INLINE_PROMPT)
@@ -256,7 +298,7 @@ def test_the_log_keeps_a_label_only_with_whose_it_is_and_an_old_log_gains_the_ta
         request_id="r",
         writer_model="m",
     )
-    kept, unnamed, none = sorted(log.all_decisions(), key=lambda d: d.id)
+    kept, unnamed, none = log.decisions(log.decision_ids(), audits=True)
     assert kept.audit is not None
     assert kept.audit.source == source
     assert kept.audit.verdict.label is Label.INFERRED_REASONABLE
@@ -283,7 +325,7 @@ def test_label_sample_refuses_verdicts_of_two_labellers_or_none(tmp_path: Path) 
         InputError,
         match=r"several models, prompts or modes \(m / p@1 / self_audit_separate: 1; m / p@2",
     ):
-        sample_verdicts(draw_label_sample(log, n=10))
+        sample_verdicts(draw_label_sample(log, n=10, with_audits=True))
     log.close()
     plain = _log_without_labels(tmp_path)
     with pytest.raises(InputError, match="none of the 1 sampled decisions"):
@@ -318,3 +360,188 @@ def test_fit_refuses_a_mode_other_than_the_verdicts_say(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.exit_code == 2
     assert "labels of self_audit_inline, not self_audit_separate" in result.output
+
+
+def _older_log(tmp_path: Path) -> Path:
+    """A log as an earlier version left it: decisions, no audit labels' table."""
+    path = tmp_path / "old.db"
+    log = DecisionLog(f"sqlite:///{path}")
+    log.record(
+        tenant="acme",
+        scope=MemoryScope(user_id="u"),
+        turns=TURNS,
+        written=[_written(None, None)],
+        request_id="r",
+        writer_model="m",
+    )
+    with log.engine.begin() as conn:
+        conn.execute(text("DROP TABLE mirage_decision_audits"))
+    log.close()
+    return path
+
+
+def test_an_older_log_opened_read_only_is_read_without_labels(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A reading tool (report, label-sample, doctor) opens a log it may not write; a writer that
+    cannot add the labels' table (a read-only file, a role without CREATE) still starts."""
+    monkeypatch.chdir(tmp_path)
+    read_only = f"sqlite:///file:{_older_log(tmp_path)}?mode=ro&uri=true"
+    reader = open_decision_log(read_only)
+    assert not reader.keeps_audits
+    (d,) = reader.all_decisions()
+    assert d.audit is None
+    assert len(draw_label_sample(reader, n=5).rows) == 1
+    sample = draw_label_sample(reader, n=5, with_audits=True)
+    assert (sample.rows, sample.without_audit) == ([], 1)
+    reader.close()
+    with caplog.at_level("WARNING", logger="mirage.decisions"):
+        writer = DecisionLog(read_only)
+    assert not writer.keeps_audits
+    assert "decisions are logged without their self-audit labels" in caplog.text
+    writer.close()
+
+
+def _audit_answer(messages: Any, schema: Any) -> str:
+    return json.dumps(
+        {"verdicts": [{"id": "c0", "label": "GROUNDED", "confidence": 0.9, "quote": None},
+                      {"id": "c1", "label": "FABRICATED", "confidence": 0.7, "quote": None}]}
+    )  # fmt: skip
+
+
+async def test_a_self_audit_is_the_called_models_and_only_of_its_own_claims(
+    data_dir: Path,
+) -> None:
+    """The writer audits itself: a write that names another writer gets the configured
+    writer's labels under the self-audit prompt ("you wrote"), untrue of that writer's claims,
+    so they are kept as nobody's; an independent auditor's labels are the auditor's, with its
+    own prompt, whoever wrote the claims."""
+    settings = GuardSettings(data_dir=data_dir, audit_mode=AuditMode.SEPARATE, writer_model=WRITER)
+    writer = FunctionLLM(_audit_answer, model=WRITER)
+    guard = Guard.from_settings(settings, writer_llm=writer, embedder=HashingEmbedder())
+    other = await guard.atag(TURNS, CANDIDATES, writer_model="agent/other")
+    assert all(d.audit is not None for d in other)
+    assert [d.audit_source for d in other] == [None, None]
+    own = await guard.atag(TURNS, CANDIDATES)  # no writer named: the configured one's claims
+    assert {d.audit_source.model for d in own if d.audit_source} == {WRITER}
+
+    auditor = FunctionLLM(_audit_answer, model="mock/auditor")
+    independent = Guard.from_settings(
+        settings, writer_llm=writer, auditor_llm=auditor, embedder=HashingEmbedder()
+    )
+    labelled = await independent.atag(TURNS, CANDIDATES, writer_model="agent/other")
+    prompt = SelfAuditor.independent(auditor).prompt_version
+    assert [d.audit_source for d in labelled] == [
+        AuditSource(model="mock/auditor", prompt_version=prompt, mode="self_audit_separate")
+    ] * 2
+
+
+async def test_inline_labels_are_the_writers_only_with_the_prompt_they_came_from(
+    inline_settings: GuardSettings,
+) -> None:
+    guard = Guard.from_settings(inline_settings, embedder=HashingEmbedder())
+    verdicts = [AuditVerdict(candidate_id=c.id, label=Label.GROUNDED, confidence=0.9)
+                for c in CANDIDATES]  # fmt: skip
+    # a caller's own verdicts (remember(audit=...), /v1/guard/tag): no prompt vouches for them
+    passed = await guard.atag(TURNS, CANDIDATES, writer_model=WRITER, audit=verdicts)
+    assert [d.audit_source for d in passed] == [None, None]
+    extracted = await guard.atag(
+        TURNS, CANDIDATES, writer_model=WRITER, audit=verdicts, audit_prompt=INLINE_PROMPT
+    )
+    source = AuditSource(model=WRITER, prompt_version=INLINE_PROMPT, mode="self_audit_inline")
+    assert [d.audit_source for d in extracted] == [source, source]
+    # a claim in a language the profile does not read is decided without the profile: its
+    # label is kept as no one's
+    french = [
+        Turn(
+            id="t1",
+            role=Role.USER,
+            content="J'habite à Porto et je travaille comme infirmière depuis dix ans.",
+        )
+    ]
+    (fr,) = await guard.atag(
+        french, [Candidate(id="c0", text="Habite à Porto depuis dix ans")], writer_model=WRITER,
+        audit=verdicts[:1], audit_prompt=INLINE_PROMPT,
+    )  # fmt: skip
+    assert "unsupported_language" in {r.code.value for r in fr.reasons}
+    assert fr.audit_source is None
+
+
+async def test_an_edits_label_is_kept_as_no_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An edit's text is the tenant's, not the writer's claim: its label fits no profile."""
+    from mirage_guard.adapters._edit import guarded_edit
+
+    log = DecisionLog(f"sqlite:///{tmp_path / 'log.db'}")
+    guard = Guard.from_settings(GuardSettings(data_dir=tmp_path), embedder=HashingEmbedder())
+    source = AuditSource(model=WRITER, prompt_version="self_audit@x", mode="self_audit_separate")
+    verdict = AuditVerdict(candidate_id="c0", label=Label.GROUNDED, confidence=0.9)
+
+    async def tagged(turns: Any, candidates: Any, **_: Any) -> list[Any]:
+        d = logged_decision(candidates[0].text, Provenance.GENERATED, None)
+        return [d.model_copy(update={"audit": verdict, "audit_source": source})]
+
+    monkeypatch.setattr(guard, "atag", tagged)
+    store = InMemoryStore()
+    (item,) = await store.add([{"role": "user", "content": "Lives in Porto"}],
+                              scope=MemoryScope(user_id="u"))  # fmt: skip
+    await guarded_edit(item=item, text="Lives in Lisbon", caller_metadata=None, backend=store,
+                       guard=guard, decision_log=log, tenant="default")  # fmt: skip
+    (logged,) = log.decisions(log.decision_ids(), audits=True)
+    assert logged.audit is None
+    log.close()
+    guard.close()
+
+
+def test_fit_warns_when_the_held_out_figures_measure_little(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three users, every over-inference of one of them: a test fold of one class has no AUROC,
+    and the fit says its held-out figures measure too little."""
+    from mirage_guard.calibration import save_verdicts
+
+    rows, verdicts = [], {}
+    for i, (city, wrong) in enumerate([("Porto", False), ("Leeds", False), ("Oslo", True)]):
+        turns = [{"id": "t1", "role": "user", "content": f"I live in {city}."}]
+        for j, (text_, label) in enumerate(
+            [(f"Lives in {city}", "GROUNDED"), (f"Likes {city}", "INFERRED_REASONABLE")]
+            + ([("Has three children", "FABRICATED"), ("Is married", "FABRICATED")] if wrong
+               else [])
+        ):  # fmt: skip
+            cid = f"log-{i}-{j}"
+            source = None if label == "FABRICATED" else "t1"
+            rows.append({"claim_id": cid, "text": text_, "label": label, "turns": turns,
+                         "source_turn_id": source, "group_id": f"acme/u{i}"})  # fmt: skip
+            verdicts[cid] = AuditVerdict(candidate_id=cid, label=Label.GROUNDED, confidence=0.8)
+    data, vfile = tmp_path / "s.jsonl", tmp_path / "v.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    save_verdicts(vfile, verdicts, writer_model=WRITER, prompt_version=INLINE_PROMPT,
+                  mode=ProfileMode.SELF_AUDIT_INLINE)  # fmt: skip
+    monkeypatch.setattr(_calibrate, "_linker", lambda: EvidenceLinker(HashingEmbedder()))
+    monkeypatch.setattr(_calibrate, "_evidence_profile", make_profile)
+    result = CliRunner().invoke(
+        app, ["calibrate", "fit", "--verdicts", str(vfile), "--data", str(data),
+              "--profile-dir", str(tmp_path / "p")],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "3-fold cross-validation over 3 groups" in said
+    assert "warning: the held-out combined figures scored" in said
+    assert "too few groups or over-inferences to measure this profile" in said
+
+
+def test_the_fit_reads_a_logged_label_on_its_writes_turns_only() -> None:
+    """The sample shows the labeller the conversation as it stood; the guard decided on the
+    write's turns alone, and so does the fit of its label."""
+    from mirage_guard.calibration import Example, LabelledClaim, conversation_key
+
+    turns = tuple(Turn.model_validate(m) for m in _messages(*PEOPLE[0]) + _later(*PEOPLE[0]))
+    claim = LabelledClaim(claim_id="log-9", text="Has a cat", label="GROUNDED",
+                          source_turn_id="t4", turns=list(turns))  # fmt: skip
+    example = Example(claim=claim, conversation_id=conversation_key(turns), turns=turns)
+    on_write = _calibrate._on_write_turns(example, ("t4", "t5"))
+    assert [t.id for t in on_write.turns] == ["t4", "t5"]
+    assert on_write.conversation_id == conversation_key(on_write.turns)
+    assert _calibrate._on_write_turns(example, None) is example
+    assert _calibrate._on_write_turns(example, ("t9",)) is example  # none of them: as it was
