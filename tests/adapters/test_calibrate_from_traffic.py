@@ -333,8 +333,9 @@ def test_label_sample_refuses_verdicts_of_two_labellers_or_none(tmp_path: Path) 
     plain.close()
 
 
-def _log_without_labels(tmp_path: Path) -> DecisionLog:
-    log = DecisionLog(f"sqlite:///{tmp_path / 'plain.db'}")
+def _log_without_labels(tmp_path: Path, name: str = "plain.db") -> DecisionLog:
+    """A log of one decision made without an audit label."""
+    log = DecisionLog(f"sqlite:///{tmp_path / name}")
     log.record(
         tenant="acme",
         scope=MemoryScope(user_id="u"),
@@ -364,20 +365,11 @@ def test_fit_refuses_a_mode_other_than_the_verdicts_say(tmp_path: Path) -> None:
 
 def _older_log(tmp_path: Path) -> Path:
     """A log as an earlier version left it: decisions, no audit labels' table."""
-    path = tmp_path / "old.db"
-    log = DecisionLog(f"sqlite:///{path}")
-    log.record(
-        tenant="acme",
-        scope=MemoryScope(user_id="u"),
-        turns=TURNS,
-        written=[_written(None, None)],
-        request_id="r",
-        writer_model="m",
-    )
+    log = _log_without_labels(tmp_path, "old.db")
     with log.engine.begin() as conn:
         conn.execute(text("DROP TABLE mirage_decision_audits"))
     log.close()
-    return path
+    return tmp_path / "old.db"
 
 
 def test_an_older_log_opened_read_only_is_read_without_labels(
