@@ -23,6 +23,7 @@ from mirage_guard.benchmark._memory_figures import (
     task_guard_rows,
 )
 from mirage_guard.benchmark._records import (
+    GUARD_AUDIT,
     Accounting,
     AccumRoundRecord,
     GuardTagRecord,
@@ -132,6 +133,9 @@ class RunAnalysis(BaseModel):
     guard: list[GuardRow]
     accounting: Accounting
     accounting_by_model: dict[str, Accounting]
+    # the guard arm's audit calls (its labeller's, by the guard's own client): not in any
+    # model's row above, in the run's total
+    guard_audit_accounting: Accounting = Field(default_factory=Accounting)
     failed_units: int
     judge_agreement: AgreementReport | None = Field(
         default=None, description="judge vs RUN_DIR/human_labels.jsonl, when that file exists"
@@ -291,11 +295,14 @@ def _model_row(model: str, data: _Loaded, families: dict[str, str]) -> ModelRow:
     )
 
 
-def _accounting(records: Sequence[Record], model: str | None = None) -> Accounting:
-    """Calls, tokens and cost of all calls, or of one model's calls (subject or judge)."""
+def _accounting(
+    records: Sequence[Record], model: str | None = None, role: str | None = "any"
+) -> Accounting:
+    """Calls, tokens and cost of all calls, or of one model's calls (subject or judge), or of
+    one role's (None: the run's own calls; GUARD_AUDIT: the guard arm's audit calls)."""
     acc = Accounting()
     for r in records:
-        acc.add_calls(r.calls, model)
+        acc.add_calls(r.calls, model, role)
     return acc
 
 
@@ -380,8 +387,10 @@ def analyse(run_dir: str | Path, *, matcher: SemanticMatcher | None = None) -> R
         + memory_guard_rows(data.memory_judged),
         accounting=_accounting(data.all),
         accounting_by_model={
-            model: _accounting(data.all, model) for model in [*config.models, config.judge]
+            model: _accounting(data.all, model, role=None)
+            for model in [*config.models, config.judge]
         },
+        guard_audit_accounting=_accounting(data.all, role=GUARD_AUDIT),
         failed_units=sum(1 for r in data.all if not r.ok),
         failures=failure_rows(data.all),
         judge_agreement=run_agreement(run_dir),

@@ -4,14 +4,22 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from importlib import resources
 from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
 from mirage_guard.benchmark._cache import DiskCache, cache_key
-from mirage_guard.benchmark._records import GuardClaimDecision, JudgeClaimRecord, StoredMemoryItem
+from mirage_guard.benchmark._records import (
+    GUARD_AUDIT,
+    CallInfo,
+    GuardClaimDecision,
+    JudgeClaimRecord,
+    StoredMemoryItem,
+)
 from mirage_guard.benchmark._schemas import MemoryItem
 from mirage_guard.benchmark._stages import Evidence, normalise
 from mirage_guard.guard import (
@@ -25,6 +33,7 @@ from mirage_guard.guard import (
     has_text,
 )
 from mirage_guard.guard.errors import LLMAuthError, LLMError
+from mirage_guard.guard.llm import Completion, LLMClient, Message, SamplingParams
 
 
 class ClaimTagger(Protocol):
@@ -44,9 +53,58 @@ class ClaimTagger(Protocol):
 GuardFactory = Callable[[], ClaimTagger]
 
 
+# the guard arm's audit calls of the unit running now (set by :func:`guard_calls`)
+_AUDIT_CALLS: ContextVar[list[CallInfo] | None] = ContextVar("guard_audit_calls", default=None)
+
+
+@contextmanager
+def guard_calls() -> Iterator[list[CallInfo]]:
+    """The guard's audit calls made (or found cached) inside the block, for the unit's record:
+    they are then in the run's call counts and cost like every other call, under the model that
+    labelled. Each unit runs in its own task, so units running together never mix their calls."""
+    calls: list[CallInfo] = []
+    token = _AUDIT_CALLS.set(calls)
+    try:
+        yield calls
+    finally:
+        _AUDIT_CALLS.reset(token)
+
+
+def _count(calls: Sequence[CallInfo]) -> None:
+    found = _AUDIT_CALLS.get()
+    if found is not None:
+        found.extend(calls)
+
+
+class MeteredLLM(LLMClient):
+    """The guard arm's labeller (the writer auditing itself or an independent auditor): each
+    answered call's tokens and cost go to the unit that made it (:func:`guard_calls`)."""
+
+    def __init__(self, inner: LLMClient) -> None:
+        self.inner = inner
+        self.model = inner.model
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        schema: type[BaseModel] | None = None,
+        params: SamplingParams | None = None,
+    ) -> Completion:
+        done = await self.inner.complete(messages, schema=schema, params=params)
+        _count([CallInfo.of(done, role=GUARD_AUDIT)])
+        return done
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
 def default_guard_factory() -> ClaimTagger:
-    """``mirage_guard.guard.Guard`` from the environment's settings."""
-    tagger: ClaimTagger = Guard.from_settings()
+    """``mirage_guard.guard.Guard`` from the environment's settings, its audit calls metered."""
+    guard = Guard.from_settings()
+    if guard.auditor is not None:
+        guard.auditor.llm = MeteredLLM(guard.auditor.llm)
+    tagger: ClaimTagger = guard
     return tagger
 
 
@@ -173,12 +231,24 @@ class CachedTagger:
         )
         hit = self.cache.get_json(key)
         if hit is not None:
-            cached = [Decision.model_validate(d) for d in json.loads(hit)]
+            entry = json.loads(hit)
+            if isinstance(entry, list):  # as versions before the audit calls were kept wrote it
+                entry = {"decisions": entry, "calls": []}
+            cached = [Decision.model_validate(d) for d in entry["decisions"]]
             if not _audit_failures(cached):  # an older version cached failed audits: redo them
+                _count(
+                    [CallInfo.model_validate({**c, "cached": True}) for c in entry["calls"]]
+                )  # cache hits: counted as calls, costing nothing this run
                 return cached
-        decisions = await self.inner.atag(turns, candidates, writer_model=writer_model)
+        with guard_calls() as calls:
+            decisions = await self.inner.atag(turns, candidates, writer_model=writer_model)
+        _count(calls)
         self._refuse_failed_audits(decisions, writer_model)
-        self.cache.put_json(key, json.dumps([d.model_dump(mode="json") for d in decisions]))
+        entry = {
+            "decisions": [d.model_dump(mode="json") for d in decisions],
+            "calls": [c.model_dump(mode="json") for c in calls],
+        }
+        self.cache.put_json(key, json.dumps(entry))
         return decisions
 
     def _refuse_failed_audits(

@@ -36,16 +36,22 @@ class CallInfo(BaseModel):
     completion_tokens: int = 0
     cost_usd: float | None = None
     cached: bool = False
+    # "guard_audit": the guard arm's labeller (the guard's own client, not the run's provider)
+    role: str | None = None
 
     @classmethod
-    def of(cls, completion: Completion) -> CallInfo:
+    def of(cls, completion: Completion, role: str | None = None) -> CallInfo:
         return cls(
             model=completion.model,
             prompt_tokens=completion.usage.prompt_tokens,
             completion_tokens=completion.usage.completion_tokens,
             cost_usd=completion.cost_usd,
             cached=completion.cached,
+            role=role,
         )
+
+
+GUARD_AUDIT = "guard_audit"
 
 
 class Accounting(BaseModel):
@@ -56,10 +62,16 @@ class Accounting(BaseModel):
     cost_usd: float = 0.0
     cost_unknown_calls: int = 0
 
-    def add_calls(self, calls: Sequence[CallInfo], model: str | None = None) -> None:
-        """Count calls (of one model only, if given); cache hits cost nothing."""
+    def add_calls(
+        self, calls: Sequence[CallInfo], model: str | None = None, role: str | None = "any"
+    ) -> None:
+        """Count calls (of one model only, if given; of one ``role`` only, if not "any": None
+        is the run's own calls, :data:`GUARD_AUDIT` the guard arm's audit calls); cache hits
+        cost nothing."""
         for c in calls:
             if model is not None and c.model != model:
+                continue
+            if role != "any" and c.role != role:
                 continue
             self.calls += 1
             if c.cached:

@@ -451,6 +451,11 @@ def _sections(a: RunAnalysis, run_dir: Path) -> list[tuple[str, str, list[str], 
                 ]
                 for model, acc, failed in [
                     *[(m, x, "") for m, x in a.accounting_by_model.items()],
+                    *(
+                        [("guard arm's audit", a.guard_audit_accounting, "")]
+                        if a.guard_audit_accounting.calls
+                        else []
+                    ),
                     ("all", a.accounting, str(a.failed_units)),
                 ]
             ],

@@ -77,7 +77,9 @@ def guard_setup(configuration: object) -> str:
     if not isinstance(described, dict):
         return f"guard: {configuration}" if configuration else "guard: not recorded"
     mode = described.get("audit_mode", "off")
-    uncounted = "its calls are not in this run's cost or call counts"  # the guard's own client
+    # the guard's own client, metered: its calls are a row of their own in the Cost table
+    uncounted = "its calls are the Cost table's \"guard arm's audit\" row"
+
     if mode == "off":
         audit = "no self-audit (evidence only)"
     elif described.get("auditor_model"):

@@ -28,6 +28,7 @@ from mirage_guard.benchmark._guard_arm import (
     ClaimTagger,
     GuardFactory,
     default_guard_factory,
+    guard_calls,
     guard_memory_update,
     tag_task_claims,
 )
@@ -468,10 +469,11 @@ class BenchmarkRun:
         }
 
         async def work() -> GuardTagRecord:
-            decisions = await tag_task_claims(
-                self.tagger(), _facts(persona), judged.claims, writer_model=model
-            )
-            return GuardTagRecord(**base, decisions=decisions)
+            with guard_calls() as calls:
+                decisions = await tag_task_claims(
+                    self.tagger(), _facts(persona), judged.claims, writer_model=model
+                )
+            return GuardTagRecord(**base, decisions=decisions, calls=calls)
 
         await self.unit(
             Stage.JUDGE,
@@ -596,21 +598,22 @@ class BenchmarkRun:
                 plan.message,
                 self.generation_params(),
             )
-            kept, dropped = await guard_memory_update(
-                self.tagger() if guarded else None,
-                evidence,
-                memory,
-                out.memory,
-                writer_model=model,
-                round_no=round_no,
-            )
+            with guard_calls() as audits:
+                kept, dropped = await guard_memory_update(
+                    self.tagger() if guarded else None,
+                    evidence,
+                    memory,
+                    out.memory,
+                    writer_model=model,
+                    round_no=round_no,
+                )
             return AccumRoundRecord(
                 **base,
                 reply=out.reply,
                 proposed=out.memory,
                 memory=kept,
                 dropped_by_guard=dropped,
-                calls=[info],
+                calls=[info, *audits],
             )
 
         return await self.unit(

@@ -19,7 +19,7 @@ from mirage_guard.guard import AuditMode, Guard, Label, SelfAuditor
 from mirage_guard.guard.errors import LLMAuthError, LLMUnavailableError
 from mirage_guard.guard.evidence import EvidenceLinker
 from mirage_guard.guard.llm import LLMClient
-from tests.benchmark.small_run import FAST, small_config
+from tests.benchmark.small_run import FAST, SUBJECTS, small_config
 from tests.calibration.factories import make_profile
 from tests.fakes.bench import CallLog, recording_provider
 from tests.fakes.embedder import HashingEmbedder
@@ -78,3 +78,68 @@ async def test_a_refused_key_of_the_auditor_stops_the_run(
     refused = raising_llm(LLMAuthError("401: invalid api key", model=AUDITOR), model=AUDITOR)
     with pytest.raises(LLMAuthError, match="self-audit failed"):
         await _run(tmp_path / "run", small_personas, _audited_by(refused)).run()
+
+
+async def test_the_guard_arms_audit_calls_are_counted_in_the_runs_cost(
+    tmp_path: Path, small_personas: list[Persona]
+) -> None:
+    """They went through the guard's own client and were in no count: the report's guard line
+    said so. Now each unit's record carries them, in a Cost row of their own (here the auditor
+    is one of the subject models: its audit calls are still not in that model's row)."""
+    from mirage_guard.benchmark import SemanticMatcher
+    from mirage_guard.benchmark._analysis import analyse
+    from mirage_guard.benchmark._guard_arm import MeteredLLM
+    from mirage_guard.benchmark._records import GUARD_AUDIT
+    from mirage_guard.benchmark._report import _sections
+
+    subject = SUBJECTS[0]
+    auditor = labelling_llm(Label.GROUNDED, model=subject)
+
+    def guard() -> Guard:
+        return Guard(
+            linker=EvidenceLinker(HashingEmbedder()),
+            evidence_profile=make_profile(),
+            auditor=SelfAuditor.independent(MeteredLLM(auditor)),
+            audit_mode=AuditMode.SEPARATE,
+            auditor_model=subject,
+        )
+
+    await _run(tmp_path / "run", small_personas, guard).run()
+    records = RunDirectory(tmp_path / "run").records(GuardTagRecord)
+    assert records
+    audits = [c for r in records for c in r.calls]
+    assert {(c.model, c.role, c.cached) for c in audits} == {(subject, GUARD_AUDIT, False)}
+    assert len(audits) == len(auditor.calls)  # one per audit call, none lost or doubled
+
+    analysis = analyse(tmp_path / "run", matcher=SemanticMatcher(HashingEmbedder()))
+    assert analysis.guard_audit_accounting.calls == len(audits)
+    assert analysis.guard_audit_accounting.prompt_tokens == sum(c.prompt_tokens for c in audits)
+    # in the run's total, in no model's row: every call of this run is a subject's, the
+    # judge's or an audit
+    rows = sum(acc.calls for acc in analysis.accounting_by_model.values())
+    assert rows + len(audits) == analysis.accounting.calls
+    sections = {title: (note, rows) for title, note, _, rows in _sections(analysis, tmp_path)}
+    (row,) = [r for r in sections["Cost"][1] if r[0] == "guard arm's audit"]
+    assert row[1:3] == [str(len(audits)), "0"]  # calls, of which cached
+    assert (
+        "its calls are the Cost table's \"guard arm's audit\" row" in sections["Guard arm data"][0]
+    )
+
+
+async def test_a_cached_guard_decision_counts_its_audit_call_as_cached(tmp_path: Path) -> None:
+    from mirage_guard.benchmark._cache import DiskCache
+    from mirage_guard.benchmark._guard_arm import CachedTagger, MeteredLLM, guard_calls
+    from mirage_guard.guard import Candidate, Role, Turn
+
+    auditor = labelling_llm(Label.GROUNDED, model=AUDITOR)
+    turns = [Turn(id="t1", role=Role.USER, content="I live in Porto.")]
+    cands = [Candidate(id="c0", text="Lives in Porto")]
+    tagger = CachedTagger(_audited_by(MeteredLLM(auditor))(), DiskCache(tmp_path / "cache"))
+    with guard_calls() as fresh:
+        await tagger.atag(turns, cands, writer_model="mock/subject")
+    with guard_calls() as again:
+        await tagger.atag(turns, cands, writer_model="mock/subject")
+    assert len(auditor.calls) == 1
+    assert [(c.cached, c.role) for c in fresh] == [(False, "guard_audit")]
+    assert [(c.cached, c.role) for c in again] == [(True, "guard_audit")]
+    tagger.close()

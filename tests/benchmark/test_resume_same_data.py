@@ -121,7 +121,7 @@ async def test_another_independent_auditor_is_refused(
     md = (tmp_path / "run" / "report" / "report.md").read_text()
     assert (  # the report says how the guard arm decided, not only which profiles it read
         "guard: audit separate, labelled by the independent auditor mock/auditor-a (its calls "
-        "are not in this run's cost or call counts); "
+        "are the Cost table's \"guard arm's audit\" row); "
         "inferred → store_as_hypothesis, generated → quarantine."
     ) in md
     other = lambda: _audited_by("mock/auditor-b")  # noqa: E731
@@ -158,7 +158,8 @@ async def test_a_manifest_written_before_the_check_still_resumes(
                           "policy": {"inferred_action": "store_as_hypothesis",
                                      "generated_action": "quarantine", "stated_min": 0.8}}},
             "guard: audit separate, labelled by the configured writer model m/w (its profile "
-            "scores its own claims only; its calls are not in this run's cost or call counts); "
+            "scores its own claims only; its calls are the Cost table's \"guard arm's audit\" "
+            "row); "
             "inferred → store_as_hypothesis, generated → quarantine, stated floor 0.8",
         ),
     ],
