@@ -46,6 +46,12 @@ def job_problems(settings: GuardSettings) -> list[str]:
         problems.append(
             f"MIRAGE_AUDIT_MODE is {settings.audit_mode.value!r}: this job fits a "
             "self_audit_separate profile, which the guard uses only with 'separate'"
+            + (
+                " (an inline profile is fitted on your own labelled traffic: `mirage report "
+                "label-sample --verdicts-out`, then `mirage calibrate fit`)"
+                if settings.audit_mode is AuditMode.INLINE
+                else ""
+            )
         )
     return problems
 

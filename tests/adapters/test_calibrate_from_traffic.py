@@ -537,3 +537,15 @@ def test_the_fit_reads_a_logged_label_on_its_writes_turns_only() -> None:
     assert on_write.conversation_id == conversation_key(on_write.turns)
     assert _calibrate._on_write_turns(example, None) is example
     assert _calibrate._on_write_turns(example, ("t9",)) is example  # none of them: as it was
+
+
+def test_the_scheduled_job_points_an_inline_guard_at_its_traffic(data_dir: Path) -> None:
+    from mirage_guard.adapters.cli._calibrate_job import job_problems
+
+    inline = GuardSettings(data_dir=data_dir, audit_mode=AuditMode.INLINE, writer_model=WRITER,
+                           profile_dir=data_dir / "p")  # fmt: skip
+    (said,) = job_problems(inline)
+    assert "fits a self_audit_separate profile" in said
+    assert "label-sample --verdicts-out`, then `mirage calibrate fit`" in said
+    off = inline.model_copy(update={"audit_mode": AuditMode.OFF})
+    assert "label-sample" not in " ".join(job_problems(off))
