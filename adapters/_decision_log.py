@@ -962,26 +962,56 @@ def _create_tables(engine: Engine, names: Sequence[str] | None = None) -> None:
 
 
 def _audit_table(engine: Engine, *, create: bool) -> bool:
-    """Whether the log has the audit labels' table (created first when ``create``). A log that
-    cannot have it (read-only, a role without CREATE) is used without labels: a warning, not a
-    failure to start."""
+    """Whether decisions' audit labels can be kept in (``create``: written to) this log: its
+    table is there (created first when ``create``), with every column this version writes, and
+    on PostgreSQL this role may read it (and write it, when ``create``). A log where they cannot
+    (read-only, a role without CREATE or without the grant, a table of another shape) is used
+    without labels: a warning, never a failure to start or a failed write."""
     try:
         if create:
             _create_tables(engine, [AUDIT_TABLE])
-        return inspect(engine).has_table(AUDIT_TABLE)
+        why = _audit_table_unusable(engine, write=create)
     except SQLAlchemyError as exc:
         if database_down(exc):
             raise
-        first = (str(getattr(exc, "orig", None) or exc).splitlines() or [""])[0][:200]
+        why = (str(getattr(exc, "orig", None) or exc).splitlines() or [""])[0][:200]
+    if why is None:
+        return True
+    if create or why != "no such table":  # a reader of an older log: nothing to say
         _log.warning(
-            "the decision log has no table %s and it cannot be created (%s): decisions are "
-            "logged without their self-audit labels, so `mirage report label-sample "
-            "--verdicts-out` has none to write; create it as the log's owner (open the log once "
-            "with a role that may)",
+            "the decision log's table %s cannot be used (%s): decisions are logged without "
+            "their self-audit labels, so `mirage report label-sample --verdicts-out` has none "
+            "to write; as the log's owner, create it (open the log once with a role that may) "
+            "and GRANT SELECT, INSERT ON %s to the role the guard connects as",
             AUDIT_TABLE,
-            first,
+            why,
+            AUDIT_TABLE,
         )
-        return False
+    return False
+
+
+def _audit_table_unusable(engine: Engine, *, write: bool) -> str | None:
+    """Why the audit labels' table cannot be used (None: it can)."""
+    found = inspect(engine)
+    if not found.has_table(AUDIT_TABLE):
+        return "no such table"
+    columns = {c["name"] for c in found.get_columns(AUDIT_TABLE)}
+    missing = sorted(set(_AuditRow.__table__.columns.keys()) - columns)
+    if missing:
+        return f"it has no column {', '.join(missing)}"
+    if engine.dialect.name != "postgresql":
+        return None
+    wanted = ("SELECT", "INSERT") if write else ("SELECT",)
+    with engine.connect() as conn:
+        denied = [
+            w
+            for w in wanted
+            if not conn.execute(
+                text("SELECT has_table_privilege(current_user, :t, :p)"),
+                {"t": AUDIT_TABLE, "p": w},
+            ).scalar()
+        ]
+    return f"this role has no {' or '.join(denied)} privilege on it" if denied else None
 
 
 def _held_claim(tenant: str, key: str, owner: str | None) -> tuple[ColumnElement[bool], ...]:

@@ -55,6 +55,7 @@ class LabelSample(BaseModel):
     verbatim: int  # of those read while drawing, user messages stored verbatim: left out
     without_turns: int  # of those read, decisions whose conversation the log has no turn of
     without_audit: int = 0  # of those read (drawing for the audit's fit), decisions with no label
+    keeps_audits: bool = True  # the log can hold labels (an older or read-only one may not)
 
 
 def draw_label_sample(
@@ -108,6 +109,7 @@ def draw_label_sample(
         verbatim=verbatim,
         without_turns=without_turns,
         without_audit=without_audit,
+        keeps_audits=log.keeps_audits,
     )
 
 

@@ -140,6 +140,18 @@ class Guard:
             raise ConfigError(  # its labels would be scored with another model's profile
                 f"the auditor calls {auditor.llm.model!r}, not the auditor_model {auditor_model!r}"
             )
+        if (
+            auditor_model is None
+            and auditor is not None
+            and writer_model is not None
+            and audit_mode is AuditMode.SEPARATE
+            and auditor.llm.model != writer_model
+        ):
+            raise ConfigError(  # scored with the writer's profile, yet another model's labels
+                f"the self-audit calls {auditor.llm.model!r}, not the writer_model "
+                f"{writer_model!r}: a writer audits itself (or name the other model as "
+                "auditor_model, an independent auditor)"
+            )
         self.linker = linker
         self.auditor = auditor
         self.audit_mode = audit_mode
@@ -427,12 +439,18 @@ class Guard:
         writer_model: str | None = None,
         audit: Sequence[AuditVerdict] | None = None,
         user_name: str | None = None,
+        audit_prompt: str | None = None,
     ) -> list[Decision]:
         """Synchronous twin of :meth:`atag` (do not call from inside a running event loop)."""
 
         async def _run() -> list[Decision]:
             return await self.atag(
-                turns, candidates, writer_model=writer_model, audit=audit, user_name=user_name
+                turns,
+                candidates,
+                writer_model=writer_model,
+                audit=audit,
+                user_name=user_name,
+                audit_prompt=audit_prompt,
             )
 
         return anyio.run(_run)

@@ -649,6 +649,19 @@ def fit(
     # guard did (the sample shows the labeller the whole conversation)
     turns_of = verdict_turns(verdicts)
     examples = [_on_write_turns(e, turns_of.get(e.claim.claim_id)) for e in examples]
+    earlier = [
+        e
+        for e in examples
+        if e.claim.source_turn_id and e.claim.source_turn_id not in {t.id for t in e.turns}
+    ]
+    if earlier:
+        console.print(
+            f"{len(earlier)} stated or inferred claim(s) cite a turn outside the write they were "
+            f"decided on (first: {earlier[0].claim.claim_id}, turn "
+            f"{earlier[0].claim.source_turn_id}): the guard, reading that write's turns, had "
+            "no such evidence; the fit keeps them as labelled",
+            markup=False,
+        )
     train = [e for e in examples if e.claim.split != "dev"]
     dev = [e for e in examples if e.claim.split == "dev"]
     linker = _linker()

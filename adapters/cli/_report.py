@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from sqlalchemy.exc import SQLAlchemyError
 
+from mirage_guard.adapters._decision_log import AUDIT_TABLE
 from mirage_guard.adapters._label_sample import (
     check_out,
     draw_label_sample,
@@ -213,7 +214,13 @@ def report_label_sample(
                 "without their conversation"
                 + (
                     f", {sample.without_audit} made without a self-audit label the log kept: "
-                    "was the audit on (MIRAGE_AUDIT_MODE)?"
+                    + (
+                        "was the audit on (MIRAGE_AUDIT_MODE)?"
+                        if sample.keeps_audits
+                        else f"this log has no usable table {AUDIT_TABLE} (a version before "
+                        "labels were kept, or the guard's role may not write it: see its "
+                        "warning at start)"
+                    )
                     if verdicts_out is not None
                     else ""
                 )

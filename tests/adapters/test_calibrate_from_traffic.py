@@ -199,6 +199,8 @@ def test_labelled_inline_traffic_fits_the_writers_inline_profile_and_the_guard_u
         label, turn = truth[r["text"]]
         r["label"] = label
         r["source_turn_id"] = turn if label != "FABRICATED" else None
+        if r["text"] == "Has a goat":  # the labeller cites the earlier write's turn
+            r["source_turn_id"] = "t1"
     sample_file.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
 
     monkeypatch.setattr(_calibrate, "_linker", lambda: EvidenceLinker(HashingEmbedder()))
@@ -214,6 +216,7 @@ def test_labelled_inline_traffic_fits_the_writers_inline_profile_and_the_guard_u
     # held out by user: both writes of a user (20 conversations) in one fold
     assert "5-fold cross-validation over 10 groups (users, or conversations)" in said
     assert "warning" not in said
+    assert "1 stated or inferred claim(s) cite a turn outside the write they were" in said
     (profile,) = [p for p in ProfileStore(profiles).all() if p.mode.uses_audit]
     assert profile.mode is ProfileMode.SELF_AUDIT_INLINE
     assert (profile.writer_model, profile.prompt_version) == (WRITER, INLINE_PROMPT)
@@ -549,3 +552,100 @@ def test_the_scheduled_job_points_an_inline_guard_at_its_traffic(data_dir: Path)
     assert "label-sample --verdicts-out`, then `mirage calibrate fit`" in said
     off = inline.model_copy(update={"audit_mode": AuditMode.OFF})
     assert "label-sample" not in " ".join(job_problems(off))
+
+
+def test_a_labels_table_of_another_shape_costs_the_labels_not_the_writes(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A table made by a build that wrote fewer columns: every labelled write had failed."""
+    url = f"sqlite:///{tmp_path / 'log.db'}"
+    DecisionLog(url).close()
+    log = DecisionLog(url)
+    with log.engine.begin() as conn:
+        conn.execute(text("DROP TABLE mirage_decision_audits"))
+        conn.execute(text(
+            "CREATE TABLE mirage_decision_audits (decision_id INTEGER PRIMARY KEY, "
+            "labeller_model VARCHAR(200), prompt_version VARCHAR(200), mode VARCHAR(32), "
+            "label VARCHAR(40), confidence FLOAT, quote TEXT, quote_check VARCHAR(20), "
+            "source_turn_id VARCHAR(200))"
+        ))  # fmt: skip
+    log.close()
+    with caplog.at_level("WARNING", logger="mirage.decisions"):
+        log = DecisionLog(url)
+    assert not log.keeps_audits
+    assert "it has no column turn_ids" in caplog.text
+    verdict = AuditVerdict(candidate_id="c0", label=Label.GROUNDED, confidence=0.9)
+    source = AuditSource(model="m", prompt_version="p@1", mode="self_audit_separate")
+    log.record(tenant="acme", scope=MemoryScope(user_id="u"), turns=TURNS,
+               written=[_written(verdict, source)], request_id="r", writer_model="m")  # fmt: skip
+    (logged,) = log.decisions(log.decision_ids(), audits=True)
+    assert logged.audit is None
+    log.close()
+
+
+@pytest.mark.postgres
+def test_a_role_without_the_grant_on_the_labels_table_keeps_writing(postgres_url: str) -> None:
+    """The owner created the table; the guard's role was granted the older tables only."""
+    from sqlalchemy import create_engine
+    from sqlalchemy.engine import make_url
+
+    DecisionLog(postgres_url).close()  # the owner: every table
+    engine = create_engine(postgres_url)
+    with engine.begin() as conn:
+        conn.execute(text("CREATE ROLE app_nolabels LOGIN PASSWORD 'p'"))
+        conn.execute(text("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public "
+                          "TO app_nolabels"))  # fmt: skip
+        conn.execute(text("GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO app_nolabels"))
+        conn.execute(text("REVOKE ALL ON mirage_decision_audits FROM app_nolabels"))
+    engine.dispose()
+    app_url = (
+        make_url(postgres_url)
+        .set(username="app_nolabels", password="p")
+        .render_as_string(hide_password=False)
+    )
+    log = DecisionLog(app_url)
+    assert not log.keeps_audits
+    verdict = AuditVerdict(candidate_id="c0", label=Label.GROUNDED, confidence=0.9)
+    source = AuditSource(model="m", prompt_version="p@1", mode="self_audit_separate")
+    log.record(tenant="acme", scope=MemoryScope(user_id="u"), turns=TURNS,
+               written=[_written(verdict, source)], request_id="r", writer_model="m")  # fmt: skip
+    assert len(log.query("acme")) == 1
+    log.close()
+
+
+def test_a_self_audit_by_another_model_than_the_writer_is_refused(data_dir: Path) -> None:
+    from mirage_guard.guard.errors import ConfigError
+
+    settings = GuardSettings(data_dir=data_dir, audit_mode=AuditMode.SEPARATE, writer_model=WRITER)
+    with pytest.raises(ConfigError, match="the self-audit calls 'mock/other', not the writer"):
+        Guard(
+            linker=EvidenceLinker(HashingEmbedder()),
+            evidence_profile=make_profile(),
+            auditor=SelfAuditor(FunctionLLM(_audit_answer, model="mock/other")),
+            audit_mode=settings.audit_mode,
+            writer_model=WRITER,
+        )
+
+
+def test_the_sync_twin_keeps_inline_labels_too(inline_settings: GuardSettings) -> None:
+    guard = Guard.from_settings(inline_settings, embedder=HashingEmbedder())
+    verdicts = [AuditVerdict(candidate_id=c.id, label=Label.GROUNDED, confidence=0.9)
+                for c in CANDIDATES]  # fmt: skip
+    decisions = guard.tag(TURNS, CANDIDATES, audit=verdicts, audit_prompt=INLINE_PROMPT)
+    assert {d.audit_source.mode for d in decisions if d.audit_source} == {"self_audit_inline"}
+    guard.close()
+
+
+def test_label_sample_says_an_older_log_has_no_labels_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MIRAGE_DATABASE_URL", f"sqlite:///{_older_log(tmp_path)}")
+    result = CliRunner().invoke(
+        app,
+        ["report", "label-sample", "--out", str(tmp_path / "s.jsonl"),
+         "--verdicts-out", str(tmp_path / "v.jsonl")],
+    )  # fmt: skip
+    assert result.exit_code != 0
+    said = " ".join(result.output.split())
+    assert "1 made without a self-audit label the log kept: this log has no usable table" in said
+    assert not (tmp_path / "s.jsonl").exists()
