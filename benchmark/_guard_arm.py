@@ -32,7 +32,7 @@ from mirage_guard.guard import (
     Turn,
     has_text,
 )
-from mirage_guard.guard.errors import LLMAuthError, LLMError
+from mirage_guard.guard.errors import LLMAuthError, LLMError, MirageError
 from mirage_guard.guard.llm import Completion, LLMClient, Message, SamplingParams
 
 
@@ -68,6 +68,18 @@ def guard_calls() -> Iterator[list[CallInfo]]:
         yield calls
     finally:
         _AUDIT_CALLS.reset(token)
+
+
+@contextmanager
+def kept_on_failure(*calls: Sequence[CallInfo]) -> Iterator[None]:
+    """A unit that fails inside the block keeps the calls answered before it failed (a paid
+    audit whose answer could not be read, then the unit's failure): they go on the error, which
+    the runner puts on the failed unit's record."""
+    try:
+        yield
+    except MirageError as exc:
+        setattr(exc, "calls", [*getattr(exc, "calls", []), *(c for cs in calls for c in cs)])  # noqa: B010
+        raise
 
 
 def _count(calls: Sequence[CallInfo]) -> None:
@@ -229,26 +241,27 @@ class CachedTagger:
                 "writer_model": writer_model,
             }
         )
+        # the decisions' audit calls under a key of their own: the decisions' entry keeps the
+        # shape every version reads
+        calls_key = cache_key({"guard_audit_calls_of": key})
         hit = self.cache.get_json(key)
         if hit is not None:
-            entry = json.loads(hit)
-            if isinstance(entry, list):  # as versions before the audit calls were kept wrote it
-                entry = {"decisions": entry, "calls": []}
-            cached = [Decision.model_validate(d) for d in entry["decisions"]]
+            cached = [Decision.model_validate(d) for d in json.loads(hit)]
             if not _audit_failures(cached):  # an older version cached failed audits: redo them
+                made = json.loads(self.cache.get_json(calls_key) or "[]")  # none: an older cache
                 _count(
-                    [CallInfo.model_validate({**c, "cached": True}) for c in entry["calls"]]
+                    [CallInfo.model_validate({**c, "cached": True}) for c in made]
                 )  # cache hits: counted as calls, costing nothing this run
                 return cached
-        with guard_calls() as calls:
-            decisions = await self.inner.atag(turns, candidates, writer_model=writer_model)
-        _count(calls)
+        calls: list[CallInfo] = []
+        try:
+            with guard_calls() as calls:
+                decisions = await self.inner.atag(turns, candidates, writer_model=writer_model)
+        finally:  # answered calls count even when the unit then fails
+            _count(calls)
         self._refuse_failed_audits(decisions, writer_model)
-        entry = {
-            "decisions": [d.model_dump(mode="json") for d in decisions],
-            "calls": [c.model_dump(mode="json") for c in calls],
-        }
-        self.cache.put_json(key, json.dumps(entry))
+        self.cache.put_json(key, json.dumps([d.model_dump(mode="json") for d in decisions]))
+        self.cache.put_json(calls_key, json.dumps([c.model_dump(mode="json") for c in calls]))
         return decisions
 
     def _refuse_failed_audits(

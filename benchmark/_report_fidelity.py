@@ -69,16 +69,24 @@ def params_section(a: RunAnalysis) -> Section:
     )
 
 
-def guard_setup(configuration: object) -> str:
+def guard_setup(configuration: object, audit_calls: int | None = None) -> str:
     """How the guard arm decided, from the manifest's ``guard_configuration`` (the tagger's
     ``describe()``): audit mode, who labelled (the writer itself or an independent auditor) and
-    the policy. A tagger that describes nothing (a test double) is named by its type."""
+    the policy. A tagger that describes nothing (a test double) is named by its type.
+    ``audit_calls``: how many audit calls the run's records hold (the Cost table's row)."""
     described = configuration.get("describe") if isinstance(configuration, dict) else None
     if not isinstance(described, dict):
         return f"guard: {configuration}" if configuration else "guard: not recorded"
     mode = described.get("audit_mode", "off")
     # the guard's own client, metered: its calls are a row of their own in the Cost table
-    uncounted = "its calls are the Cost table's \"guard arm's audit\" row"
+    uncounted = (
+        "its calls are the Cost table's \"guard arm's audit\" row"
+        if audit_calls is None
+        else f"its {audit_calls} call(s) are the Cost table's \"guard arm's audit\" row"
+        if audit_calls
+        else "no call of it is in this run's records: decisions cached or recorded before audit "
+        "calls were counted, or a guard the benchmark did not build"
+    )
 
     if mode == "off":
         audit = "no self-audit (evidence only)"
@@ -118,7 +126,7 @@ def guard_data_section(a: RunAnalysis) -> Section:
         )
     return (
         "Guard arm data",
-        f"{guard_setup(m.guard_configuration)}. {note}",
+        f"{guard_setup(m.guard_configuration, a.guard_audit_accounting.calls)}. {note}",
         [
             "role",
             "profile",

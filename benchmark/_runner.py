@@ -30,6 +30,7 @@ from mirage_guard.benchmark._guard_arm import (
     default_guard_factory,
     guard_calls,
     guard_memory_update,
+    kept_on_failure,
     tag_task_claims,
 )
 from mirage_guard.benchmark._limits import ConcurrencyLimits, LimitedLLM
@@ -469,7 +470,7 @@ class BenchmarkRun:
         }
 
         async def work() -> GuardTagRecord:
-            with guard_calls() as calls:
+            with guard_calls() as calls, kept_on_failure(calls):
                 decisions = await tag_task_claims(
                     self.tagger(), _facts(persona), judged.claims, writer_model=model
                 )
@@ -598,7 +599,7 @@ class BenchmarkRun:
                 plan.message,
                 self.generation_params(),
             )
-            with guard_calls() as audits:
+            with guard_calls() as audits, kept_on_failure([info], audits):
                 kept, dropped = await guard_memory_update(
                     self.tagger() if guarded else None,
                     evidence,

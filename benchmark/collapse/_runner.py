@@ -23,6 +23,8 @@ from mirage_guard.benchmark._guard_arm import (
     ClaimTagger,
     GuardFactory,
     default_guard_factory,
+    guard_calls,
+    kept_on_failure,
 )
 from mirage_guard.benchmark._limits import ConcurrencyLimits
 from mirage_guard.benchmark._records import CallInfo, StageError
@@ -243,15 +245,19 @@ class CollapseRun:
 
             async def work() -> MemoryRecord:
                 entries: list[MemoryEntry]
-                if arm is MemoryArm.CLEAN:
-                    entries = clean_entries(persona)
-                elif arm is MemoryArm.POLLUTED:
-                    entries = polluted_entries(persona, pollution)
-                else:
+                if arm in (MemoryArm.CLEAN, MemoryArm.POLLUTED):
+                    entries = (
+                        clean_entries(persona)
+                        if arm is MemoryArm.CLEAN
+                        else polluted_entries(persona, pollution)
+                    )
+                    return MemoryRecord(**base, entries=entries)
+                # the guard's audit calls, if it audits, are this unit's calls
+                with guard_calls() as calls, kept_on_failure(calls):
                     entries = await guarded_entries(
                         self.tagger(), persona, pollution, writer_model=None
                     )
-                return MemoryRecord(**base, entries=entries)
+                return MemoryRecord(**base, entries=entries, calls=calls)
 
             record = await self.unit(
                 MemoryRecord, key, work, fallback=lambda e: MemoryRecord(**base, error=e)

@@ -121,9 +121,8 @@ async def test_the_guard_arms_audit_calls_are_counted_in_the_runs_cost(
     sections = {title: (note, rows) for title, note, _, rows in _sections(analysis, tmp_path)}
     (row,) = [r for r in sections["Cost"][1] if r[0] == "guard arm's audit"]
     assert row[1:3] == [str(len(audits)), "0"]  # calls, of which cached
-    assert (
-        "its calls are the Cost table's \"guard arm's audit\" row" in sections["Guard arm data"][0]
-    )
+    said = f"its {len(audits)} call(s) are the Cost table's \"guard arm's audit\" row"
+    assert said in sections["Guard arm data"][0]
 
 
 async def test_a_cached_guard_decision_counts_its_audit_call_as_cached(tmp_path: Path) -> None:
@@ -143,3 +142,22 @@ async def test_a_cached_guard_decision_counts_its_audit_call_as_cached(tmp_path:
     assert [(c.cached, c.role) for c in fresh] == [(False, "guard_audit")]
     assert [(c.cached, c.role) for c in again] == [(True, "guard_audit")]
     tagger.close()
+
+
+async def test_a_guard_unit_that_fails_after_its_audit_answered_keeps_the_call(
+    tmp_path: Path, small_personas: list[Persona]
+) -> None:
+    """An auditor that answers what cannot be read: the call is paid, the guard fails closed and
+    the unit fails; the failed record had kept no call, so the run counted none."""
+    from mirage_guard.benchmark._guard_arm import MeteredLLM
+    from mirage_guard.guard.llm import FunctionLLM
+
+    garbled = FunctionLLM(lambda messages, schema: "sorry, not JSON", model=AUDITOR)
+    summary = await _run(tmp_path / "run", small_personas, _audited_by(MeteredLLM(garbled))).run()
+    records = RunDirectory(tmp_path / "run").records(GuardTagRecord)
+    assert records
+    assert all(r.error is not None for r in records)
+    kept = [c for r in records for c in r.calls]
+    assert len(kept) == len(garbled.calls) > 0
+    assert {c.role for c in kept} == {"guard_audit"}
+    assert summary.accounting.calls >= len(kept)

@@ -120,8 +120,9 @@ async def test_another_independent_auditor_is_refused(
     write_report(tmp_path / "run", matcher=SemanticMatcher(HashingEmbedder()))
     md = (tmp_path / "run" / "report" / "report.md").read_text()
     assert (  # the report says how the guard arm decided, not only which profiles it read
-        "guard: audit separate, labelled by the independent auditor mock/auditor-a (its calls "
-        "are the Cost table's \"guard arm's audit\" row); "
+        "guard: audit separate, labelled by the independent auditor mock/auditor-a (no call of "
+        "it is in this run's records: decisions cached or recorded before audit calls were "
+        "counted, or a guard the benchmark did not build); "
         "inferred → store_as_hypothesis, generated → quarantine."
     ) in md
     other = lambda: _audited_by("mock/auditor-b")  # noqa: E731

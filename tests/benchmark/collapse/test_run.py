@@ -394,3 +394,41 @@ def test_cli_judge_sample_and_agreement(finished: Path, tmp_path: Path) -> None:
     assert figures["n"] == len(lines)
     assert figures["accuracy"] == 1.0
     assert figures["pearson_h"] is None  # personas only, no H/E given
+
+
+def test_the_guarded_memorys_audit_calls_are_the_memory_units_calls(tmp_path: Path) -> None:
+    """The guarded memory arm's audit calls (the guard's own client, metered) had been in no
+    record, so in no count of the run."""
+    from mirage_guard.benchmark._guard_arm import MeteredLLM
+    from mirage_guard.guard import AuditMode, Guard, SelfAuditor
+    from mirage_guard.guard.evidence import EvidenceLinker
+    from tests.calibration.factories import make_profile
+    from tests.fakes.embedder import HashingEmbedder
+    from tests.fakes.llm import labelling_llm
+
+    auditor = labelling_llm(Label.GROUNDED, model="mock/auditor")
+
+    def audited() -> Guard:
+        return Guard(
+            linker=EvidenceLinker(HashingEmbedder()),
+            evidence_profile=make_profile(),
+            auditor=SelfAuditor.independent(MeteredLLM(auditor)),
+            audit_mode=AuditMode.SEPARATE,
+            auditor_model="mock/auditor",
+        )
+
+    runner = CollapseRun(
+        config(memory=[MemoryArm.GUARDED], contexts=["aita"]),
+        tmp_path / "run",
+        provider=provider(CallLog()),
+        options=FAST,
+        guard_factory=audited,
+        offline_models=[*SUBJECTS, JUDGE],
+    )
+    summary = anyio.run(runner.run)
+    memories = CollapseRunDirectory(tmp_path / "run").read(MemoryRecord)
+    calls = [c for m in memories for c in m.calls]
+    assert auditor.calls
+    assert len(calls) == len(auditor.calls)
+    assert {(c.model, c.role) for c in calls} == {("mock/auditor", "guard_audit")}
+    assert summary.accounting.calls >= len(calls)
