@@ -170,7 +170,6 @@ def write_label_sample(sample: LabelSample, out: Path, *, overwrite: bool = Fals
     write_whole(out, lines, "the sample")
 
 
-__all__ = ["NOT_CLAIMS", "LabelSample", "check_out", "draw_label_sample", "write_label_sample"]
 
 
 def sample_verdicts(sample: LabelSample) -> tuple[AuditSource, dict[str, LoggedAudit]]:
@@ -217,3 +216,15 @@ def write_sample_verdicts(
         mode=ProfileMode(source.mode),
         turn_ids={cid: a.turn_ids for cid, a in audits.items()},
     )
+
+
+__all__ = [
+    "NOT_CLAIMS",
+    "LabelSample",
+    "check_out",
+    "draw_label_sample",
+    "sample_verdicts",
+    "scope_of",
+    "write_label_sample",
+    "write_sample_verdicts",
+]

@@ -623,7 +623,8 @@ def fit(
     The verdicts come from `mirage calibrate audit` (the labelled claims of --data), or from
     `mirage report label-sample --verdicts-out` (your own traffic's labels, separate or inline;
     --data is then the sample, labelled). Held-out figures: the dev split's claims when some
-    have verdicts, else 5-fold cross-validation by conversation."""
+    have verdicts, else cross-validation (up to 5 folds), each user (a sample's group_id) or
+    conversation whole in one fold."""
     recorded = verdicts_mode(verdicts)
     if mode is not None and recorded is not None and mode is not recorded:
         raise typer.BadParameter(
