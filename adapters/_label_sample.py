@@ -170,8 +170,6 @@ def write_label_sample(sample: LabelSample, out: Path, *, overwrite: bool = Fals
     write_whole(out, lines, "the sample")
 
 
-
-
 def sample_verdicts(sample: LabelSample) -> tuple[AuditSource, dict[str, LoggedAudit]]:
     """The sampled decisions' audit labels as verdicts of `mirage calibrate fit` (one per claim
     that had one, keyed by the sample's claim id), with the model, prompt and mode they are
