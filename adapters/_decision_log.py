@@ -132,9 +132,13 @@ def database_error(exc: BaseException) -> BackendError:
     complaint (a schema or file the log cannot use) otherwise."""
     if database_down(exc):
         return DatabaseUnavailableError()
+    return BackendError(f"the decision log's database cannot be used: {_first_line(exc)}")
+
+
+def _first_line(exc: BaseException) -> str:
+    """The first line of what the database driver said (SQLAlchemy's wrapper adds the SQL)."""
     driver = getattr(exc, "orig", None) or exc
-    first = (str(driver).splitlines() or [""])[0][:200]
-    return BackendError(f"the decision log's database cannot be used: {first}")
+    return (str(driver).splitlines() or [""])[0][:200]
 
 
 class _Base(DeclarativeBase):
@@ -606,9 +610,9 @@ class DecisionLog:
         except SQLAlchemyError as exc:
             if not reader or database_down(exc):
                 raise
-            first = (str(getattr(exc, "orig", None) or exc).splitlines() or [""])[0][:200]
             raise InputError(
-                f"cannot read the self-audit labels in table {AUDIT_TABLE} ({first}): the role "
+                f"cannot read the self-audit labels in table {AUDIT_TABLE} ({_first_line(exc)}): "
+                "the role "
                 "reading the log needs SELECT on it too"
             ) from exc
         return {a.decision_id: a for a in found}
@@ -974,7 +978,7 @@ def _audit_table(engine: Engine, *, create: bool) -> bool:
     except SQLAlchemyError as exc:
         if database_down(exc):
             raise
-        why = (str(getattr(exc, "orig", None) or exc).splitlines() or [""])[0][:200]
+        why = _first_line(exc)
     if why is None:
         return True
     if create or why != "no such table":  # a reader of an older log: nothing to say

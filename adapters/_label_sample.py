@@ -146,16 +146,17 @@ def _row(d: LoggedDecision, turns: Sequence[Turn], show_guard: bool) -> dict[str
     return row
 
 
-def check_out(out: Path, *, overwrite: bool = False, flag: str = "--out") -> None:
+def check_out(
+    out: Path, *, overwrite: bool = False, flag: str = "--out", lost: str = "labels"
+) -> None:
     """Refuse, before anything is read, a file name that is a folder, or a file that exists
-    (labels filled in by hand would be lost) unless ``overwrite``. ``flag``: the option that
-    named it."""
+    (``lost``: what in it would be lost, e.g. labels filled in by hand) unless ``overwrite``.
+    ``flag``: the option that named it."""
     if out.is_dir():
         raise InputError(f"{out} is a directory: {flag} takes a file name")
     if out.exists() and not overwrite:
         raise InputError(
-            f"{out} exists ({'labels' if flag == '--out' else 'what is'} in it would be lost): "
-            f"pass --overwrite or another {flag}"
+            f"{out} exists ({lost} in it would be lost): pass --overwrite or another {flag}"
         )
 
 
@@ -201,7 +202,7 @@ def write_sample_verdicts(
 ) -> None:
     """What :func:`sample_verdicts` gave, as a verdicts file keyed by the sample's claim ids,
     each with the ids of the turns of the write it was given on; written whole or not at all."""
-    check_out(out, overwrite=overwrite, flag="--verdicts-out")
+    check_out(out, overwrite=overwrite, flag="--verdicts-out", lost="the verdicts")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

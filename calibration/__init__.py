@@ -20,8 +20,10 @@ from mirage_guard.calibration._agreement import (
     second_labels_path,
 )
 from mirage_guard.calibration._audit_jobs import (
+    VerdictFile,
     collect_verdicts,
     load_verdicts,
+    read_verdict_file,
     save_verdicts,
     verdict_turns,
     verdicts_mode,
@@ -170,6 +172,7 @@ __all__ = [
     "TrainResult",
     "TransferRow",
     "Triple",
+    "VerdictFile",
     "agreement",
     "authored_side",
     "build_eval_guard",
@@ -212,6 +215,7 @@ __all__ = [
     "precision_recall_at",
     "quick_sets",
     "read_jsonl",
+    "read_verdict_file",
     "render_markdown",
     "render_support_report",
     "resolve_precision",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
@@ -85,7 +86,23 @@ def save_verdicts(
     write_whole(path, records, "the verdicts")
 
 
-def _records(path: Path) -> list[AuditRecord]:
+@dataclass(frozen=True)
+class VerdictFile:
+    """A verdicts file, read once: ONE model's verdicts for ONE prompt version (mixing is
+    refused), the audit mode they are labels of (None: not recorded, as in files written
+    before the field) and, per claim, the turns of the write each was given on (those of
+    `mirage report label-sample --verdicts-out`)."""
+
+    verdicts: dict[str, AuditVerdict]
+    writer_model: str
+    prompt_version: str
+    mode: ProfileMode | None
+    turn_ids: dict[str, tuple[str, ...]]
+
+
+def read_verdict_file(path: Path) -> VerdictFile:
+    """:class:`VerdictFile` of ``path``; an :class:`InputError` for an empty file, several
+    models or prompts, or several modes."""
     records = [
         AuditRecord.model_validate_json(line)
         for line in path.read_text(encoding="utf-8").splitlines()
@@ -93,39 +110,40 @@ def _records(path: Path) -> list[AuditRecord]:
     ]
     if not records:
         raise InputError(f"{path}: no verdicts")
-    return records
-
-
-def verdicts_mode(path: Path) -> ProfileMode | None:
-    """The profile mode the file's verdicts are labels for, when it says (None: not recorded,
-    as in files written before the field); two modes in one file are refused."""
-    modes = {r.mode for r in _records(path)}
-    if len(modes) != 1:
-        named = sorted(m.value if m else "not recorded" for m in modes)
-        raise InputError(f"{path}: verdicts of several audit modes: {', '.join(named)}")
-    return modes.pop()
-
-
-def verdict_turns(path: Path) -> dict[str, tuple[str, ...]]:
-    """Claim id -> the ids of the turns of the write its label was given on, for the verdicts
-    that record them (those of `mirage report label-sample --verdicts-out`)."""
-    return {r.candidate_id: tuple(r.turn_ids) for r in _records(path) if r.turn_ids}
-
-
-def load_verdicts(path: Path) -> tuple[dict[str, AuditVerdict], str, str]:
-    """Verdicts of ONE writer model and prompt version; mixing models is refused."""
-    records = _records(path)
     keys = {(r.writer_model, r.prompt_version) for r in records}
     if len(keys) != 1:
         raise InputError(f"{path}: verdicts from several models/prompts: {sorted(keys)[:3]}")
-    model, prompt = keys.pop()
-    return (
-        {
+    modes = {r.mode for r in records}
+    if len(modes) != 1:
+        named = sorted(m.value if m else "not recorded" for m in modes)
+        raise InputError(f"{path}: verdicts of several audit modes: {', '.join(named)}")
+    (model, prompt), (mode,) = keys.pop(), modes
+    return VerdictFile(
+        verdicts={
             r.candidate_id: AuditVerdict(
                 **json.loads(r.model_dump_json(include=set(AuditVerdict.model_fields)))
             )
             for r in records
         },
-        model,
-        prompt,
+        writer_model=model,
+        prompt_version=prompt,
+        mode=mode,
+        turn_ids={r.candidate_id: tuple(r.turn_ids) for r in records if r.turn_ids},
     )
+
+
+def verdicts_mode(path: Path) -> ProfileMode | None:
+    """The profile mode the file's verdicts are labels for (None: not recorded)."""
+    return read_verdict_file(path).mode
+
+
+def verdict_turns(path: Path) -> dict[str, tuple[str, ...]]:
+    """Claim id -> the ids of the turns of the write its label was given on, for the verdicts
+    that record them."""
+    return read_verdict_file(path).turn_ids
+
+
+def load_verdicts(path: Path) -> tuple[dict[str, AuditVerdict], str, str]:
+    """Verdicts of ONE writer model and prompt version; mixing models is refused."""
+    read = read_verdict_file(path)
+    return read.verdicts, read.writer_model, read.prompt_version

@@ -51,6 +51,7 @@ from mirage_guard.calibration import (
     pair_report,
     precision_recall_at,
     quick_sets,
+    read_verdict_file,
     render_support_report,
     resolve_precision,
     run_stated_floor,
@@ -60,8 +61,6 @@ from mirage_guard.calibration import (
     summarize_scores,
     train_half,
     train_support,
-    verdict_turns,
-    verdicts_mode,
     write_pairs,
     write_whole,
 )
@@ -625,7 +624,8 @@ def fit(
     --data is then the sample, labelled). Held-out figures: the dev split's claims when some
     have verdicts, else cross-validation (up to 5 folds), each user (a sample's group_id) or
     conversation whole in one fold."""
-    recorded = verdicts_mode(verdicts)
+    read = read_verdict_file(verdicts)
+    recorded = read.mode
     if mode is not None and recorded is not None and mode is not recorded:
         raise typer.BadParameter(
             f"the verdicts in {verdicts} are labels of {recorded.value}, not {mode.value}",
@@ -634,7 +634,7 @@ def fit(
     mode = mode or recorded or ProfileMode.SELF_AUDIT_SEPARATE
     if not mode.uses_audit:
         raise typer.BadParameter("use `fit-evidence` for the evidence-only profile")
-    by_claim, writer_model, prompt_version = load_verdicts(verdicts)
+    by_claim, writer_model, prompt_version = read.verdicts, read.writer_model, read.prompt_version
     path = data or packaged("claims.jsonl")
     labelled = load_examples(path, personas=personas)
     examples = [e for e in labelled if e.claim.claim_id in by_claim]
@@ -648,8 +648,7 @@ def fit(
         )
     # a label from the decision log was given on its write's turns: read only those, as the
     # guard did (the sample shows the labeller the whole conversation)
-    turns_of = verdict_turns(verdicts)
-    examples = [_on_write_turns(e, turns_of.get(e.claim.claim_id)) for e in examples]
+    examples = [_on_write_turns(e, read.turn_ids.get(e.claim.claim_id)) for e in examples]
     earlier = [
         e
         for e in examples

@@ -18,6 +18,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from mirage_guard.adapters._decision_log import AUDIT_TABLE
 from mirage_guard.adapters._label_sample import (
+    LabelSample,
     check_out,
     draw_label_sample,
     sample_verdicts,
@@ -191,7 +192,7 @@ def report_label_sample(
         if verdicts_out is not None:
             if verdicts_out.resolve() == out.resolve():
                 raise InputError("--verdicts-out must be another file than --out")
-            check_out(verdicts_out, overwrite=overwrite, flag="--verdicts-out")
+            check_out(verdicts_out, overwrite=overwrite, flag="--verdicts-out", lost="the verdicts")
         log = open_decision_log(url)
         try:
             sample = draw_label_sample(
@@ -211,20 +212,7 @@ def report_label_sample(
             raise InputError(
                 f"no decision to sample in {mask_url(url)} ({sample.considered} in the window, "
                 f"{sample.verbatim} user messages stored verbatim, {sample.without_turns} "
-                "without their conversation"
-                + (
-                    f", {sample.without_audit} made without a self-audit label the log kept: "
-                    + (
-                        "was the audit on (MIRAGE_AUDIT_MODE)?"
-                        if sample.keeps_audits
-                        else f"this log has no usable table {AUDIT_TABLE} (a version before "
-                        "labels were kept, or the guard's role may not write it: see its "
-                        "warning at start)"
-                    )
-                    if verdicts_out is not None
-                    else ""
-                )
-                + ")"
+                f"without their conversation{_unlabelled(sample) if verdicts_out else ''})"
             )
         audit = sample_verdicts(sample) if verdicts_out is not None else None
         write_label_sample(sample, out, overwrite=overwrite)
@@ -251,6 +239,17 @@ def report_label_sample(
             f"profile: `mirage calibrate fit --verdicts {verdicts_out} --data {out} "
             "--profile-dir DIR`"
         )
+
+
+def _unlabelled(sample: LabelSample) -> str:
+    """Why a sample drawn for the audit's fit left decisions out for having no label."""
+    why = (
+        "was the audit on (MIRAGE_AUDIT_MODE)?"
+        if sample.keeps_audits
+        else f"this log has no usable table {AUDIT_TABLE} (a version before labels were kept, "
+        "or the guard's role may not write it: see its warning at start)"
+    )
+    return f", {sample.without_audit} made without a self-audit label the log kept: {why}"
 
 
 _LABEL_PROMPT = "[s]tated [i]nferred [t]stereotype [g]enerated  [n]ext [b]ack [q]uit"

@@ -649,3 +649,21 @@ def test_label_sample_says_an_older_log_has_no_labels_table(
     said = " ".join(result.output.split())
     assert "1 made without a self-audit label the log kept: this log has no usable table" in said
     assert not (tmp_path / "s.jsonl").exists()
+
+
+def test_an_existing_verdicts_file_is_never_replaced_unasked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MIRAGE_DATABASE_URL", f"sqlite:///{_older_log(tmp_path)}")
+    verdicts = tmp_path / "v.jsonl"
+    verdicts.write_text("kept\n", encoding="utf-8")
+    result = CliRunner().invoke(
+        app,
+        ["report", "label-sample", "--out", str(tmp_path / "s.jsonl"),
+         "--verdicts-out", str(verdicts)],
+    )  # fmt: skip
+    said = " ".join(result.output.split())
+    assert result.exit_code != 0
+    assert "(the verdicts in it would be lost): pass --overwrite or another --verdicts-out" in said
+    assert verdicts.read_text(encoding="utf-8") == "kept\n"
+    assert not (tmp_path / "s.jsonl").exists()
