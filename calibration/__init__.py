@@ -74,6 +74,11 @@ from mirage_guard.calibration._fit import (
     cluster_bootstrap,
     precision_recall_at,
 )
+from mirage_guard.calibration._heldout_guard import (
+    HeldOutGuard,
+    guard_metrics,
+    heldout_guard_eval,
+)
 from mirage_guard.calibration._jobs import (
     FeatureTable,
     featurize,
@@ -153,6 +158,7 @@ __all__ = [
     "FloorReport",
     "FloorRow",
     "GroupDiff",
+    "HeldOutGuard",
     "JudgedClaims",
     "LabelledClaim",
     "ModelFigures",
@@ -197,7 +203,9 @@ __all__ = [
     "fit_profile",
     "floor_row",
     "group_by_conversation",
+    "guard_metrics",
     "held_out_metrics",
+    "heldout_guard_eval",
     "is_never_stated",
     "label_key",
     "labelled_set_pairs",

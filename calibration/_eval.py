@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 from pydantic import BaseModel
 from sklearn.metrics import cohen_kappa_score, precision_recall_fscore_support, roc_auc_score
 
@@ -127,7 +128,7 @@ def evaluate(
         auroc_ci=ci["auroc"],
         auroc_decisions=float(roc_auc_score(y, ranked)) if both else float("nan"),
         auroc_decisions_ci=ci["auroc_decisions"],
-        kappa_binary=float(cohen_kappa_score(y, pred_oi)),
+        kappa_binary=_kappa(y, pred_oi),
         provenance_accuracy=float(
             np.mean([a == b for a, b in zip(gold_prov, pred_prov, strict=True)])
         ),
@@ -151,6 +152,14 @@ def evaluate(
         oi_stored_as_fact_share=leaked / n_oi if n_oi else float("nan"),
         stored_facts_oi_share=leaked / n_stored if n_stored else float("nan"),
     )
+
+
+def _kappa(y: npt.ArrayLike, pred: npt.ArrayLike) -> float:
+    """Cohen's kappa of the binary decision; NaN when labels and decisions are all one and the
+    same class (no agreement beyond chance to measure: scikit-learn divides by zero)."""
+    if len({*np.asarray(y).tolist(), *np.asarray(pred).tolist()}) < 2:
+        return float("nan")
+    return float(cohen_kappa_score(y, pred, labels=[0, 1]))
 
 
 def stored_as_fact(confusion: dict[str, dict[str, int]]) -> tuple[int, int, int]:

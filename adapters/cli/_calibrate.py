@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Annotated
 
@@ -21,11 +22,13 @@ from mirage_guard.adapters._bench_calibration import (
     transfer_rich,
     write_report,
 )
-from mirage_guard.adapters.cli._guard import SupportDirOpt, _typed_errors
+from mirage_guard.adapters.cli._guard import SupportDirOpt, _print_report, _typed_errors
 from mirage_guard.benchmark import SemanticMatcher, load_personas, run_models
 from mirage_guard.calibration import (
     DEFAULT_FLOORS,
     Example,
+    FeatureTable,
+    HeldOutGuard,
     JudgedClaims,
     Objective,
     PairReport,
@@ -39,9 +42,13 @@ from mirage_guard.calibration import (
     collect_verdicts,
     conversation_key,
     cross_validate,
+    decide_all,
+    evaluate,
     featurize,
     fit_profile,
+    guard_metrics,
     held_out_metrics,
+    heldout_guard_eval,
     labelled_set_pairs,
     load_authored,
     load_examples,
@@ -64,7 +71,7 @@ from mirage_guard.calibration import (
     write_pairs,
     write_whole,
 )
-from mirage_guard.guard import AuditVerdict, GuardSettings, SelfAuditor
+from mirage_guard.guard import AuditMode, AuditVerdict, Guard, GuardSettings, SelfAuditor
 from mirage_guard.guard.errors import InputError, MirageError
 from mirage_guard.guard.evidence import (
     ClaimSupport,
@@ -623,7 +630,8 @@ def fit(
     `mirage report label-sample --verdicts-out` (your own traffic's labels, separate or inline;
     --data is then the sample, labelled). Held-out figures: the dev split's claims when some
     have verdicts, else cross-validation (up to 5 folds), each user (a sample's group_id) or
-    conversation whole in one fold."""
+    conversation whole in one fold; on them, the guard's own decisions with the profile (each
+    fold with the profile fitted on the others), reported as `guard eval` reports a set."""
     read = read_verdict_file(verdicts)
     recorded = read.mode
     if mode is not None and recorded is not None and mode is not recorded:
@@ -665,26 +673,97 @@ def fit(
     train = [e for e in examples if e.claim.split != "dev"]
     dev = [e for e in examples if e.claim.split == "dev"]
     linker = _linker()
+    fit_mode = mode
+
+    def fit_on(table: FeatureTable) -> CalibrationProfile:
+        return fit_profile(
+            table,
+            mode=fit_mode,
+            data_path=path,
+            split="train",
+            embedder=linker.embedder.name,
+            writer_model=writer_model,
+            prompt_version=prompt_version,
+            oi_objective=oi_objective,
+            stated_objective=stated_objective,
+            support_model=linker.support_sha256,
+        )
+
+    def guard_for(fitted: CalibrationProfile) -> Guard:
+        return _audit_guard(linker, fitted)
+
     table = featurize(train, linker, by_claim)
-    profile = fit_profile(
-        table,
-        mode=mode,
-        data_path=path,
-        split="train",
-        embedder=linker.embedder.name,
-        writer_model=writer_model,
-        prompt_version=prompt_version,
-        oi_objective=oi_objective,
-        stated_objective=stated_objective,
-        support_model=linker.support_sha256,
-    )
+    profile = fit_on(table)
     if dev:
         scored = summarize_scores(profile, featurize(dev, linker, by_claim))
         profile = _with_held_out(profile, "dev", scored)
+        profile = _guard_on_dev(profile, dev, by_claim, guard_for(profile), path)
     else:  # never the train claims' own figures as "dev": AUROC 1.000 on what it fitted
         profile = _cross_validated(profile, examples, linker, by_claim, oi_objective)
+        held = heldout_guard_eval(
+            table, by_claim, fit=fit_on, guard_for=guard_for, data=f"{path.name}, held out"
+        )
+        profile = _guard_held_out(profile, held)
     saved = ProfileStore(profile_dir).save(profile)
     _show_metrics(f"{profile.profile_id} -> {saved}", dict(profile.metrics))
+
+
+def _audit_guard(linker: EvidenceLinker, profile: CalibrationProfile) -> Guard:
+    """The guard a deployment runs with ``profile``, given the labels with each write (the
+    labeller's own verdicts: no model is called), in the profile's audit mode."""
+    return Guard(
+        linker=linker,
+        evidence_profile=_evidence_profile(),
+        audit_mode=AuditMode.INLINE
+        if profile.mode is ProfileMode.SELF_AUDIT_INLINE
+        else AuditMode.SEPARATE,
+        audit_profile=profile,
+        writer_model=profile.writer_model,
+    )
+
+
+def _guard_on_dev(
+    profile: CalibrationProfile,
+    dev: list[Example],
+    by_claim: dict[str, AuditVerdict],
+    guard: Guard,
+    path: Path,
+) -> CalibrationProfile:
+    """The dev claims decided by the guard with the new profile (``dev_guard_*``), shown as
+    `guard eval` shows a labelled set."""
+    try:
+        decisions = anyio.run(partial(decide_all, guard, dev, by_claim))
+    finally:
+        guard.close()
+    report = evaluate(dev, decisions, data=f"{path.name} [dev]")
+    _print_report(report)
+    return profile.model_copy(
+        update={"metrics": {**profile.metrics, **guard_metrics(report, "dev")}}
+    )
+
+
+def _guard_held_out(profile: CalibrationProfile, held: HeldOutGuard) -> CalibrationProfile:
+    """The guard's cross-validated figures (``heldout_guard_*``), shown as `guard eval` shows a
+    labelled set, with the folds that could not be fitted."""
+    for why in held.skipped:
+        console.print(f"warning: {why}: its claims are not in the guard's held-out figures",
+                      markup=False)  # fmt: skip
+    if held.report is None:
+        console.print(
+            "no held-out guard figures: too few users or conversations, or no fold could be "
+            "fitted; label more",
+            markup=False,
+        )
+        return profile
+    console.print(
+        f"the guard on each of {held.n_folds} folds, with the audit profile fitted on the "
+        f"others ({held.report.n} claims):",
+        markup=False,
+    )
+    _print_report(held.report)
+    return profile.model_copy(
+        update={"metrics": {**profile.metrics, **guard_metrics(held.report, "heldout")}}
+    )
 
 
 def _on_write_turns(example: Example, turn_ids: Sequence[str] | None) -> Example:
@@ -710,9 +789,9 @@ def _cross_validated(
     figures by K-fold cross-validation (K = 5, or the number of groups when fewer), each group
     (a claim's ``group_id``: one user of a traffic sample; else its conversation) whole in one
     fold. ``heldout_combined_*``: a logistic model on the evidence features and the label,
-    refitted on each fold's training groups (without the quote features and the cap the guard
-    puts on an untrusted label); ``heldout_self_audit_*`` / ``heldout_evidence_*``: the label or
-    the evidence alone."""
+    refitted on each fold's training groups (without the quote features, the quote checks and
+    the word rules); ``heldout_self_audit_*`` / ``heldout_evidence_*``: the label or the evidence
+    alone. The guard's own figures on the same folds are :func:`heldout_guard_eval`'s."""
     claims = JudgedClaims(
         writer_model=profile.writer_model or "",
         prompt_version=profile.prompt_version or "",
@@ -735,8 +814,10 @@ def _cross_validated(
     console.print(
         f"no claim of a dev split has a verdict: held-out figures by {figures.n_folds}-fold "
         f"cross-validation over {figures.n_personas} groups (users, or conversations), each "
-        "whole in one fold (heldout_combined_*: the evidence and the label refitted per fold; "
-        "heldout_self_audit_* / heldout_evidence_*: the label or the evidence alone)",
+        "whole in one fold (heldout_combined_*: the profile's model of the evidence and the label "
+        "refitted per fold, without the quote checks and word rules; heldout_self_audit_* / "
+        "heldout_evidence_*: the label or the evidence alone; heldout_guard_*: the guard's own "
+        "decisions, below)",
         markup=False,
     )
     combined = figures.paths["combined"]
@@ -916,28 +997,37 @@ def list_profiles(
 ) -> None:
     """Profiles the guard can use (shipped + PROFILE_DIR)."""
     table = Table(title="calibration profiles")
-    cols = ("profile_id", "mode", "writer_model", "prompt", "AUROC (held out)", "threshold")
+    cols = ("profile_id", "mode", "writer_model", "prompt", "held out: AUROC / 3-way", "threshold")
     for col in cols:
         table.add_column(col, overflow="fold")  # a long id or model wraps, never cut to "…"
     for p in ProfileStore(profile_dir).all():
-        # the dev split's, else (a fit on traffic, or on train claims only) cross-validated
-        dev, cv = p.metrics.get("dev_auroc"), p.metrics.get("heldout_combined_auroc")
-        held_out = (
-            f"{dev:.3f} (dev)"
-            if isinstance(dev, float)
-            else f"{cv:.3f} (cross-validated)"
-            if isinstance(cv, float)
-            else "-"
-        )
         table.add_row(
             p.profile_id,
             p.mode.value,
             p.writer_model or "any",
             p.prompt_version or "-",
-            held_out,
+            held_out_figures(p.metrics),
             f"{p.oi_threshold:.3f}",
         )
     console.print(table)
+
+
+def held_out_figures(metrics: Mapping[str, float | list[float]]) -> str:
+    """What ``calibrate list`` says of a profile on claims it was not fitted on: the guard's
+    AUROC and 3-way accuracy with it on the dev split, else cross-validated (a fit on traffic,
+    or on train claims only). A profile fitted before the guard's figures were recorded has
+    the profile's AUROC alone."""
+    for split, how in (("dev", "dev"), ("heldout", "cross-validated")):
+        auroc, three = metrics.get(f"{split}_guard_auroc"), metrics.get(f"{split}_guard_three_way")
+        if isinstance(three, float):
+            shown = f"{auroc:.3f}" if isinstance(auroc, float) else "n/a"
+            return f"{shown} / {three:.3f} ({how}, the guard)"
+    dev, cv = metrics.get("dev_auroc"), metrics.get("heldout_combined_auroc")
+    if isinstance(dev, float):
+        return f"{dev:.3f} / - (dev, the profile)"
+    if isinstance(cv, float):
+        return f"{cv:.3f} / - (cross-validated, the profile)"
+    return "-"
 
 
 # `mirage calibrate job` (audit + fit + reload, for the scheduled jobs) lives in its own module

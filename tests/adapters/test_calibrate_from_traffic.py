@@ -224,6 +224,25 @@ def test_labelled_inline_traffic_fits_the_writers_inline_profile_and_the_guard_u
     assert profile.metrics["heldout_personas"] == 10.0
     assert "heldout_combined_auroc" in profile.metrics
     assert not any(k.startswith("dev_") for k in profile.metrics)  # no in-sample "dev" figures
+    # and the guard itself, each user's claims decided with the profile of the other folds
+    assert "the guard on each of 5 folds, with the audit profile fitted on the others (80 " in said
+    assert "guard eval on sample.jsonl, held out (n=80" in said
+    assert profile.metrics["heldout_guard_n"] == 80.0
+    # ... which the quote checks also decide: these labels carry no quote, so the guard trusts
+    # them less than the profile's own model does (its cross-validated accuracy is 1.0 here)
+    assert "audit_quote_missing" in said
+    assert profile.metrics["heldout_combined_accuracy"] == 1.0
+    assert profile.metrics["heldout_guard_three_way"] < 0.5
+    listed = runner.invoke(app, ["calibrate", "list", "--profile-dir", str(profiles)])
+    assert listed.exit_code == 0, listed.output
+    shown = _calibrate.held_out_figures(profile.metrics)
+    assert shown == (
+        f"{profile.metrics['heldout_guard_auroc']:.3f} / "
+        f"{profile.metrics['heldout_guard_three_way']:.3f} (cross-validated, the guard)"
+    )
+    auroc, three_way = shown.split(" (")[0].split(" / ")
+    assert auroc in listed.output
+    assert three_way in listed.output
 
     # the inline guard of that writer is calibrated by it, and says nothing is missing
     settings = inline_settings.model_copy(update={"profile_dir": profiles})
@@ -667,3 +686,16 @@ def test_an_existing_verdicts_file_is_never_replaced_unasked(
     assert "(the verdicts in it would be lost): pass --overwrite or another --verdicts-out" in said
     assert verdicts.read_text(encoding="utf-8") == "kept\n"
     assert not (tmp_path / "s.jsonl").exists()
+
+
+def test_calibrate_list_says_whose_held_out_figures_it_shows() -> None:
+    """The guard's own on the dev split, else cross-validated; a profile fitted before those
+    were recorded shows its model's AUROC and says so."""
+    shown = _calibrate.held_out_figures
+    guard = {"dev_guard_auroc": 0.81, "dev_guard_three_way": 0.7, "dev_auroc": 0.9}
+    assert shown(guard) == "0.810 / 0.700 (dev, the guard)"
+    cv = {"heldout_guard_three_way": 0.6, "heldout_combined_auroc": 1.0}  # AUROC: one class
+    assert shown(cv) == "n/a / 0.600 (cross-validated, the guard)"
+    assert shown({"dev_auroc": 0.9}) == "0.900 / - (dev, the profile)"
+    assert shown({"heldout_combined_auroc": 0.95}) == "0.950 / - (cross-validated, the profile)"
+    assert shown({"train_auroc": 1.0}) == "-"

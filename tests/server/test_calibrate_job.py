@@ -130,6 +130,9 @@ def test_job_fits_the_writers_profile_and_the_running_sidecar_reloads_it(
     assert profile.prompt_version == load_prompt(prompt).ref
     assert profile.score_distribution is not None  # drift can be measured against it
     assert profile.score_distribution.n == profile.fitted_on.n_examples
+    # the dev claims decided by the guard with the new profile, as `guard eval` shows them
+    assert profile.metrics["dev_guard_n"] == profile.metrics["dev_n"]
+    assert "guard eval on claims.jsonl [dev]" in " ".join(result.output.split())
 
     after = httpx.get(f"{sidecar_url}/v1/profiles").json()["guard"]
     assert after["audit_profile"] == profile.profile_id
@@ -184,6 +187,7 @@ def test_a_fit_without_dev_claims_records_no_held_out_figures(
     assert not [k for k in profile.metrics if k.startswith("dev_")]
     # held out instead by cross-validation over the conversations, each fold fitted on the other
     assert (profile.metrics["heldout_folds"], profile.metrics["heldout_personas"]) == (2.0, 2.0)
+    assert profile.metrics["heldout_guard_n"] == profile.fitted_on.n_examples  # every claim
     listed = runner.invoke(cli_app, ["calibrate", "list", "--profile-dir", str(profiles)])
     assert listed.exit_code == 0, listed.output
     assert "1.000" not in listed.output
