@@ -40,7 +40,13 @@ from mirage_guard.guard._domain import (
 from mirage_guard.guard._limits import RequestLimits, check_limits, check_turns
 from mirage_guard.guard._markdown import markdown_table
 from mirage_guard.guard._observer import STAGES, GuardObserver, NullObserver
-from mirage_guard.guard._pipeline import ActiveProfiles, Guard, LinkerThread
+from mirage_guard.guard._pipeline import (
+    ActiveProfiles,
+    Guard,
+    LinkerThread,
+    settings_limits,
+    settings_policy,
+)
 from mirage_guard.guard._policy import Policy
 from mirage_guard.guard._quotes import check_quotes, find_quote, quote_links
 from mirage_guard.guard._reasons import (
@@ -101,5 +107,7 @@ __all__ = [
     "quote_links",
     "reason",
     "render_reason",
+    "settings_limits",
+    "settings_policy",
     "well_formed",
 ]

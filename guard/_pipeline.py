@@ -103,6 +103,24 @@ def validate_write(turns: Sequence[Turn], candidates: Sequence[Candidate]) -> No
         return
 
 
+def settings_policy(settings: GuardSettings) -> Policy:
+    """The policy ``settings`` configure (what each provenance does, the stated floor)."""
+    return Policy(
+        inferred_action=settings.inferred_action,
+        generated_action=settings.generated_action,
+        stated_min=settings.stated_min,
+    )
+
+
+def settings_limits(settings: GuardSettings) -> RequestLimits:
+    """The request limits ``settings`` configure."""
+    return RequestLimits(
+        max_turn_chars=settings.max_turn_chars,
+        max_candidate_chars=settings.max_candidate_chars,
+        max_sentences_per_request=settings.max_sentences_per_request,
+    )
+
+
 class Guard:
     """Tags every candidate attribute stated / inferred / generated and picks an action.
 
@@ -352,11 +370,7 @@ class Guard:
                 embedder, s.linker_cache_bytes, s.support_precision, s.support_dir
             ),
             evidence_profile=store.evidence_only(profile_embedders(embedder or shared_minilm())),
-            policy=Policy(
-                inferred_action=s.inferred_action,
-                generated_action=s.generated_action,
-                stated_min=s.stated_min,
-            ),
+            policy=settings_policy(s),
             auditor=auditor,
             audit_mode=s.audit_mode,
             audit_profile=audit_profile,
@@ -365,11 +379,7 @@ class Guard:
             auditor_model=auditor_model,
             metrics=metrics,
             linker_thread=linker_thread,
-            limits=RequestLimits(
-                max_turn_chars=s.max_turn_chars,
-                max_candidate_chars=s.max_candidate_chars,
-                max_sentences_per_request=s.max_sentences_per_request,
-            ),
+            limits=settings_limits(s),
         )
 
     # ------------------------------------------------------------------ tagging

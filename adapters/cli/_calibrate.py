@@ -45,6 +45,7 @@ from mirage_guard.calibration import (
     decide_all,
     evaluate,
     featurize,
+    file_sha256,
     fit_profile,
     guard_metrics,
     held_out_metrics,
@@ -71,7 +72,15 @@ from mirage_guard.calibration import (
     write_pairs,
     write_whole,
 )
-from mirage_guard.guard import AuditMode, AuditVerdict, Guard, GuardSettings, SelfAuditor
+from mirage_guard.guard import (
+    AuditMode,
+    AuditVerdict,
+    Guard,
+    GuardSettings,
+    SelfAuditor,
+    settings_limits,
+    settings_policy,
+)
 from mirage_guard.guard.errors import InputError, MirageError
 from mirage_guard.guard.evidence import (
     ClaimSupport,
@@ -689,36 +698,74 @@ def fit(
             support_model=linker.support_sha256,
         )
 
+    evidence = _evidence_profile(profile_dir)
+    settings = GuardSettings.from_env()
+
     def guard_for(fitted: CalibrationProfile) -> Guard:
-        return _audit_guard(linker, fitted)
+        return _audit_guard(linker, evidence, fitted, settings)
 
     table = featurize(train, linker, by_claim)
     profile = fit_on(table)
-    if dev:
-        scored = summarize_scores(profile, featurize(dev, linker, by_claim))
-        profile = _with_held_out(profile, "dev", scored)
-        profile = _guard_on_dev(profile, dev, by_claim, guard_for(profile), path)
-    else:  # never the train claims' own figures as "dev": AUROC 1.000 on what it fitted
-        profile = _cross_validated(profile, examples, linker, by_claim, oi_objective)
-        held = heldout_guard_eval(
-            table, by_claim, fit=fit_on, guard_for=guard_for, data=f"{path.name}, held out"
+    judged = dev or examples
+    _say_in_sample(evidence, path, judged)
+    try:
+        if dev:
+            scored = summarize_scores(profile, featurize(dev, linker, by_claim))
+            profile = _with_held_out(profile, "dev", scored)
+            profile = _guard_on_dev(profile, dev, by_claim, guard_for(profile), path)
+        else:  # never the train claims' own figures as "dev": AUROC 1.000 on what it fitted
+            profile = _cross_validated(profile, examples, linker, by_claim, evidence, oi_objective)
+            held = heldout_guard_eval(
+                table, by_claim, fit=fit_on, guard_for=guard_for, data=f"{path.name}, held out"
+            )
+            profile = _guard_held_out(profile, held)
+    except MirageError as exc:  # the fit stands: saved, with the figures computed so far
+        console.print(
+            f"warning: the guard's figures on claims it was not fitted on could not be computed "
+            f"({type(exc).__name__}: {exc}); the profile is saved without them",
+            markup=False,
         )
-        profile = _guard_held_out(profile, held)
     saved = ProfileStore(profile_dir).save(profile)
     _show_metrics(f"{profile.profile_id} -> {saved}", dict(profile.metrics))
 
 
-def _audit_guard(linker: EvidenceLinker, profile: CalibrationProfile) -> Guard:
-    """The guard a deployment runs with ``profile``, given the labels with each write (the
-    labeller's own verdicts: no model is called), in the profile's audit mode."""
+def _audit_guard(
+    linker: EvidenceLinker,
+    evidence: CalibrationProfile,
+    profile: CalibrationProfile,
+    settings: GuardSettings,
+) -> Guard:
+    """The guard a deployment runs with ``profile`` (the evidence profile of the profile
+    directory, the policy and request limits of the environment), given the labels with each
+    write (the labeller's own verdicts: no model is called), in the profile's audit mode.
+    ProfileMismatchError when no guard of this version would use ``profile`` (inline labels of
+    an older extraction prompt)."""
     return Guard(
         linker=linker,
-        evidence_profile=_evidence_profile(),
+        evidence_profile=evidence,
+        policy=settings_policy(settings),
+        limits=settings_limits(settings),
         audit_mode=AuditMode.INLINE
         if profile.mode is ProfileMode.SELF_AUDIT_INLINE
         else AuditMode.SEPARATE,
         audit_profile=profile,
         writer_model=profile.writer_model,
+    )
+
+
+def _say_in_sample(evidence: CalibrationProfile, path: Path, judged: Sequence[Example]) -> None:
+    """Warn when the evidence profile the guard runs with was fitted on claims the guard's
+    figures are computed on (the packaged claims' train split, without dev verdicts)."""
+    fitted = evidence.fitted_on
+    seen = [e for e in judged if fitted.split in ("all", e.claim.split)]
+    if not seen or fitted.sha256 != file_sha256(path):
+        return
+    console.print(
+        f"warning: the evidence-only profile the guard runs with ({evidence.profile_id}) was "
+        f"fitted on the {fitted.split} split of {path.name}, which holds {len(seen)} of the "
+        f"{len(judged)} claims the guard's figures are computed on: those figures "
+        "(dev_guard_* / heldout_guard_*, and heldout_evidence_*) are partly in-sample",
+        markup=False,
     )
 
 
@@ -783,6 +830,7 @@ def _cross_validated(
     examples: list[Example],
     linker: EvidenceLinker,
     by_claim: dict[str, AuditVerdict],
+    evidence: CalibrationProfile,
     oi_objective: str,
 ) -> CalibrationProfile:
     """No dev split (your own labelled traffic, or verdicts on train claims only): held-out
@@ -799,7 +847,7 @@ def _cross_validated(
         verdicts=by_claim,
     )
     cv = cross_validate(
-        score_claims(claims, linker, _evidence_profile()),
+        score_claims(claims, linker, evidence),
         Objective.parse(oi_objective),
     )
     figures = cv.figures
@@ -968,8 +1016,10 @@ def from_bench(
         raise typer.Exit(1)
 
 
-def _evidence_profile() -> CalibrationProfile:
-    return ProfileStore().evidence_only()
+def _evidence_profile(profile_dir: Path | None = None) -> CalibrationProfile:
+    """The evidence-only profile a guard with this profile directory runs with (one fitted
+    into it wins over the shipped one)."""
+    return ProfileStore(profile_dir).evidence_only()
 
 
 def _matcher(linker: EvidenceLinker) -> SemanticMatcher:
@@ -1015,8 +1065,8 @@ def list_profiles(
 def held_out_figures(metrics: Mapping[str, float | list[float]]) -> str:
     """What ``calibrate list`` says of a profile on claims it was not fitted on: the guard's
     AUROC and 3-way accuracy with it on the dev split, else cross-validated (a fit on traffic,
-    or on train claims only). A profile fitted before the guard's figures were recorded has
-    the profile's AUROC alone."""
+    or on train claims only). Without them (a profile fitted before they were recorded, or a
+    fit that could not compute them: it said why) the profile's own AUROC, saying so."""
     for split, how in (("dev", "dev"), ("heldout", "cross-validated")):
         auroc, three = metrics.get(f"{split}_guard_auroc"), metrics.get(f"{split}_guard_three_way")
         if isinstance(three, float):

@@ -204,7 +204,7 @@ def test_labelled_inline_traffic_fits_the_writers_inline_profile_and_the_guard_u
     sample_file.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
 
     monkeypatch.setattr(_calibrate, "_linker", lambda: EvidenceLinker(HashingEmbedder()))
-    monkeypatch.setattr(_calibrate, "_evidence_profile", make_profile)
+    monkeypatch.setattr(_calibrate, "_evidence_profile", lambda *_: make_profile())
     profiles = tmp_path / "profiles"
     fitted = runner.invoke(
         app,
@@ -232,7 +232,7 @@ def test_labelled_inline_traffic_fits_the_writers_inline_profile_and_the_guard_u
     # them less than the profile's own model does (its cross-validated accuracy is 1.0 here)
     assert "audit_quote_missing" in said
     assert profile.metrics["heldout_combined_accuracy"] == 1.0
-    assert profile.metrics["heldout_guard_three_way"] < 0.5
+    assert profile.metrics["heldout_guard_three_way"] == 0.375  # the README quotes it
     listed = runner.invoke(app, ["calibrate", "list", "--profile-dir", str(profiles)])
     assert listed.exit_code == 0, listed.output
     shown = _calibrate.held_out_figures(profile.metrics)
@@ -508,11 +508,9 @@ async def test_an_edits_label_is_kept_as_no_ones(
     guard.close()
 
 
-def test_fit_warns_when_the_held_out_figures_measure_little(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Three users, every over-inference of one of them: a test fold of one class has no AUROC,
-    and the fit says its held-out figures measure too little."""
+def _three_users(tmp_path: Path, prompt_version: str = INLINE_PROMPT) -> list[str]:
+    """Three users' labelled claims and inline labels, every over-inference of one of them:
+    the `calibrate fit` arguments that read them."""
     from mirage_guard.calibration import save_verdicts
 
     rows, verdicts = [], {}
@@ -530,19 +528,102 @@ def test_fit_warns_when_the_held_out_figures_measure_little(
             verdicts[cid] = AuditVerdict(candidate_id=cid, label=Label.GROUNDED, confidence=0.8)
     data, vfile = tmp_path / "s.jsonl", tmp_path / "v.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    save_verdicts(vfile, verdicts, writer_model=WRITER, prompt_version=INLINE_PROMPT,
+    save_verdicts(vfile, verdicts, writer_model=WRITER, prompt_version=prompt_version,
                   mode=ProfileMode.SELF_AUDIT_INLINE)  # fmt: skip
+    return ["calibrate", "fit", "--verdicts", str(vfile), "--data", str(data),
+            "--profile-dir", str(tmp_path / "p")]  # fmt: skip
+
+
+def test_fit_warns_when_the_held_out_figures_measure_little(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three users, every over-inference of one of them: a test fold of one class has no AUROC,
+    and the fit says its held-out figures measure too little."""
     monkeypatch.setattr(_calibrate, "_linker", lambda: EvidenceLinker(HashingEmbedder()))
-    monkeypatch.setattr(_calibrate, "_evidence_profile", make_profile)
-    result = CliRunner().invoke(
-        app, ["calibrate", "fit", "--verdicts", str(vfile), "--data", str(data),
-              "--profile-dir", str(tmp_path / "p")],
-    )  # fmt: skip
+    monkeypatch.setattr(_calibrate, "_evidence_profile", lambda *_: make_profile())
+    result = CliRunner().invoke(app, _three_users(tmp_path))
     assert result.exit_code == 0, result.output
     said = " ".join(result.output.split())
     assert "3-fold cross-validation over 3 groups" in said
     assert "warning: the held-out combined figures scored" in said
     assert "too few groups or over-inferences to measure this profile" in said
+
+
+def test_a_fit_no_guard_of_this_version_would_use_is_saved_and_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Inline labels of an older extraction prompt: the fit stands and is saved, and the guard's
+    figures, which no guard of this version can give with it, are said to be missing (the fit
+    had crashed after fitting, and the profile was lost)."""
+    monkeypatch.setattr(_calibrate, "_linker", lambda: EvidenceLinker(HashingEmbedder()))
+    monkeypatch.setattr(_calibrate, "_evidence_profile", lambda *_: make_profile())
+    old = "extract_candidates@000000000000"
+    result = CliRunner().invoke(app, _three_users(tmp_path, old))
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "warning: the guard's figures on claims it was not fitted on could not be computed" in (
+        said
+    )
+    assert "(ProfileMismatchError:" in said
+    assert "the profile is saved without them" in said
+    (profile,) = [p for p in ProfileStore(tmp_path / "p").all() if p.mode.uses_audit]
+    assert profile.prompt_version == old
+    assert "heldout_combined_n_scored" in profile.metrics
+    assert not any(k.startswith("heldout_guard_") for k in profile.metrics)
+
+
+def test_the_guard_of_the_held_out_figures_is_the_deployments(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The evidence profile of the profile directory (one fitted for another claim-support
+    model there had made the fit crash against the shipped one), and the environment's policy
+    and request limits."""
+    evidence = make_profile().model_copy(update={"support_model": "b" * 64})
+    profiles = tmp_path / "p"
+    ProfileStore(profiles).save(evidence)
+    assert _calibrate._evidence_profile(profiles).support_model == "b" * 64
+    monkeypatch.setenv("MIRAGE_STATED_MIN", "0.9")
+    monkeypatch.setenv("MIRAGE_MAX_TURN_CHARS", "1234")
+    settings = GuardSettings.from_env()
+    audit = make_profile(ProfileMode.SELF_AUDIT_SEPARATE, writer_model=WRITER,
+                         prompt_version="self_audit@x").model_copy(
+        update={"support_model": "b" * 64})  # fmt: skip
+
+    class Linker(EvidenceLinker):
+        support_sha256 = "b" * 64
+
+    guard = _calibrate._audit_guard(Linker(HashingEmbedder()), evidence, audit, settings)
+    try:
+        assert guard.policy.stated_min == 0.9
+        assert guard.limits.max_turn_chars == 1234
+        assert guard.audit_mode is AuditMode.SEPARATE
+    finally:
+        guard.close()
+
+
+def test_the_fit_says_when_the_guards_figures_are_partly_in_sample(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The shipped evidence profile was fitted on the packaged claims' train split: figures of
+    the guard on those claims are not held out, and the fit says so."""
+    from mirage_guard.calibration import file_sha256, load_examples
+
+    args = _three_users(tmp_path)
+    data = Path(args[args.index("--data") + 1])
+    examples = load_examples(data)
+    fitted_on = make_profile().fitted_on.model_copy(
+        update={"sha256": file_sha256(data), "split": "all", "path": data.name}
+    )
+    evidence = make_profile().model_copy(update={"fitted_on": fitted_on})
+    _calibrate._say_in_sample(evidence, data, examples)
+    said = " ".join(capsys.readouterr().out.split())
+    assert "was fitted on the all split of s.jsonl, which holds 8 of the 8 claims" in said
+    assert "partly in-sample" in said
+    other = evidence.model_copy(
+        update={"fitted_on": fitted_on.model_copy(update={"sha256": "0" * 64})}
+    )
+    _calibrate._say_in_sample(other, data, examples)
+    assert capsys.readouterr().out == ""
 
 
 def test_the_fit_reads_a_logged_label_on_its_writes_turns_only() -> None:

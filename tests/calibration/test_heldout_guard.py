@@ -98,7 +98,6 @@ def test_no_claim_is_decided_by_a_profile_fitted_on_it(
     assert set(folds.decided_by) == every
     for claim, fold in folds.decided_by.items():
         assert claim not in folds.fitted_on[fold]
-        assert folds.fitted_on[fold] | {claim} <= every
     # each persona's claims are decided by one guard, and every other claim trained it
     by_persona: dict[str, set[int]] = {}
     for e in table.examples:
