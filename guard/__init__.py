@@ -44,6 +44,7 @@ from mirage_guard.guard._pipeline import (
     ActiveProfiles,
     Guard,
     LinkerThread,
+    profile_embedders,
     settings_limits,
     settings_policy,
 )
@@ -104,6 +105,7 @@ __all__ = [
     "has_text",
     "markdown_table",
     "parse_audit",
+    "profile_embedders",
     "quote_links",
     "reason",
     "render_reason",

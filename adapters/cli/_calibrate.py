@@ -78,6 +78,7 @@ from mirage_guard.guard import (
     Guard,
     GuardSettings,
     SelfAuditor,
+    profile_embedders,
     settings_limits,
     settings_policy,
 )
@@ -698,17 +699,16 @@ def fit(
             support_model=linker.support_sha256,
         )
 
-    evidence = _evidence_profile(profile_dir)
-    settings = GuardSettings.from_env()
-
-    def guard_for(fitted: CalibrationProfile) -> Guard:
-        return _audit_guard(linker, evidence, fitted, settings)
-
     table = featurize(train, linker, by_claim)
     profile = fit_on(table)
-    judged = dev or examples
-    _say_in_sample(evidence, path, judged)
     try:
+        evidence = _evidence_profile(profile_dir, linker)
+        settings = GuardSettings.from_env()
+
+        def guard_for(fitted: CalibrationProfile) -> Guard:
+            return _audit_guard(linker, evidence, fitted, settings)
+
+        _say_in_sample(evidence, path, dev or examples)
         if dev:
             scored = summarize_scores(profile, featurize(dev, linker, by_claim))
             profile = _with_held_out(profile, "dev", scored)
@@ -721,8 +721,8 @@ def fit(
             profile = _guard_held_out(profile, held)
     except MirageError as exc:  # the fit stands: saved, with the figures computed so far
         console.print(
-            f"warning: the guard's figures on claims it was not fitted on could not be computed "
-            f"({type(exc).__name__}: {exc}); the profile is saved without them",
+            f"warning: the figures on claims the profile was not fitted on could not all be "
+            f"computed ({type(exc).__name__}: {exc}); the profile is saved with those that were",
             markup=False,
         )
     saved = ProfileStore(profile_dir).save(profile)
@@ -758,7 +758,7 @@ def _say_in_sample(evidence: CalibrationProfile, path: Path, judged: Sequence[Ex
     figures are computed on (the packaged claims' train split, without dev verdicts)."""
     fitted = evidence.fitted_on
     seen = [e for e in judged if fitted.split in ("all", e.claim.split)]
-    if not seen or fitted.sha256 != file_sha256(path):
+    if not seen or not path.is_file() or fitted.sha256 != file_sha256(path):
         return
     console.print(
         f"warning: the evidence-only profile the guard runs with ({evidence.profile_id}) was "
@@ -1016,10 +1016,13 @@ def from_bench(
         raise typer.Exit(1)
 
 
-def _evidence_profile(profile_dir: Path | None = None) -> CalibrationProfile:
-    """The evidence-only profile a guard with this profile directory runs with (one fitted
-    into it wins over the shipped one)."""
-    return ProfileStore(profile_dir).evidence_only()
+def _evidence_profile(
+    profile_dir: Path | None = None, linker: EvidenceLinker | None = None
+) -> CalibrationProfile:
+    """The evidence-only profile a guard with this profile directory (and ``linker``'s
+    embedder) runs with: one fitted into the directory wins over the shipped one."""
+    embedders = profile_embedders(linker.embedder) if linker is not None else None
+    return ProfileStore(profile_dir).evidence_only(embedders)
 
 
 def _matcher(linker: EvidenceLinker) -> SemanticMatcher:
