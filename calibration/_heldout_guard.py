@@ -56,16 +56,18 @@ def heldout_guard_eval(
     guard_for: Callable[[CalibrationProfile], Guard],
     data: str,
     n_boot: int = 1000,
+    folds: Mapping[str, int] | None = None,
 ) -> HeldOutGuard:
     """Decide each fold's claims with ``guard_for(fit(the other folds))`` and score them all.
 
     ``fit`` raises :class:`InputError` when a fold's training part cannot carry a profile (one
     class only): that fold is left out and said in ``skipped``. With fewer than two groups there
-    is nothing to hold out (``n_folds`` 0, no report)."""
+    is nothing to hold out (``n_folds`` 0, no report). ``folds``: group -> fold, to hold out
+    exactly as another cross-validation of the same claims did (default :func:`persona_folds`)."""
     groups = [e.claim.group_id or e.conversation_id for e in table.examples]
-    folds = persona_folds(groups)
+    folds = dict(folds) if folds is not None else persona_folds(groups)
     fold_of = [folds[g] for g in groups]
-    used = sorted(set(fold_of)) if len(folds) >= 2 else []
+    used = sorted(set(fold_of)) if len(set(fold_of)) >= 2 else []
     decisions = {}
     skipped: list[str] = []
     for fold in used:
@@ -74,7 +76,7 @@ def heldout_guard_eval(
         try:
             profile = fit(subset(table, train))
         except InputError as exc:
-            skipped.append(f"fold {fold + 1} of {len(used)} ({len(test)} claims): {exc}")
+            skipped.append(f"fold {fold + 1} of {len(used)} ({len(test)} claims) left out: {exc}")
             continue
         guard = guard_for(profile)
         try:
@@ -89,7 +91,9 @@ def heldout_guard_eval(
 def guard_metrics(report: EvalReport, prefix: str) -> dict[str, float | list[float]]:
     """The figures of a guard eval a profile records, as ``{prefix}_guard_...`` (a figure that
     could not be computed, such as AUROC on one class, is left out)."""
-    stated, inferred = report.per_class.get("stated"), report.per_class.get("inferred")
+    classes = report.per_class
+    stated, inferred = classes.get("stated"), classes.get("inferred")
+    generated = classes.get("generated")
     figures: dict[str, float | list[float] | None] = {
         "n": float(report.n),
         "auroc": report.auroc,
@@ -98,6 +102,10 @@ def guard_metrics(report: EvalReport, prefix: str) -> dict[str, float | list[flo
         "three_way": report.provenance_accuracy,
         "stated_precision": stated.precision if stated and stated.support else None,
         "inferred_f1": inferred.f1 if inferred and inferred.support else None,
+        # over-inference caught: generated vs not, as the binary figures read it
+        "generated_precision": generated.precision if generated and generated.support else None,
+        "generated_recall": generated.recall if generated and generated.support else None,
+        "generated_f1": generated.f1 if generated and generated.support else None,
         "source_turn": report.source_turn_accuracy,
         "oi_stored_as_fact_share": report.oi_stored_as_fact_share,
         "stored_facts_oi_share": report.stored_facts_oi_share,

@@ -61,6 +61,7 @@ from mirage_guard.calibration import (
     quick_sets,
     read_verdict_file,
     render_support_report,
+    resolve_data,
     resolve_precision,
     run_stated_floor,
     run_support_report,
@@ -655,6 +656,7 @@ def fit(
     by_claim, writer_model, prompt_version = read.verdicts, read.writer_model, read.prompt_version
     path = data or packaged("claims.jsonl")
     labelled = load_examples(path, personas=personas)
+    claims_file, _ = resolve_data(path)  # a set folder's claims: what the profile records
     examples = [e for e in labelled if e.claim.claim_id in by_claim]
     if not examples:
         raise InputError(f"no labelled claim of {path} has a verdict in {verdicts}")
@@ -689,7 +691,7 @@ def fit(
         return fit_profile(
             table,
             mode=fit_mode,
-            data_path=path,
+            data_path=claims_file,
             split="train",
             embedder=linker.embedder.name,
             writer_model=writer_model,
@@ -708,7 +710,7 @@ def fit(
         def guard_for(fitted: CalibrationProfile) -> Guard:
             return _audit_guard(linker, evidence, fitted, settings)
 
-        _say_in_sample(evidence, path, dev or examples)
+        _say_in_sample(evidence, claims_file, dev or examples)
         if dev:
             scored = summarize_scores(profile, featurize(dev, linker, by_claim))
             profile = _with_held_out(profile, "dev", scored)
@@ -793,8 +795,7 @@ def _guard_held_out(profile: CalibrationProfile, held: HeldOutGuard) -> Calibrat
     """The guard's cross-validated figures (``heldout_guard_*``), shown as `guard eval` shows a
     labelled set, with the folds that could not be fitted."""
     for why in held.skipped:
-        console.print(f"warning: {why}: its claims are not in the guard's held-out figures",
-                      markup=False)  # fmt: skip
+        console.print(f"warning: the guard's held-out figures: {why}", markup=False)
     if held.report is None:
         console.print(
             "no held-out guard figures: too few users or conversations, or no fold could be "
@@ -954,6 +955,8 @@ def from_bench(
             profile_dir=profile_dir,
             n_boot=n_boot,
             held_out_only=held_out_only,
+            policy=settings_policy(settings := GuardSettings.from_env()),
+            limits=settings_limits(settings),
         )
         report = job.run(run_dir, models, compare=compare)
     except MirageError as exc:
@@ -975,6 +978,8 @@ def from_bench(
             )
         if result.figures.note:
             console.print(f"[yellow]{result.model}: {result.figures.note} (figures n/a)[/]")
+        for why in result.guard_skipped:
+            console.print(f"[yellow]{result.model}, the guard's held-out figures: {escape(why)}[/]")
         if result.error:
             console.print(f"[red]{result.model}: no profile:[/] {result.error}")
         elif result.profile_path:

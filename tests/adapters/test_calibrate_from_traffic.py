@@ -778,3 +778,28 @@ def test_calibrate_list_says_whose_held_out_figures_it_shows() -> None:
     assert shown({"dev_auroc": 0.9}) == "0.900 / - (dev, the profile)"
     assert shown({"heldout_combined_auroc": 0.95}) == "0.950 / - (cross-validated, the profile)"
     assert shown({"train_auroc": 1.0}) == "-"
+
+
+def test_the_fit_reads_a_set_folder_and_the_profile_directorys_evidence_profile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--data` a set folder (the fit had hashed the folder and failed), and the guard of the
+    held-out figures with the evidence profile fitted into `--profile-dir` for the linker's
+    embedder (the shipped one is another embedder's: without it, no guard figure)."""
+    monkeypatch.setattr(_calibrate, "_linker", lambda: EvidenceLinker(HashingEmbedder()))
+    args = _three_users(tmp_path)
+    folder = tmp_path / "set"
+    folder.mkdir()
+    data = Path(args[args.index("--data") + 1])
+    data.rename(folder / "claims.jsonl")
+    args[args.index("--data") + 1] = str(folder)
+    ProfileStore(tmp_path / "p").save(make_profile())
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "could not all be computed" not in said
+    # the user with every over-inference leaves the others' fold without one: left out
+    assert "warning: the guard's held-out figures: fold " in said
+    (profile,) = [p for p in ProfileStore(tmp_path / "p").all() if p.mode.uses_audit]
+    assert profile.fitted_on.path == "claims.jsonl"
+    assert profile.metrics["heldout_guard_n"] == 4.0

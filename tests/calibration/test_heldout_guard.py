@@ -154,7 +154,7 @@ def test_a_fold_that_cannot_be_fitted_is_said_and_left_out(
     assert held.n_folds == 4
     (why,) = held.skipped
     assert why.startswith("fold ")
-    assert "of 4 (5 claims): fitting needs both classes" in why
+    assert "of 4 (5 claims) left out: fitting needs both classes" in why
     assert held.report is not None
     assert held.report.n == 15
     assert not any(c.startswith("p4-") for c in folds.decided_by)
