@@ -462,7 +462,11 @@ def render_markdown(report: FromBenchReport, command: str) -> str:
         ]
     seen = {r.model: n for r in report.models if (n := r.evidence_training_claims)}
     if seen:
-        what = "left out" if report.held_out_only else "scored (evidence figures not held out)"
+        what = (
+            "left out"
+            if report.held_out_only
+            else "scored (evidence and guard figures not held out)"
+        )
         lines += [
             "Claims about personas the shipped evidence profile was fitted on, "
             f"{what}: " + ", ".join(f"{m} {n}" for m, n in seen.items()) + ".",

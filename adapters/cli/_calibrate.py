@@ -973,7 +973,8 @@ def from_bench(
                 + (
                     "left out (--held-out-only)[/]"
                     if report.held_out_only
-                    else "the evidence figures on them are not held out (--held-out-only)[/]"
+                    else "the evidence and guard figures on them are not held out "
+                    "(--held-out-only)[/]"
                 )
             )
         if result.figures.note:
