@@ -293,6 +293,12 @@ class ProfileSummary(BaseModel):
     fitted_score_distribution: bool = Field(
         default=False, description="False: drift against this profile is unknown (refit it)"
     )
+    guard_held_out: dict[str, float | list[float]] = Field(
+        default_factory=dict,
+        description="the guard's own figures with this profile on claims it was not fitted on, "
+        "as `calibrate fit` / `from-bench` recorded them (dev_guard_*: the dev split; "
+        "heldout_guard_*: cross-validated); empty for a profile fitted before they were",
+    )
 
 
 class ProfilesResponse(BaseModel):

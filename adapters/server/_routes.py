@@ -487,6 +487,11 @@ async def profiles(sidecar: SidecarDep, tenant: TenantDep) -> ProfilesResponse:
                 objective=p.objective,
                 profile_hash=p.content_hash,
                 fitted_score_distribution=p.score_distribution is not None,
+                guard_held_out={
+                    k: v
+                    for k, v in p.metrics.items()
+                    if k.startswith(("dev_guard_", "heldout_guard_"))
+                },
             )
             for p in sidecar.profiles.all()
         ],

@@ -134,8 +134,14 @@ def test_job_fits_the_writers_profile_and_the_running_sidecar_reloads_it(
     assert profile.metrics["dev_guard_n"] == profile.metrics["dev_n"]
     assert "guard eval on claims.jsonl [dev]" in " ".join(result.output.split())
 
-    after = httpx.get(f"{sidecar_url}/v1/profiles").json()["guard"]
+    listed = httpx.get(f"{sidecar_url}/v1/profiles").json()
+    after = listed["guard"]
     assert after["audit_profile"] == profile.profile_id
+    (summary,) = [p for p in listed["profiles"] if p["profile_id"] == profile.profile_id]
+    assert summary["guard_held_out"] == {
+        k: v for k, v in profile.metrics.items() if k.startswith("dev_guard_")
+    }
+    assert summary["guard_held_out"]["dev_guard_n"] == profile.metrics["dev_n"]
     assert after["auditor_model"] == settings.auditor_model
     metrics = httpx.get(f"{sidecar_url}/metrics").text
     assert f'mirage_guard_profile_drift{{model="{WRITER}"}} NaN' in metrics  # no live score yet
