@@ -36,25 +36,13 @@ from mirage_guard.calibration import (
     TransferRow,
     cross_validate,
     fit_judged_profile,
-    guard_metrics,
-    heldout_guard_eval,
     is_never_stated,
-    judged_fit,
-    judged_table,
     persona_folds,
     score_claims,
     transfer_table,
 )
-from mirage_guard.guard import (
-    AuditMode,
-    AuditVerdict,
-    Guard,
-    Policy,
-    RequestLimits,
-    Role,
-    Turn,
-)
-from mirage_guard.guard.errors import InputError, MirageError
+from mirage_guard.guard import AuditVerdict, Role, Turn
+from mirage_guard.guard.errors import InputError
 from mirage_guard.guard.evidence import EvidenceLinker
 from mirage_guard.guard.scoring import CalibrationProfile, DataRef, ProfileStore
 
@@ -131,14 +119,6 @@ class ModelResult(BaseModel):
         "profile never tags a claim stated (what it passes is stored as a hypothesis)",
     )
     error: str | None = None
-    guard: dict[str, float | list[float]] = Field(
-        default_factory=dict,
-        description="the guard's own figures (heldout_guard_*): each fold's claims decided by "
-        "the guard with the profile fitted on the other folds, as `guard eval` scores a set",
-    )
-    guard_skipped: list[str] = Field(
-        default_factory=list, description="folds the guard's figures leave out, and why"
-    )
 
 
 class FromBenchReport(BaseModel):
@@ -162,9 +142,6 @@ class FromBench:
     profile_dir: Path | None = None
     n_boot: int = 1000
     held_out_only: bool = False
-    # the deployment's (Guard.from_settings'); None: the defaults
-    policy: Policy | None = None
-    limits: RequestLimits | None = None
 
     def run(self, run_dir: Path, models: Sequence[str], *, compare: bool) -> FromBenchReport:
         manifest = RunDirectory(run_dir).read_manifest()
@@ -189,7 +166,7 @@ class FromBench:
             scored = score_claims(judged, self.linker, self.evidence_profile)
             cv = cross_validate(scored, self.objective, folds=folds, n_boot=self.n_boot)
             fitted[alignment.model] = cv
-            result = self._fit_one(run_dir, alignment, cv, folds)
+            result = self._fit_one(run_dir, alignment, cv)
             result.evidence_training_claims = n_seen
             results.append(result)
         return FromBenchReport(
@@ -202,11 +179,7 @@ class FromBench:
         )
 
     def _fit_one(
-        self,
-        run_dir: Path,
-        alignment: SelfAuditAlignment,
-        cv: CrossValidated,
-        folds: dict[str, int],
+        self, run_dir: Path, alignment: SelfAuditAlignment, cv: CrossValidated
     ) -> ModelResult:
         result = ModelResult(
             model=alignment.model,
@@ -233,64 +206,9 @@ class FromBench:
         result.profile_id = profile.profile_id
         result.threshold = profile.oi_threshold
         result.never_stated = is_never_stated(profile)
-        try:
-            profile = self._guard_held_out(result, cv, folds, data_path, ref, profile)
-        except MirageError as exc:  # the profile stands, without the guard's figures
-            result.guard_skipped = [
-                f"not computed ({type(exc).__name__}: {exc}); the profile is kept without them"
-            ]
         if self.profile_dir is not None:
             result.profile_path = str(ProfileStore(self.profile_dir).save(profile))
         return result
-
-    def _guard_held_out(
-        self,
-        result: ModelResult,
-        cv: CrossValidated,
-        folds: dict[str, int],
-        data_path: Path,
-        ref: DataRef,
-        profile: CalibrationProfile,
-    ) -> CalibrationProfile:
-        """The guard's own held-out figures on the same folds (``result.guard``, and in the
-        profile's metrics): each fold's claims decided by the guard with the profile fitted on
-        the other folds, the judged self-audit labels given with each write."""
-        scored = cv.scored
-        fit = judged_fit(
-            scored,
-            self.objective,
-            embedder=self.linker.embedder.name,
-            data_path=data_path,
-            split=ref.split,
-            support_model=self.linker.support_sha256,
-        )
-        held = heldout_guard_eval(
-            judged_table(scored),
-            scored.claims.verdicts,
-            fit=fit,
-            guard_for=self._guard,
-            data=f"{result.model}, held out",
-            n_boot=self.n_boot,
-            folds=folds,
-        )
-        result.guard_skipped = held.skipped
-        if held.report is None:
-            return profile
-        result.guard = guard_metrics(held.report, "heldout")
-        return profile.model_copy(update={"metrics": {**profile.metrics, **result.guard}})
-
-    def _guard(self, profile: CalibrationProfile) -> Guard:
-        """The guard a deployment runs with the model's profile; the labels come with each
-        write (no model is called)."""
-        return Guard(
-            linker=self.linker,
-            evidence_profile=self.evidence_profile,
-            policy=self.policy,
-            limits=self.limits,
-            audit_mode=AuditMode.SEPARATE,
-            audit_profile=profile,
-            writer_model=profile.writer_model,
-        )
 
 
 # -- rendering ---------------------------------------------------------------------------------
@@ -380,42 +298,7 @@ def figures_table(result: ModelResult) -> Table:
             _num(p.accuracy),
             _num(p.kappa),
         )
-    g = result.guard
-    if g:
-        table.add_row(
-            GUARD_ROW,
-            _int(g.get("heldout_guard_n")),
-            _num(_float(g.get("heldout_guard_auroc"))),
-            _ci(_floats(g.get("heldout_guard_auroc_ci"))),
-            _num(_float(g.get("heldout_guard_generated_precision"))),
-            _num(_float(g.get("heldout_guard_generated_recall"))),
-            _num(_float(g.get("heldout_guard_generated_f1"))),
-            "-",
-            _num(_float(g.get("heldout_guard_kappa"))),
-        )
-        table.caption = (
-            f"{GUARD_ROW}: 3-way accuracy {_num(_float(g.get('heldout_guard_three_way')))}, "
-            "over-inference stored as stated "
-            f"{_num(_float(g.get('heldout_guard_oi_stored_as_fact_share')))} (precision, recall, "
-            "F1: the claims it tags generated)"
-        )
     return table
-
-
-# the row of the guard's own figures (heldout_guard_*) under the three scores
-GUARD_ROW = "the guard with the profile"
-
-
-def _float(value: float | list[float] | None) -> float | None:
-    return value if isinstance(value, float) else None
-
-
-def _floats(value: float | list[float] | None) -> list[float] | None:
-    return value if isinstance(value, list) else None
-
-
-def _int(value: float | list[float] | None) -> str:
-    return str(int(value)) if isinstance(value, float) else "-"
 
 
 def transfer_rich(report: FromBenchReport) -> Table:
@@ -462,11 +345,7 @@ def render_markdown(report: FromBenchReport, command: str) -> str:
         ]
     seen = {r.model: n for r in report.models if (n := r.evidence_training_claims)}
     if seen:
-        what = (
-            "left out"
-            if report.held_out_only
-            else "scored (evidence and guard figures not held out)"
-        )
+        what = "left out" if report.held_out_only else "scored (evidence figures not held out)"
         lines += [
             "Claims about personas the shipped evidence profile was fitted on, "
             f"{what}: " + ", ".join(f"{m} {n}" for m, n in seen.items()) + ".",
@@ -487,16 +366,6 @@ def render_markdown(report: FromBenchReport, command: str) -> str:
                 f"{r.alignment.unaligned_audit_claims} | {PATH_NAMES[path]} | "
                 f"{_num(p.auroc)} {_ci(p.auroc_ci)} | {_num(p.f1)} | {_num(p.accuracy)} | "
                 f"{_num(r.threshold) if path == 'combined' else '-'} |"
-            )
-        if r.guard:
-            g = r.guard
-            lines.append(
-                f"| {r.model} | {r.alignment.aligned} | {r.alignment.unaligned_judge_claims} | "
-                f"{r.alignment.unaligned_audit_claims} | {GUARD_ROW} (accuracy: 3-way) | "
-                f"{_num(_float(g.get('heldout_guard_auroc')))} "
-                f"{_ci(_floats(g.get('heldout_guard_auroc_ci')))} | "
-                f"{_num(_float(g.get('heldout_guard_generated_f1')))} | "
-                f"{_num(_float(g.get('heldout_guard_three_way')))} | - |"
             )
     never = [r.model for r in report.models if r.never_stated]
     if never:

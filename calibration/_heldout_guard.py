@@ -56,16 +56,15 @@ def heldout_guard_eval(
     guard_for: Callable[[CalibrationProfile], Guard],
     data: str,
     n_boot: int = 1000,
-    folds: Mapping[str, int] | None = None,
 ) -> HeldOutGuard:
     """Decide each fold's claims with ``guard_for(fit(the other folds))`` and score them all.
 
     ``fit`` raises :class:`InputError` when a fold's training part cannot carry a profile (one
     class only): that fold is left out and said in ``skipped``. With fewer than two groups there
-    is nothing to hold out (``n_folds`` 0, no report). ``folds``: group -> fold, to hold out
-    exactly as another cross-validation of the same claims did (default :func:`persona_folds`)."""
+    is nothing to hold out (``n_folds`` 0, no report). The folds are those of
+    :func:`persona_folds` (and so of ``calibrate fit``'s other cross-validated figures)."""
     groups = [e.claim.group_id or e.conversation_id for e in table.examples]
-    folds = dict(folds) if folds is not None else persona_folds(groups)
+    folds = persona_folds(groups)
     fold_of = [folds[g] for g in groups]
     used = sorted(set(fold_of)) if len(set(fold_of)) >= 2 else []
     decisions = {}

@@ -19,7 +19,7 @@ computed honestly (too few personas, one class only) is ``None`` and shown as n/
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -276,45 +276,6 @@ def _figures(
     return out
 
 
-def judged_table(scored: ScoredClaims) -> FeatureTable:
-    """The scored claims as the table a profile is fitted on (their features, in order)."""
-    return FeatureTable(examples=list(scored.claims.examples), rows=list(scored.rows))
-
-
-def judged_fit(
-    scored: ScoredClaims,
-    objective: Objective,
-    *,
-    embedder: str,
-    data_path: Path,
-    split: str,
-    c: float = 0.3,
-    stated_objective: str = "precision>=0.85",
-    support_model: str | None = None,
-) -> Callable[[FeatureTable], CalibrationProfile]:
-    """How :func:`fit_judged_profile` fits a profile on a table of these claims (all of them, or
-    one fold's training personas: the guard's held-out figures refit it per fold)."""
-
-    def fit(table: FeatureTable) -> CalibrationProfile:
-        return fit_profile(
-            table,
-            mode=ProfileMode.SELF_AUDIT_SEPARATE,
-            data_path=data_path,
-            split=split,
-            embedder=embedder,
-            writer_model=scored.claims.writer_model,
-            prompt_version=scored.claims.prompt_version,
-            oi_objective=str(objective),
-            stated_objective=stated_objective,
-            c=c,
-            feature_names=scored.features[: -len(AUDIT_FEATURES)],
-            never_stated_without_grounded=True,
-            support_model=support_model,
-        )
-
-    return fit
-
-
 def fit_judged_profile(
     cv: CrossValidated,
     objective: Objective,
@@ -343,18 +304,23 @@ def fit_judged_profile(
             f"cannot fit a profile for {model}: {scored.n} aligned claim(s), {n_oi} judged OI; "
             "a fit needs both OI and non-OI claims"
         )
-    fit = judged_fit(
-        scored,
-        objective,
-        embedder=embedder,
-        data_path=data_path,
-        split=data.split,
-        c=c,
-        stated_objective=stated_objective,
-        support_model=support_model,
-    )
+    table = FeatureTable(examples=list(scored.claims.examples), rows=list(scored.rows))
     try:
-        profile = fit(judged_table(scored))
+        profile = fit_profile(
+            table,
+            mode=ProfileMode.SELF_AUDIT_SEPARATE,
+            data_path=data_path,
+            split=data.split,
+            embedder=embedder,
+            writer_model=model,
+            prompt_version=scored.claims.prompt_version,
+            oi_objective=str(objective),
+            stated_objective=stated_objective,
+            c=c,
+            feature_names=scored.features[: -len(AUDIT_FEATURES)],
+            never_stated_without_grounded=True,
+            support_model=support_model,
+        )
     except InputError as exc:
         non_oi = [e.claim.label.value for e in scored.claims.examples if not e.is_oi]
         raise InputError(

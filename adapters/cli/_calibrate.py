@@ -955,8 +955,6 @@ def from_bench(
             profile_dir=profile_dir,
             n_boot=n_boot,
             held_out_only=held_out_only,
-            policy=settings_policy(settings := GuardSettings.from_env()),
-            limits=settings_limits(settings),
         )
         report = job.run(run_dir, models, compare=compare)
     except MirageError as exc:
@@ -973,14 +971,11 @@ def from_bench(
                 + (
                     "left out (--held-out-only)[/]"
                     if report.held_out_only
-                    else "the evidence and guard figures on them are not held out "
-                    "(--held-out-only)[/]"
+                    else "the evidence figures on them are not held out (--held-out-only)[/]"
                 )
             )
         if result.figures.note:
             console.print(f"[yellow]{result.model}: {result.figures.note} (figures n/a)[/]")
-        for why in result.guard_skipped:
-            console.print(f"[yellow]{result.model}, the guard's held-out figures: {escape(why)}[/]")
         if result.error:
             console.print(f"[red]{result.model}: no profile:[/] {result.error}")
         elif result.profile_path:

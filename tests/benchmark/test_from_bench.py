@@ -13,7 +13,6 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
@@ -565,64 +564,3 @@ def test_the_profile_records_the_support_model_its_features_came_from(
         A, ProfileMode.SELF_AUDIT_SEPARATE, plain.prompt_version
     )
     assert lexical.support_model is None
-
-
-def test_the_guard_with_each_models_profile_is_held_out_on_the_same_folds(
-    scripted_run: Path,
-    small_personas: list[Persona],
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Each model's claims decided by the real guard with a profile fitted on the other folds'
-    personas (the folds of the three scores), recorded in the profile and shown under them."""
-    from mirage_guard.adapters import _bench_calibration
-    from mirage_guard.adapters._bench_calibration import GUARD_ROW, figures_table
-
-    folds_used: list[dict[str, int] | None] = []
-    real = _bench_calibration.heldout_guard_eval
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        folds_used.append(kwargs.get("folds"))
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(_bench_calibration, "heldout_guard_eval", spy)
-    report = job(small_personas, tmp_path).run(scripted_run, [A, B], compare=False)
-    personas = [c.persona_id for r in report.models
-                for c in _aligned(scripted_run, r.model, small_personas)]  # fmt: skip
-    assert folds_used == [persona_folds(personas)] * 2
-    store = ProfileStore(tmp_path)
-    for result in report.models:
-        assert result.guard_skipped == []
-        assert result.guard["heldout_guard_n"] == float(result.figures.n_claims)
-        profile = store.for_writer(result.model, ProfileMode.SELF_AUDIT_SEPARATE,
-                                   result.prompt_version)  # fmt: skip
-        assert profile.metrics["heldout_guard_three_way"] == result.guard["heldout_guard_three_way"]
-        table = figures_table(result)
-        assert table.columns[0]._cells[-1] == GUARD_ROW
-        assert "3-way accuracy" in str(table.caption)
-    md = render_markdown(report, "cmd")
-    assert md.count(f"{GUARD_ROW} (accuracy: 3-way)") == 2
-
-
-def test_a_guard_that_cannot_run_keeps_the_profile_and_says_why(
-    scripted_run: Path,
-    small_personas: list[Persona],
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    def refused(self: FromBench, profile: CalibrationProfile) -> Any:
-        raise ProfileMismatchError(profile.profile_id, "support model", "c", "b")
-
-    monkeypatch.setattr(FromBench, "_guard", refused)
-    report = job(small_personas, tmp_path).run(scripted_run, [A], compare=False)
-    (result,) = report.models
-    assert result.profile_path is not None
-    assert Path(result.profile_path).is_file()
-    assert result.guard == {}
-    (why,) = result.guard_skipped
-    assert why.startswith("not computed (ProfileMismatchError: ")
-    assert why.endswith("); the profile is kept without them")
-
-
-def _aligned(run_dir: Path, model: str, personas: list[Persona]) -> list[Any]:
-    return list(align_self_audit(run_dir, model, personas=personas, matcher=matcher()).claims)
