@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,10 @@ os.environ["MEM0_TELEMETRY"] = "False"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 _VLLM_API_BASE = os.environ.get("MIRAGE_VLLM_API_BASE")
 for _var in list(os.environ):
-    if _var.startswith("MIRAGE_"):
+    # the guard's settings come from each test alone; the harness's own switches
+    # (MIRAGE_REQUIRE_LLM_SERVER, MIRAGE_REQUIRE_SYSTEM_TOOLS: set by `.ci/run`) are kept, or
+    # they were read by no one and CI skipped what it must run
+    if _var.startswith("MIRAGE_") and not _var.startswith("MIRAGE_REQUIRE_"):
         del os.environ[_var]
 
 
@@ -68,12 +72,42 @@ def data_dir(tmp_path: Path) -> Path:
     return d
 
 
+# the Debian programs two markers need (`.ci/run` installs them and sets
+# MIRAGE_REQUIRE_SYSTEM_TOOLS=1, so there a missing one fails the run instead of skipping)
+SYSTEM_TOOLS = {
+    "browser": (("chromium",), "Debian `chromium`"),
+    "prometheus": (("promtool", "prometheus"), "Debian `prometheus`"),
+}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     skip_live = pytest.mark.skip(reason="live provider test: run with `pytest -m live` and keys")
     skip_vllm = pytest.mark.skip(reason="needs MIRAGE_VLLM_API_BASE (a served vLLM endpoint)")
     markexpr = config.getoption("-m") or ""
+    missing = _missing_system_tools(items)
     for item in items:
         if "live" in item.keywords and "live" not in markexpr:
             item.add_marker(skip_live)
         if "vllm" in item.keywords and not _VLLM_API_BASE:
             item.add_marker(skip_vllm)
+        for marker, package in missing.items():
+            if marker in item.keywords:
+                item.add_marker(pytest.mark.skip(reason=f"needs {package} (apt install it)"))
+
+
+def _missing_system_tools(items: list[pytest.Item]) -> dict[str, str]:
+    """Marker -> the package whose program is not on PATH, for the markers these items use.
+    With MIRAGE_REQUIRE_SYSTEM_TOOLS=1 (CI) a missing one is a usage error, not a skip."""
+    used = {m for item in items for m in SYSTEM_TOOLS if m in item.keywords}
+    missing = {
+        m: package
+        for m in sorted(used)
+        for programs, package in [SYSTEM_TOOLS[m]]
+        if not all(shutil.which(p) for p in programs)
+    }
+    if missing and os.environ.get("MIRAGE_REQUIRE_SYSTEM_TOOLS") == "1":
+        raise pytest.UsageError(
+            "MIRAGE_REQUIRE_SYSTEM_TOOLS=1 but "
+            + ", ".join(f"{p} is not installed (tests marked {m})" for m, p in missing.items())
+        )
+    return missing
