@@ -88,10 +88,14 @@ class ScoredClaims:
 
 
 def score_claims(
-    claims: JudgedClaims, linker: EvidenceLinker, evidence_profile: CalibrationProfile
+    claims: JudgedClaims,
+    linker: EvidenceLinker,
+    evidence_profile: CalibrationProfile,
+    table: FeatureTable | None = None,
 ) -> ScoredClaims:
     """Link every claim to its persona's user turns (one linker call per persona); held out by
-    the claim's ``group_id`` when it has one (a user of a traffic sample), else by persona."""
+    the claim's ``group_id`` when it has one (a user of a traffic sample), else by persona.
+    ``table``: these claims already featurized with these verdicts (not linked again)."""
     evidence_profile.check_embedder([linker.embedder.name])
     features = list(evidence_profile.oi_model.features) + list(AUDIT_FEATURES)
     if not claims.examples:
@@ -99,7 +103,8 @@ def score_claims(
         return ScoredClaims(
             claims, [], np.zeros(0, dtype=np.int64), [], empty, empty.copy(), features
         )
-    table = featurize(claims.examples, linker, claims.verdicts)
+    if table is None:
+        table = featurize(claims.examples, linker, claims.verdicts)
     order = {e.claim.claim_id: i for i, e in enumerate(table.examples)}
     rows = [table.rows[order[e.claim.claim_id]] for e in claims.examples]
     model = evidence_profile.oi_model

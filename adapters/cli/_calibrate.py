@@ -716,7 +716,7 @@ def fit(
             profile = _with_held_out(profile, "dev", scored)
             profile = _guard_on_dev(profile, dev, by_claim, guard_for(profile), path)
         else:  # never the train claims' own figures as "dev": AUROC 1.000 on what it fitted
-            profile = _cross_validated(profile, examples, linker, by_claim, evidence, oi_objective)
+            profile = _cross_validated(profile, table, linker, by_claim, evidence, oi_objective)
             held = heldout_guard_eval(
                 table, by_claim, fit=fit_on, guard_for=guard_for, data=f"{path.name}, held out"
             )
@@ -828,7 +828,7 @@ def _on_write_turns(example: Example, turn_ids: Sequence[str] | None) -> Example
 
 def _cross_validated(
     profile: CalibrationProfile,
-    examples: list[Example],
+    table: FeatureTable,
     linker: EvidenceLinker,
     by_claim: dict[str, AuditVerdict],
     evidence: CalibrationProfile,
@@ -844,11 +844,11 @@ def _cross_validated(
     claims = JudgedClaims(
         writer_model=profile.writer_model or "",
         prompt_version=profile.prompt_version or "",
-        examples=examples,
+        examples=table.examples,
         verdicts=by_claim,
     )
     cv = cross_validate(
-        score_claims(claims, linker, evidence),
+        score_claims(claims, linker, evidence, table),  # the fit's features, not linked again
         Objective.parse(oi_objective),
     )
     figures = cv.figures

@@ -7,8 +7,11 @@ containment -> stated. Audit-mode profiles add a weight on the writer's own labe
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, datetime
 
+from mirage_guard.calibration import Example
+from mirage_guard.guard import AuditVerdict
 from mirage_guard.guard.evidence import FEATURE_NAMES
 from mirage_guard.guard.scoring import (
     AUDIT_FEATURES,
@@ -66,3 +69,13 @@ def make_profile(
         fitted_on=DataRef(path="hand-set", sha256="0" * 64, n_examples=0, split="none"),
         created_at=datetime(2026, 1, 1, tzinfo=UTC),
     )
+
+
+def labelled_verdicts(examples: Iterable[Example]) -> dict[str, AuditVerdict]:
+    """A writer's verdicts that repeat each claim's own label (confidence 0.8), by claim id."""
+    return {
+        e.claim.claim_id: AuditVerdict(
+            candidate_id=e.claim.claim_id, label=e.claim.label, confidence=0.8
+        )
+        for e in examples
+    }

@@ -44,7 +44,6 @@ from mirage_guard.calibration._suite import (
 )
 from mirage_guard.guard import (
     Action,
-    AuditVerdict,
     Candidate,
     Decision,
     Guard,
@@ -61,6 +60,7 @@ from mirage_guard.guard.evidence import (
     EvidenceLinker,
 )
 from mirage_guard.guard.scoring import ProfileMode, ProfileStore
+from tests.calibration.factories import labelled_verdicts
 from tests.fakes.embedder import HashingEmbedder
 
 G, R, S, F = "GROUNDED", "INFERRED_REASONABLE", "INFERRED_STEREOTYPE", "FABRICATED"
@@ -302,12 +302,7 @@ def test_fit_audit_profile_needs_verdicts_and_names_its_key(
     claims_file: Path, linker: EvidenceLinker
 ) -> None:
     examples = load_examples(claims_file)
-    verdicts = {
-        e.claim.claim_id: AuditVerdict(
-            candidate_id=e.claim.claim_id, label=e.claim.label, confidence=0.8
-        )
-        for e in examples
-    }
+    verdicts = labelled_verdicts(examples)
     profile = fit_profile(
         featurize(examples, linker, verdicts),
         mode=ProfileMode.SELF_AUDIT_SEPARATE,

@@ -22,7 +22,7 @@ from mirage_guard.guard import AuditMode, AuditVerdict, Guard
 from mirage_guard.guard.errors import InputError
 from mirage_guard.guard.evidence import EvidenceLinker
 from mirage_guard.guard.scoring import CalibrationProfile, ProfileMode
-from tests.calibration.factories import make_profile
+from tests.calibration.factories import labelled_verdicts, make_profile
 from tests.calibration.test_fit_and_eval import _write_claims
 from tests.fakes.embedder import HashingEmbedder
 
@@ -73,12 +73,7 @@ class _Folds:
 def labelled(tmp_path: Path) -> tuple[Path, FeatureTable, dict[str, AuditVerdict]]:
     path = _write_claims(tmp_path / "claims.jsonl")
     examples = load_examples(path)
-    verdicts = {
-        e.claim.claim_id: AuditVerdict(
-            candidate_id=e.claim.claim_id, label=e.claim.label, confidence=0.8
-        )
-        for e in examples
-    }
+    verdicts = labelled_verdicts(examples)
     return path, featurize(examples, EvidenceLinker(HashingEmbedder()), verdicts), verdicts
 
 

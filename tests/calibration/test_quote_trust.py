@@ -18,6 +18,7 @@ from mirage_guard.calibration._jobs import featurize, fit_profile
 from mirage_guard.guard import AuditVerdict, Label, QuoteCheck, SelfAuditor
 from mirage_guard.guard.evidence import EvidenceLinker
 from mirage_guard.guard.scoring import QUOTE_FEATURES, CalibrationProfile, ProfileMode
+from tests.calibration.factories import labelled_verdicts
 from tests.calibration.test_fit_and_eval import _write_claims
 from tests.fakes.embedder import HashingEmbedder
 from tests.fakes.llm import QuoteStyle, labelling_llm
@@ -88,12 +89,7 @@ def test_verdicts_from_before_quotes_fit_a_profile_that_never_trusts_quotes(
 ) -> None:
     claims = _write_claims(tmp_path / "claims.jsonl")
     examples = load_examples(claims)
-    old = {
-        e.claim.claim_id: AuditVerdict(
-            candidate_id=e.claim.claim_id, label=e.claim.label, confidence=0.8
-        )
-        for e in examples
-    }
+    old = labelled_verdicts(examples)
     profile = fit_profile(
         featurize(examples, linker, old),
         mode=ProfileMode.SELF_AUDIT_SEPARATE,
